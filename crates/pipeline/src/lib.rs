@@ -1,0 +1,1 @@
+//! weir-pipeline (under construction)

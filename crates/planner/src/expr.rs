@@ -1,0 +1,388 @@
+//! Bound, typed expressions: what the planner produces and the pipeline
+//! evaluates.
+//!
+//! Every [`Expr`] is resolved against the schema of the plan node it sits
+//! on: a [`Expr::Column`] holds the index of the field in that input
+//! schema. The planner inserts explicit [`Expr::Cast`]s for implicit
+//! coercions, so that after planning:
+//! - both operands of a comparison have the same [`DataType`];
+//! - both operands of `+ - * / %` have the same type, except DECIMAL, where
+//!   precisions and scales may differ (Arrow's decimal kernels align them);
+//! - `AND`, `OR`, `NOT` take and give BOOLEAN;
+//! - the items of an `IN` list have the type of the tested expression.
+
+use std::fmt;
+
+use arrow_schema::{DataType, Schema};
+
+use crate::scalar::ScalarValue;
+
+/// A bound expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// The field at `index` of the input schema.
+    Column(ColumnRef),
+    /// A constant, with its type.
+    Literal(ScalarValue),
+    /// A binary operator.
+    Binary {
+        /// The operator.
+        op: BinaryOp,
+        /// Left operand.
+        left: Box<Expr>,
+        /// Right operand.
+        right: Box<Expr>,
+    },
+    /// Boolean negation, three-valued (`NOT NULL` is NULL).
+    Not(Box<Expr>),
+    /// Arithmetic negation.
+    Negative(Box<Expr>),
+    /// `expr IS NULL` (never NULL itself).
+    IsNull(Box<Expr>),
+    /// `expr IS NOT NULL` (never NULL itself).
+    IsNotNull(Box<Expr>),
+    /// `expr [NOT] IN (list)`, three-valued: NULL when no item matches and
+    /// the expression or any item is NULL.
+    InList {
+        /// The tested expression.
+        expr: Box<Expr>,
+        /// The items, already of the type of `expr`.
+        list: Vec<ScalarValue>,
+        /// `NOT IN`.
+        negated: bool,
+    },
+    /// `expr [NOT] LIKE|ILIKE pattern` with `%` and `_` wildcards and an
+    /// optional escape character.
+    Like {
+        /// The tested string expression.
+        expr: Box<Expr>,
+        /// The constant pattern.
+        pattern: String,
+        /// `NOT LIKE`.
+        negated: bool,
+        /// `ILIKE`: compare case-insensitively.
+        case_insensitive: bool,
+        /// The escape character, if any.
+        escape: Option<char>,
+    },
+    /// `CAST(expr AS type)`; also inserted for implicit coercions.
+    Cast {
+        /// The value to convert.
+        expr: Box<Expr>,
+        /// The target type.
+        to: DataType,
+    },
+    /// `CASE WHEN c THEN v ... [ELSE e] END` (the operand form is rewritten
+    /// to this one by the planner). All branches have the result type.
+    Case {
+        /// `(condition, value)` pairs, tried in order.
+        when_then: Vec<(Expr, Expr)>,
+        /// The value when no condition holds (NULL when absent).
+        else_expr: Option<Box<Expr>>,
+    },
+    /// A scalar function call.
+    Function {
+        /// The function.
+        func: ScalarFunction,
+        /// Its arguments, already coerced to what the function takes.
+        args: Vec<Expr>,
+    },
+}
+
+/// A reference to a field of the input schema.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnRef {
+    /// Index of the field in the input schema.
+    pub index: usize,
+    /// The field's name, for display.
+    pub name: String,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `=`
+    Eq,
+    /// `<>` or `!=`
+    NotEq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+    /// `AND`, three-valued: `FALSE AND NULL` is FALSE.
+    And,
+    /// `OR`, three-valued: `TRUE OR NULL` is TRUE.
+    Or,
+    /// `+`
+    Plus,
+    /// `-`
+    Minus,
+    /// `*`
+    Multiply,
+    /// `/` (integer division for integers; division by zero is an error)
+    Divide,
+    /// `%`
+    Modulo,
+    /// `||` string concatenation
+    Concat,
+}
+
+impl BinaryOp {
+    /// True for `= <> < <= > >=`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            Self::Eq | Self::NotEq | Self::Lt | Self::LtEq | Self::Gt | Self::GtEq
+        )
+    }
+
+    /// True for `+ - * / %`.
+    pub fn is_arithmetic(self) -> bool {
+        matches!(
+            self,
+            Self::Plus | Self::Minus | Self::Multiply | Self::Divide | Self::Modulo
+        )
+    }
+
+    /// The SQL spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Eq => "=",
+            Self::NotEq => "<>",
+            Self::Lt => "<",
+            Self::LtEq => "<=",
+            Self::Gt => ">",
+            Self::GtEq => ">=",
+            Self::And => "AND",
+            Self::Or => "OR",
+            Self::Plus => "+",
+            Self::Minus => "-",
+            Self::Multiply => "*",
+            Self::Divide => "/",
+            Self::Modulo => "%",
+            Self::Concat => "||",
+        }
+    }
+}
+
+/// Scalar functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarFunction {
+    /// `abs(x)`
+    Abs,
+    /// `round(x [, digits])`
+    Round,
+    /// `lower(s)`
+    Lower,
+    /// `upper(s)`
+    Upper,
+    /// `length(s)` in characters
+    Length,
+    /// `substr(s, start [, len])`, 1-based
+    Substr,
+    /// `coalesce(a, b, ...)`
+    Coalesce,
+    /// `date_part(field, d)` and `EXTRACT(field FROM d)`; the first
+    /// argument is a VARCHAR literal naming the field (year, month, day,
+    /// hour, minute, second, dow, doy, quarter, week, epoch).
+    DatePart,
+}
+
+impl ScalarFunction {
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Abs => "abs",
+            Self::Round => "round",
+            Self::Lower => "lower",
+            Self::Upper => "upper",
+            Self::Length => "length",
+            Self::Substr => "substr",
+            Self::Coalesce => "coalesce",
+            Self::DatePart => "date_part",
+        }
+    }
+}
+
+impl Expr {
+    /// A column reference.
+    pub fn column(index: usize, name: impl Into<String>) -> Self {
+        Self::Column(ColumnRef {
+            index,
+            name: name.into(),
+        })
+    }
+
+    /// A binary expression.
+    pub fn binary(left: Expr, op: BinaryOp, right: Expr) -> Self {
+        Self::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+        }
+    }
+
+    /// Indices of the input columns this expression reads, sorted, without
+    /// duplicates.
+    pub fn columns(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.visit(&mut |e| {
+            if let Expr::Column(c) = e {
+                out.push(c.index);
+            }
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Calls `f` on this expression and every sub-expression, parents first.
+    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Column(_) | Expr::Literal(_) => {}
+            Expr::Binary { left, right, .. } => {
+                left.visit(f);
+                right.visit(f);
+            }
+            Expr::Not(e)
+            | Expr::Negative(e)
+            | Expr::IsNull(e)
+            | Expr::IsNotNull(e)
+            | Expr::InList { expr: e, .. }
+            | Expr::Like { expr: e, .. }
+            | Expr::Cast { expr: e, .. } => e.visit(f),
+            Expr::Case {
+                when_then,
+                else_expr,
+            } => {
+                for (w, t) in when_then {
+                    w.visit(f);
+                    t.visit(f);
+                }
+                if let Some(e) = else_expr {
+                    e.visit(f);
+                }
+            }
+            Expr::Function { args, .. } => args.iter().for_each(|a| a.visit(f)),
+        }
+    }
+
+    /// Splits a predicate into its top-level `AND` terms.
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        fn walk<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+            match e {
+                Expr::Binary {
+                    op: BinaryOp::And,
+                    left,
+                    right,
+                } => {
+                    walk(left, out);
+                    walk(right, out);
+                }
+                other => out.push(other),
+            }
+        }
+        walk(self, &mut out);
+        out
+    }
+
+    /// The result type of this expression over `input`.
+    ///
+    /// Only meaningful for planner output, whose types were checked.
+    pub fn data_type(&self, input: &Schema) -> DataType {
+        match self {
+            Expr::Column(c) => input.field(c.index).data_type().clone(),
+            Expr::Literal(v) => v.data_type(),
+            Expr::Binary { op, left, right } => {
+                if op.is_comparison() || matches!(op, BinaryOp::And | BinaryOp::Or) {
+                    DataType::Boolean
+                } else if *op == BinaryOp::Concat {
+                    DataType::Utf8
+                } else {
+                    crate::types::arithmetic_result_type(
+                        *op,
+                        &left.data_type(input),
+                        &right.data_type(input),
+                    )
+                    .unwrap_or(DataType::Null)
+                }
+            }
+            Expr::Not(_)
+            | Expr::IsNull(_)
+            | Expr::IsNotNull(_)
+            | Expr::InList { .. }
+            | Expr::Like { .. } => DataType::Boolean,
+            Expr::Negative(e) => e.data_type(input),
+            Expr::Cast { to, .. } => to.clone(),
+            Expr::Case {
+                when_then,
+                else_expr,
+            } => when_then
+                .first()
+                .map(|(_, t)| t.data_type(input))
+                .or_else(|| else_expr.as_ref().map(|e| e.data_type(input)))
+                .unwrap_or(DataType::Null),
+            Expr::Function { func, args } => {
+                crate::types::function_result_type(*func, args, input)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Column(c) => write!(f, "{}", c.name),
+            Expr::Literal(v) => write!(f, "{v}"),
+            Expr::Binary { op, left, right } => write!(f, "({left} {} {right})", op.as_str()),
+            Expr::Not(e) => write!(f, "NOT {e}"),
+            Expr::Negative(e) => write!(f, "-{e}"),
+            Expr::IsNull(e) => write!(f, "{e} IS NULL"),
+            Expr::IsNotNull(e) => write!(f, "{e} IS NOT NULL"),
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let items: Vec<String> = list.iter().map(|v| v.to_string()).collect();
+                let not = if *negated { "NOT " } else { "" };
+                write!(f, "{expr} {not}IN ({})", items.join(", "))
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+                ..
+            } => {
+                let not = if *negated { "NOT " } else { "" };
+                let like = if *case_insensitive { "ILIKE" } else { "LIKE" };
+                write!(f, "{expr} {not}{like} '{}'", pattern.replace('\'', "''"))
+            }
+            Expr::Cast { expr, to } => write!(f, "CAST({expr} AS {})", crate::types::sql_type_name(to)),
+            Expr::Case {
+                when_then,
+                else_expr,
+            } => {
+                write!(f, "CASE")?;
+                for (w, t) in when_then {
+                    write!(f, " WHEN {w} THEN {t}")?;
+                }
+                if let Some(e) = else_expr {
+                    write!(f, " ELSE {e}")?;
+                }
+                write!(f, " END")
+            }
+            Expr::Function { func, args } => {
+                let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                write!(f, "{}({})", func.name(), args.join(", "))
+            }
+        }
+    }
+}

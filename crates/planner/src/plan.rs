@@ -1,0 +1,357 @@
+//! Logical plans and statements: the planner's output.
+//!
+//! A query plan is a tree of [`LogicalPlan`] nodes. The planner always
+//! builds it in this canonical shape, bottom to top (bracketed nodes are
+//! present only when the query needs them):
+//!
+//! ```text
+//! Scan -> [Filter] -> [Aggregate] -> [Filter (HAVING)] -> Projection
+//!      -> [Distinct] -> [Sort] -> [Projection (drops hidden sort keys)] -> [Limit]
+//! ```
+//!
+//! `Values` replaces `Scan` for `SELECT` without `FROM` and for
+//! `INSERT ... VALUES`. Each node's [`LogicalPlan::schema`] is its output;
+//! expressions on a node refer to the columns of its input by index.
+
+use std::fmt;
+
+use arrow_schema::SchemaRef;
+
+use crate::expr::Expr;
+use crate::scalar::ScalarValue;
+
+/// Where a scan reads from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TableSource {
+    /// A table of the catalog.
+    Table(String),
+    /// A file read in place (`read_csv('p')`, `read_parquet('p')`,
+    /// `FROM 'p.csv'`).
+    File {
+        /// The path as written.
+        path: String,
+        /// Its format.
+        format: FileFormat,
+    },
+    /// `range(start, stop, step)` / `generate_series(start, stop, step)`:
+    /// one BIGINT column named `range` or `generate_series`. `range` stops
+    /// before `stop`; `generate_series` includes it (as in DuckDB), which
+    /// the planner has already folded into `stop`.
+    Series {
+        /// First value.
+        start: i64,
+        /// Exclusive end.
+        stop: i64,
+        /// Increment, never zero.
+        step: i64,
+    },
+}
+
+/// A file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileFormat {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// Apache Parquet.
+    Parquet,
+}
+
+/// A sort key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SortKey {
+    /// The expression sorted on (over the input of the Sort).
+    pub expr: Expr,
+    /// Ascending (the default).
+    pub asc: bool,
+    /// NULLs first. The default, as in DuckDB and PostgreSQL, is NULLS LAST
+    /// for ASC and NULLS FIRST for DESC.
+    pub nulls_first: bool,
+}
+
+/// Aggregate functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggregateFunction {
+    /// `count(*)`: rows, BIGINT.
+    CountStar,
+    /// `count(x)`: non-NULL values, BIGINT.
+    Count,
+    /// `sum(x)`: BIGINT for integers, DECIMAL(38, s) for decimals, DOUBLE
+    /// for doubles; NULL over no non-NULL value.
+    Sum,
+    /// `avg(x)`: DOUBLE (DECIMAL inputs give DOUBLE too).
+    Avg,
+    /// `min(x)`, of the input type.
+    Min,
+    /// `max(x)`, of the input type.
+    Max,
+}
+
+impl AggregateFunction {
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::CountStar | Self::Count => "count",
+            Self::Sum => "sum",
+            Self::Avg => "avg",
+            Self::Min => "min",
+            Self::Max => "max",
+        }
+    }
+}
+
+/// One aggregate of an [`LogicalPlan::Aggregate`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggregateExpr {
+    /// The function.
+    pub func: AggregateFunction,
+    /// Its argument over the Aggregate's input (`None` for `count(*)`).
+    pub arg: Option<Expr>,
+    /// `DISTINCT`: aggregate each distinct non-NULL value once.
+    pub distinct: bool,
+}
+
+impl fmt::Display for AggregateExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.arg {
+            None => write!(f, "count(*)"),
+            Some(a) => {
+                let d = if self.distinct { "DISTINCT " } else { "" };
+                write!(f, "{}({d}{a})", self.func.name())
+            }
+        }
+    }
+}
+
+/// A logical query plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LogicalPlan {
+    /// Reads all columns of a source; `schema` is the source's schema.
+    Scan {
+        /// The source.
+        source: TableSource,
+        /// Its schema.
+        schema: SchemaRef,
+    },
+    /// Literal rows; every value already has the schema's column type.
+    Values {
+        /// The rows.
+        rows: Vec<Vec<ScalarValue>>,
+        /// Their schema.
+        schema: SchemaRef,
+    },
+    /// Keeps the rows where `predicate` is TRUE (not FALSE, not NULL).
+    Filter {
+        /// The input.
+        input: Box<LogicalPlan>,
+        /// A BOOLEAN expression over the input.
+        predicate: Expr,
+    },
+    /// Computes `exprs` over each input row; `schema` names them.
+    Projection {
+        /// The input.
+        input: Box<LogicalPlan>,
+        /// One expression per output column.
+        exprs: Vec<Expr>,
+        /// The output schema.
+        schema: SchemaRef,
+    },
+    /// Groups by `group_by` and computes `aggregates`. The output has the
+    /// group columns first, then one column per aggregate. No group keys
+    /// means one output row, even over no input.
+    Aggregate {
+        /// The input.
+        input: Box<LogicalPlan>,
+        /// Group keys over the input.
+        group_by: Vec<Expr>,
+        /// Aggregates over the input.
+        aggregates: Vec<AggregateExpr>,
+        /// The output schema.
+        schema: SchemaRef,
+    },
+    /// Removes duplicate rows (NULLs compare equal here).
+    Distinct {
+        /// The input.
+        input: Box<LogicalPlan>,
+    },
+    /// Sorts by `keys`, stably.
+    Sort {
+        /// The input.
+        input: Box<LogicalPlan>,
+        /// Keys, most significant first.
+        keys: Vec<SortKey>,
+    },
+    /// Skips `offset` rows, then keeps at most `fetch` rows.
+    Limit {
+        /// The input.
+        input: Box<LogicalPlan>,
+        /// Rows to skip.
+        offset: usize,
+        /// Rows to keep (`None`: all).
+        fetch: Option<usize>,
+    },
+}
+
+impl LogicalPlan {
+    /// The output schema of this node.
+    pub fn schema(&self) -> SchemaRef {
+        match self {
+            Self::Scan { schema, .. }
+            | Self::Values { schema, .. }
+            | Self::Projection { schema, .. }
+            | Self::Aggregate { schema, .. } => schema.clone(),
+            Self::Filter { input, .. }
+            | Self::Distinct { input }
+            | Self::Sort { input, .. }
+            | Self::Limit { input, .. } => input.schema(),
+        }
+    }
+
+    /// The input of this node, if it has one.
+    pub fn input(&self) -> Option<&LogicalPlan> {
+        match self {
+            Self::Scan { .. } | Self::Values { .. } => None,
+            Self::Filter { input, .. }
+            | Self::Projection { input, .. }
+            | Self::Aggregate { input, .. }
+            | Self::Distinct { input }
+            | Self::Sort { input, .. }
+            | Self::Limit { input, .. } => Some(input),
+        }
+    }
+
+    /// An indented, one-node-per-line rendering for EXPLAIN.
+    pub fn display_indent(&self) -> String {
+        let mut out = String::new();
+        let mut node = Some(self);
+        let mut depth = 0;
+        while let Some(n) = node {
+            out.push_str(&"  ".repeat(depth));
+            out.push_str(&n.describe());
+            out.push('\n');
+            node = n.input();
+            depth += 1;
+        }
+        out
+    }
+
+    fn describe(&self) -> String {
+        fn list<T: fmt::Display>(items: &[T]) -> String {
+            items.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        }
+        match self {
+            Self::Scan { source, schema } => {
+                let what = match source {
+                    TableSource::Table(t) => t.clone(),
+                    TableSource::File { path, .. } => format!("'{path}'"),
+                    TableSource::Series { start, stop, step } => {
+                        format!("range({start}, {stop}, {step})")
+                    }
+                };
+                format!("Scan: {what} ({} columns)", schema.fields().len())
+            }
+            Self::Values { rows, .. } => format!("Values: {} rows", rows.len()),
+            Self::Filter { predicate, .. } => format!("Filter: {predicate}"),
+            Self::Projection { exprs, .. } => format!("Projection: {}", list(exprs)),
+            Self::Aggregate {
+                group_by,
+                aggregates,
+                ..
+            } => format!(
+                "Aggregate: groupBy=[{}], aggr=[{}]",
+                list(group_by),
+                list(aggregates)
+            ),
+            Self::Distinct { .. } => "Distinct".to_string(),
+            Self::Sort { keys, .. } => {
+                let keys: Vec<String> = keys
+                    .iter()
+                    .map(|k| {
+                        format!(
+                            "{} {} NULLS {}",
+                            k.expr,
+                            if k.asc { "ASC" } else { "DESC" },
+                            if k.nulls_first { "FIRST" } else { "LAST" }
+                        )
+                    })
+                    .collect();
+                format!("Sort: {}", keys.join(", "))
+            }
+            Self::Limit { offset, fetch, .. } => match fetch {
+                Some(n) => format!("Limit: {n} offset {offset}"),
+                None => format!("Limit: all offset {offset}"),
+            },
+        }
+    }
+}
+
+/// A column of `CREATE TABLE`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnDef {
+    /// Name.
+    pub name: String,
+    /// Type.
+    pub data_type: arrow_schema::DataType,
+    /// False for `NOT NULL`.
+    pub nullable: bool,
+}
+
+/// A planned statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Statement {
+    /// A query returning rows.
+    Query(LogicalPlan),
+    /// `EXPLAIN [ANALYZE] query`.
+    Explain {
+        /// Run the query and report per-step statistics.
+        analyze: bool,
+        /// The query.
+        plan: LogicalPlan,
+    },
+    /// `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name (columns)`.
+    CreateTable {
+        /// Table name.
+        name: String,
+        /// Its schema.
+        schema: SchemaRef,
+        /// `IF NOT EXISTS`.
+        if_not_exists: bool,
+        /// `OR REPLACE`.
+        or_replace: bool,
+    },
+    /// `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name AS query`.
+    CreateTableAs {
+        /// Table name.
+        name: String,
+        /// The rows.
+        plan: LogicalPlan,
+        /// `IF NOT EXISTS`.
+        if_not_exists: bool,
+        /// `OR REPLACE`.
+        or_replace: bool,
+    },
+    /// `INSERT INTO name [(cols)] VALUES ... | query`. The planner has
+    /// already mapped and cast the rows to the table's full schema (missing
+    /// columns are NULL), so `plan.schema()` matches the table's.
+    Insert {
+        /// Table name.
+        table: String,
+        /// Rows in the table's schema.
+        plan: LogicalPlan,
+    },
+    /// `DROP TABLE [IF EXISTS] name`.
+    DropTable {
+        /// Table name.
+        name: String,
+        /// `IF EXISTS`.
+        if_exists: bool,
+    },
+    /// `SHOW TABLES`.
+    ShowTables,
+    /// `DESCRIBE name`: columns, types, nullability.
+    Describe {
+        /// Table name (or quoted file path).
+        name: String,
+        /// The schema described.
+        schema: SchemaRef,
+    },
+}

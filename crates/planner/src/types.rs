@@ -1,0 +1,115 @@
+//! SQL types on Arrow types, and the typing rules shared by the planner
+//! and the pipeline.
+//!
+//! | SQL | Arrow |
+//! |---|---|
+//! | BOOLEAN | `Boolean` |
+//! | INTEGER | `Int32` |
+//! | BIGINT | `Int64` |
+//! | DOUBLE | `Float64` |
+//! | DECIMAL(p,s) | `Decimal128(p, s)` |
+//! | VARCHAR | `Utf8` |
+//! | DATE | `Date32` |
+//! | TIMESTAMP | `Timestamp(Microsecond, None)` |
+//!
+//! Other Arrow types met in files (Int8/16, UInt*, Float32, LargeUtf8,
+//! Utf8View, Date64, other timestamp units) are accepted where the planner
+//! can coerce them; the engine normalises them on load where it cannot.
+
+use arrow_schema::{DataType, Schema, TimeUnit};
+
+use crate::expr::{BinaryOp, Expr, ScalarFunction};
+
+/// The SQL name of an Arrow type, as shown by DESCRIBE and in errors.
+pub fn sql_type_name(t: &DataType) -> String {
+    match t {
+        DataType::Null => "NULL".into(),
+        DataType::Boolean => "BOOLEAN".into(),
+        DataType::Int8 => "TINYINT".into(),
+        DataType::Int16 => "SMALLINT".into(),
+        DataType::Int32 => "INTEGER".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::UInt8 => "UTINYINT".into(),
+        DataType::UInt16 => "USMALLINT".into(),
+        DataType::UInt32 => "UINTEGER".into(),
+        DataType::UInt64 => "UBIGINT".into(),
+        DataType::Float32 => "FLOAT".into(),
+        DataType::Float64 => "DOUBLE".into(),
+        DataType::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "VARCHAR".into(),
+        DataType::Date32 | DataType::Date64 => "DATE".into(),
+        DataType::Timestamp(_, _) => "TIMESTAMP".into(),
+        other => format!("{other}"),
+    }
+}
+
+/// The TIMESTAMP type.
+pub fn timestamp_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, None)
+}
+
+/// True for integer, floating point and decimal types.
+pub fn is_numeric(t: &DataType) -> bool {
+    t.is_integer() || t.is_floating() || matches!(t, DataType::Decimal128(..))
+}
+
+/// The result type of arithmetic `op` on operands of these types (after
+/// coercion), or `None` if the operation is not defined.
+///
+/// DECIMAL rules follow DuckDB/SQL Server, capped at precision 38:
+/// `+ -`: scale `max(s1, s2)`, precision `max(p1 - s1, p2 - s2) + scale + 1`;
+/// `*`: scale `s1 + s2`, precision `p1 + p2 + 1`... capped;
+/// `/` and `%` on decimals give DOUBLE.
+pub fn arithmetic_result_type(op: BinaryOp, l: &DataType, r: &DataType) -> Option<DataType> {
+    use DataType::*;
+    match (l, r) {
+        (Decimal128(p1, s1), Decimal128(p2, s2)) => match op {
+            BinaryOp::Plus | BinaryOp::Minus => {
+                let s = (*s1).max(*s2);
+                let p = ((*p1 as i16 - *s1 as i16).max(*p2 as i16 - *s2 as i16) + s as i16 + 1)
+                    .min(38) as u8;
+                Some(Decimal128(p, s))
+            }
+            BinaryOp::Multiply => {
+                let s = (*s1 + *s2).min(38);
+                let p = (*p1 as u16 + *p2 as u16 + 1).min(38) as u8;
+                Some(Decimal128(p, s))
+            }
+            BinaryOp::Divide | BinaryOp::Modulo => Some(Float64),
+            _ => None,
+        },
+        (Date32, Int32) | (Date32, Int64) if matches!(op, BinaryOp::Plus | BinaryOp::Minus) => {
+            Some(Date32)
+        }
+        (Date32, Date32) if op == BinaryOp::Minus => Some(Int32),
+        (a, b) if a == b && (a.is_integer() || a.is_floating()) => Some(a.clone()),
+        _ => None,
+    }
+}
+
+/// The result type of a scalar function call with planned arguments.
+pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema) -> DataType {
+    let first = args
+        .first()
+        .map(|a| a.data_type(input))
+        .unwrap_or(DataType::Null);
+    match func {
+        ScalarFunction::Abs => first,
+        ScalarFunction::Round => match first {
+            DataType::Decimal128(p, s) => {
+                // round(d, k) keeps the type; the scale stays, digits past k are zero
+                DataType::Decimal128(p, s)
+            }
+            t if t.is_integer() => t,
+            _ => DataType::Float64,
+        },
+        ScalarFunction::Lower | ScalarFunction::Upper | ScalarFunction::Substr => DataType::Utf8,
+        ScalarFunction::Length => DataType::Int64,
+        ScalarFunction::Coalesce => args
+            .iter()
+            .map(|a| a.data_type(input))
+            .find(|t| *t != DataType::Null)
+            .unwrap_or(DataType::Null),
+        ScalarFunction::DatePart => DataType::Int64,
+    }
+}

@@ -1,0 +1,1 @@
+//! weir-loom models
