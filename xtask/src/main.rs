@@ -9,6 +9,7 @@
 
 mod bench;
 mod ci;
+mod layering;
 mod loom;
 
 use std::path::{Path, PathBuf};
