@@ -1,0 +1,414 @@
+//! The dual-pool executor: main workers take jobs from the queue, reserve
+//! workers help the heaviest jobs on the board.
+
+use std::fmt;
+
+use weir_pool::ThreadPool;
+
+use crate::board::JobBoard;
+use crate::error::{Error, Result, TrySubmitError};
+use crate::job::{Job, JobHandle, JobId, JobShared, JobTicket, StepClaim};
+use crate::split::split_threads;
+use crate::stats::{Counters, ExecutorStats};
+use crate::step::WorkerKind;
+use crate::sync::channel::{self, Receiver, Sender, TryRecvError, TrySendError};
+use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering, fence};
+
+/// How to build a [`PipelineExecutor`].
+#[derive(Clone, Debug)]
+pub struct ExecutorConfig {
+    /// Total worker threads, main plus reserve; at least one.
+    pub threads: usize,
+    /// `(main, reserve)` workers; `None` means [`split_threads`]`(threads)`.
+    /// If set, `main >= 1` and `main + reserve == threads`.
+    pub split: Option<(usize, usize)>,
+    /// Capacity of the job queue: `None` is unbounded; `Some(n)` (n >= 1)
+    /// makes `submit` block and `try_submit` fail while `n` jobs wait.
+    pub queue_capacity: Option<usize>,
+    /// Thread name prefix: workers are `{name}-main-{i}` and
+    /// `{name}-reserve-{i}`.
+    pub thread_name: String,
+}
+
+impl Default for ExecutorConfig {
+    /// One thread per available core, the default split, an unbounded
+    /// queue, threads named `weir-…`.
+    fn default() -> Self {
+        ExecutorConfig {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            split: None,
+            queue_capacity: None,
+            thread_name: "weir".to_owned(),
+        }
+    }
+}
+
+impl ExecutorConfig {
+    /// The default configuration with `threads` threads.
+    pub fn with_threads(threads: usize) -> Self {
+        ExecutorConfig {
+            threads,
+            ..ExecutorConfig::default()
+        }
+    }
+
+    fn resolve_split(&self) -> Result<(usize, usize)> {
+        if self.threads == 0 {
+            return Err(Error::InvalidConfig(
+                "threads must be at least 1".to_owned(),
+            ));
+        }
+        if self.queue_capacity == Some(0) {
+            return Err(Error::InvalidConfig(
+                "queue_capacity must be at least 1".to_owned(),
+            ));
+        }
+        match self.split {
+            None => Ok(split_threads(self.threads)),
+            Some((main, reserve)) if main >= 1 && main + reserve == self.threads => {
+                Ok((main, reserve))
+            }
+            Some((main, reserve)) => Err(Error::InvalidConfig(format!(
+                "split ({main}, {reserve}) must have at least one main worker \
+                 and add up to threads ({})",
+                self.threads
+            ))),
+        }
+    }
+}
+
+/// Runs [`Job`]s on a main and a reserve pool of worker threads.
+///
+/// - `submit` queues a job on an MPMC channel (bounded if configured).
+/// - A main worker receives it, puts it on the [`JobBoard`] (if it has more
+///   than one step), wakes helpers, then claims and runs its steps in a
+///   loop until every step is claimed.
+/// - Idle main workers and the reserve workers help the heaviest job on the
+///   board (higher cost first, equal cost oldest first), claiming its steps
+///   by compare-and-swap on `next_free_slot`.
+/// - Whoever finds a job on the board exhausted takes it off; exactly one
+///   removal succeeds, so finished jobs leave the board.
+///
+/// # Shutdown
+///
+/// Dropping the executor **drains**: every job already submitted still runs
+/// to completion (unless a ticket cancels it), then every thread is joined.
+pub struct PipelineExecutor {
+    intake: Sender<Intake>,
+    shared: Arc<Shared>,
+    next_seq: AtomicU64,
+    split: (usize, usize),
+    /// `None` only while dropping.
+    main_pool: Option<ThreadPool>,
+    reserve_pool: Option<ThreadPool>,
+}
+
+/// What travels on the job queue.
+enum Intake {
+    /// A submitted job.
+    Job(Submission),
+    /// A board job has steps to spare: an idle main worker should help.
+    Help,
+    /// Shutdown: the receiving main worker exits. One per main worker,
+    /// queued after every job.
+    Stop,
+}
+
+struct Submission {
+    job: Job,
+    shared: Arc<JobShared>,
+    seq: u64,
+}
+
+/// State shared by the executor and its workers.
+struct Shared {
+    board: JobBoard,
+    counters: Arc<Counters>,
+    /// Main workers about to block on the job queue.
+    idle_mains: AtomicUsize,
+    reserves: usize,
+}
+
+impl PipelineExecutor {
+    /// Starts the worker threads. Fails with [`Error::InvalidConfig`] for
+    /// zero threads, a zero queue capacity or an inconsistent split, and
+    /// with [`Error::Spawn`] if a thread cannot start.
+    pub fn new(config: ExecutorConfig) -> Result<Self> {
+        let (mains, reserves) = config.resolve_split()?;
+        let (intake_tx, intake_rx) = match config.queue_capacity {
+            Some(capacity) => channel::bounded(capacity),
+            None => channel::unbounded(),
+        };
+        // At most `reserves` wake tokens can be pending; see `Shared::wake`.
+        let (wake_tx, wake_rx) = channel::bounded::<()>(reserves.max(1));
+        let shared = Arc::new(Shared {
+            board: JobBoard::default(),
+            counters: Arc::new(Counters::new()),
+            idle_mains: AtomicUsize::new(0),
+            reserves,
+        });
+        let main_pool = ThreadPool::builder()
+            .name(format!("{}-main", config.thread_name))
+            .threads(mains)
+            .build()
+            .map_err(Error::Spawn)?;
+        for _ in 0..mains {
+            let shared = Arc::clone(&shared);
+            let intake_rx = intake_rx.clone();
+            let intake_tx = intake_tx.clone();
+            let wake_tx = wake_tx.clone();
+            main_pool.execute(move || shared.main_worker(&intake_rx, &intake_tx, &wake_tx));
+        }
+        drop(wake_tx);
+        let mut executor = PipelineExecutor {
+            intake: intake_tx,
+            shared,
+            next_seq: AtomicU64::new(0),
+            split: (mains, reserves),
+            main_pool: Some(main_pool),
+            reserve_pool: None,
+        };
+        if reserves > 0 {
+            // On error `executor` is dropped, which stops the main workers.
+            let reserve_pool = ThreadPool::builder()
+                .name(format!("{}-reserve", config.thread_name))
+                .threads(reserves)
+                .build()
+                .map_err(Error::Spawn)?;
+            for _ in 0..reserves {
+                let shared = Arc::clone(&executor.shared);
+                let wake_rx = wake_rx.clone();
+                reserve_pool.execute(move || shared.reserve_worker(&wake_rx));
+            }
+            executor.reserve_pool = Some(reserve_pool);
+        }
+        Ok(executor)
+    }
+
+    /// Queues `job`, blocking while a bounded queue is full, and returns its
+    /// ticket.
+    pub fn submit(&self, job: Job) -> Result<JobTicket> {
+        let (submission, ticket) = self.prepare(job);
+        self.intake
+            .send(Intake::Job(submission))
+            .map_err(|_| Error::ShutDown)?;
+        Counters::bump(&self.shared.counters.jobs_submitted);
+        Ok(ticket)
+    }
+
+    /// Queues `job` if the queue has room; otherwise hands it back in
+    /// [`TrySubmitError::Full`].
+    pub fn try_submit(&self, job: Job) -> Result<JobTicket, TrySubmitError> {
+        let (submission, ticket) = self.prepare(job);
+        match self.intake.try_send(Intake::Job(submission)) {
+            Ok(()) => {
+                Counters::bump(&self.shared.counters.jobs_submitted);
+                Ok(ticket)
+            }
+            Err(TrySendError::Full(Intake::Job(submission))) => {
+                Err(TrySubmitError::Full(submission.job))
+            }
+            Err(TrySendError::Disconnected(Intake::Job(submission))) => {
+                Err(TrySubmitError::ShutDown(submission.job))
+            }
+            Err(_) => unreachable!("try_send hands back the message it was given"),
+        }
+    }
+
+    fn prepare(&self, job: Job) -> (Submission, JobTicket) {
+        // Relaxed: the number only has to be unique and increasing.
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        let shared = Arc::new(JobShared::new(
+            JobId::from_seq(seq),
+            job.len(),
+            Arc::clone(&self.shared.counters),
+        ));
+        let ticket = JobTicket::from_shared(Arc::clone(&shared));
+        (Submission { job, shared, seq }, ticket)
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> ExecutorStats {
+        self.shared.counters.snapshot(self.shared.board.len())
+    }
+
+    /// Jobs on the board now; zero once every job has finished.
+    pub fn board_len(&self) -> usize {
+        self.shared.board.len()
+    }
+
+    /// `(main, reserve)` worker counts.
+    pub fn split(&self) -> (usize, usize) {
+        self.split
+    }
+
+    /// Total worker threads.
+    pub fn threads(&self) -> usize {
+        self.split.0 + self.split.1
+    }
+}
+
+impl Drop for PipelineExecutor {
+    /// Drains: queued jobs still run; then every thread is joined.
+    fn drop(&mut self) {
+        // Stops queue up behind every submitted job; each main worker takes
+        // exactly one and exits (a worker that has taken one takes no more).
+        for _ in 0..self.split.0 {
+            if self.intake.send(Intake::Stop).is_err() {
+                break; // no main worker left to stop
+            }
+        }
+        // Joins the main workers. Their exit drops every wake sender, which
+        // disconnects the wake channel and lets the reserve workers exit.
+        drop(self.main_pool.take());
+        drop(self.reserve_pool.take());
+    }
+}
+
+impl fmt::Debug for PipelineExecutor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PipelineExecutor")
+            .field("split", &self.split)
+            .field("board_len", &self.board_len())
+            .finish()
+    }
+}
+
+impl Shared {
+    fn main_worker(&self, intake: &Receiver<Intake>, helpers: &Sender<Intake>, wake: &Sender<()>) {
+        loop {
+            // New jobs first.
+            match intake.try_recv() {
+                Ok(Intake::Job(submission)) => {
+                    self.run_received(submission, helpers, wake);
+                    continue;
+                }
+                Ok(Intake::Help) | Err(TryRecvError::Empty) => {}
+                Ok(Intake::Stop) | Err(TryRecvError::Disconnected) => return,
+            }
+            // No job waiting: help the heaviest job on the board.
+            if self.help_board(WorkerKind::Main) {
+                continue;
+            }
+            // About to block. Announce idleness, then look once more: either
+            // this look sees a job inserted concurrently, or its announcer
+            // sees us idle and sends a `Help` (see `wake`).
+            self.idle_mains.fetch_add(1, Ordering::Relaxed);
+            fence(Ordering::SeqCst);
+            if self.board.front().is_some() {
+                self.idle_mains.fetch_sub(1, Ordering::Relaxed);
+                continue;
+            }
+            let message = intake.recv();
+            self.idle_mains.fetch_sub(1, Ordering::Relaxed);
+            match message {
+                Ok(Intake::Job(submission)) => self.run_received(submission, helpers, wake),
+                Ok(Intake::Help) => {}
+                Ok(Intake::Stop) | Err(_) => return,
+            }
+        }
+    }
+
+    fn reserve_worker(&self, wake: &Receiver<()>) {
+        loop {
+            while self.help_board(WorkerKind::Reserve) {}
+            if wake.recv().is_err() {
+                return; // every main worker has exited
+            }
+            // Pairs with the fence in `wake`: see there.
+            fence(Ordering::SeqCst);
+        }
+    }
+
+    /// Runs a job received from the queue: announce it, then claim and run
+    /// its steps until none is left.
+    fn run_received(&self, submission: Submission, helpers: &Sender<Intake>, wake: &Sender<()>) {
+        let Submission { job, shared, seq } = submission;
+        let handle = JobHandle::from_parts(job, seq, shared);
+        if !handle.start() {
+            return; // cancelled while queued; its steps drop with `handle`
+        }
+        // A single step has nobody to share with.
+        let announced = handle.steps_total() > 1;
+        if announced {
+            self.announce(&handle, helpers, wake);
+        }
+        if !announced {
+            while handle.run_next_step(WorkerKind::Main) != StepClaim::Exhausted {}
+            return;
+        }
+        while self.run_board_step(&handle, WorkerKind::Main) != StepClaim::Exhausted {}
+        self.retire(&handle);
+    }
+
+    /// Puts a job on the board and wakes helpers. The insert happens before
+    /// the wake-ups, so a woken helper finds the job.
+    fn announce(&self, handle: &JobHandle, helpers: &Sender<Intake>, wake: &Sender<()>) {
+        #[cfg(weir_loom_bug = "wake")]
+        self.wake(handle, helpers, wake); // planted bug: wake before insert
+        self.board.insert(handle.clone());
+        #[cfg(not(weir_loom_bug = "wake"))]
+        self.wake(handle, helpers, wake);
+    }
+
+    /// Sends up to one wake token per spare step to the reserve workers and
+    /// `Help` messages to idle main workers.
+    ///
+    /// No lost wake-up. A reserve worker blocks on the wake channel only
+    /// after a full board scan. If `try_send` succeeds, some reserve worker
+    /// receives the token after our insert and scans again. If it fails
+    /// because the channel is full, a token is pending; the worker that
+    /// receives it does so after our `try_send` read the channel, and it
+    /// scans after a `SeqCst` fence, which pairs with ours (store-buffering
+    /// with fences on both sides): it cannot miss our insert. A
+    /// disconnected channel means there are no reserve workers. The same
+    /// fence pairing covers idle main workers through `idle_mains`; `Help`
+    /// is only best effort, because the job's own main worker claims every
+    /// step anyway.
+    fn wake(&self, handle: &JobHandle, helpers: &Sender<Intake>, wake: &Sender<()>) {
+        fence(Ordering::SeqCst);
+        let spare = handle.steps_total().saturating_sub(1);
+        for _ in 0..spare.min(self.reserves) {
+            if wake.try_send(()).is_err() {
+                break;
+            }
+        }
+        let idle = self.idle_mains.load(Ordering::Relaxed);
+        for _ in 0..spare.min(idle) {
+            if helpers.try_send(Intake::Help).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// Runs the next step of a job on the board. Whoever retires its last
+    /// step takes it off the board before completing it, so a job is off
+    /// the board by the time its ticket reports `Completed`.
+    fn run_board_step(&self, handle: &JobHandle, worker: WorkerKind) -> StepClaim {
+        handle.run_next_step_with(worker, || self.retire(handle))
+    }
+
+    /// Takes an exhausted job off the board; only one caller wins.
+    fn retire(&self, handle: &JobHandle) {
+        if self.board.remove(handle) {
+            Counters::bump(&self.counters.board_removals);
+        }
+    }
+
+    /// Runs (or discards) one step of the heaviest claimable job on the
+    /// board, taking exhausted jobs off on the way. False if the board had
+    /// nothing to claim.
+    fn help_board(&self, worker: WorkerKind) -> bool {
+        while let Some(handle) = self.board.front() {
+            match self.run_board_step(&handle, worker) {
+                StepClaim::Ran(_) => {
+                    Counters::bump(&self.counters.steals);
+                    return true;
+                }
+                StepClaim::Discarded(_) => return true,
+                StepClaim::Exhausted => self.retire(&handle),
+            }
+        }
+        false
+    }
+}

@@ -1,0 +1,66 @@
+//! `weir-executor`: a dual-pool, work-stealing job executor with lock-free
+//! step claims.
+//!
+//! It sits on `weir-pool` and below `weir-pipeline`; it knows nothing of SQL
+//! or Arrow. A [`Job`] is a list of [`Step`]s with a cost. A
+//! [`PipelineExecutor`] runs jobs on main workers (which receive them from an
+//! MPMC queue) and reserve workers (which help the heaviest jobs on the
+//! [`JobBoard`]); [`split_threads`] divides the threads between the two.
+//! Every step of every job runs exactly once (unless the job is cancelled
+//! or fails), claimed by compare-and-swap; each job ends in exactly one
+//! [`JobOutcome`], signalled once to its [`JobTicket`]s. Read the [`Step`]
+//! contract before writing steps that wait for each other.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//! use weir_executor::{ExecutorConfig, Job, JobOutcome, PipelineExecutor, step_fn};
+//!
+//! # fn main() -> weir_executor::Result<()> {
+//! let executor = PipelineExecutor::new(ExecutorConfig::with_threads(2))?;
+//! let sum = Arc::new(AtomicU64::new(0));
+//! let mut job = Job::new("sum");
+//! for i in 1..=4 {
+//!     let sum = Arc::clone(&sum);
+//!     job.push_step(Box::new(step_fn(format!("add {i}"), move |_ctx| {
+//!         sum.fetch_add(i, Ordering::Relaxed);
+//!         Ok(())
+//!     })));
+//! }
+//! let ticket = executor.submit(job)?;
+//! assert_eq!(ticket.wait(), JobOutcome::Completed);
+//! assert_eq!(sum.load(Ordering::Relaxed), 10);
+//!
+//! let failing = Job::new("fails").with_step(step_fn("bad", |_ctx| Err("no such column".into())));
+//! match executor.submit(failing)?.wait() {
+//!     JobOutcome::Failed(failure) => assert_eq!(failure.message, "no such column"),
+//!     other => panic!("unexpected {other:?}"),
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Under `cfg(weir_loom)` every atomic, lock, channel and thread comes from
+//! `loom` (see `src/sync.rs`) and the board is a `Mutex<BTreeSet>`, so the
+//! whole executor runs inside loom models. `cfg(weir_loom_bug = "claim" |
+//! "pop" | "complete" | "wake")` plants one known bug each, for checking
+//! that the models catch it.
+
+mod board;
+mod error;
+mod executor;
+mod job;
+mod split;
+mod stats;
+mod step;
+mod sync;
+
+pub use crate::board::JobBoard;
+pub use crate::error::{Error, Result, TrySubmitError};
+pub use crate::executor::{ExecutorConfig, PipelineExecutor};
+pub use crate::job::{
+    Job, JobFailure, JobHandle, JobId, JobOutcome, JobState, JobTicket, StepClaim,
+};
+pub use crate::split::split_threads;
+pub use crate::stats::ExecutorStats;
+pub use crate::step::{FnStep, Step, StepContext, StepError, StepResult, WorkerKind, step_fn};

@@ -1,0 +1,186 @@
+//! Steps: the units of work a [`Job`](crate::Job) is made of.
+
+use std::fmt;
+
+use crate::job::{JobId, JobShared};
+
+/// What a step returns: `Ok(())`, or the error that fails its job.
+pub type StepResult = Result<(), StepError>;
+
+/// The error a failing step returns; its text becomes the
+/// [`JobFailure::message`](crate::JobFailure::message).
+pub struct StepError(Box<dyn std::error::Error + Send + Sync>);
+
+impl StepError {
+    /// Wraps any error (or anything that converts into a boxed error).
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        StepError(error.into())
+    }
+
+    /// The wrapped error.
+    pub fn into_inner(self) -> Box<dyn std::error::Error + Send + Sync> {
+        self.0
+    }
+}
+
+impl From<String> for StepError {
+    fn from(message: String) -> Self {
+        StepError(message.into())
+    }
+}
+
+impl From<&str> for StepError {
+    fn from(message: &str) -> Self {
+        StepError(message.into())
+    }
+}
+
+impl fmt::Display for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("StepError").field(&self.0).finish()
+    }
+}
+
+impl std::error::Error for StepError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+/// Which pool the worker running a step belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WorkerKind {
+    /// A main worker: receives jobs from the queue and helps the board when
+    /// it has none.
+    Main,
+    /// A reserve worker: helps the heaviest jobs on the board.
+    Reserve,
+}
+
+/// One unit of work of a [`Job`](crate::Job).
+///
+/// # Contract
+///
+/// - Each step of a submitted job runs at most once, and exactly once if the
+///   job is neither cancelled nor failed.
+/// - Steps are claimed in index order. When step `i` starts, every step
+///   `j < i` of its job has been claimed by a worker that is running it (or
+///   has run it), so a step **may block waiting for the output of
+///   lower-index steps** of its job (for example on a channel they feed).
+///   It must **never** wait for a higher-index step: that step may not be
+///   claimed until this one returns.
+/// - Apart from that, steps are independent and may run in parallel on
+///   different workers, main or reserve.
+/// - A step that returns `Err` or panics fails its job: no further steps of
+///   the job start, and steps already running see
+///   [`StepContext::is_cancelled`] become true. They (and long steps of a
+///   cancelled job) should poll it and return early.
+/// - A step is dropped by the worker that claimed it, right after it runs
+///   (or instead of running, once its job is cancelled or failed).
+pub trait Step: Send + Sync {
+    /// Does the work.
+    fn run(&self, ctx: &StepContext<'_>) -> StepResult;
+
+    /// A short name for diagnostics and [`JobFailure`](crate::JobFailure).
+    fn name(&self) -> &str {
+        "step"
+    }
+}
+
+impl<F> Step for F
+where
+    F: Fn(&StepContext<'_>) -> StepResult + Send + Sync,
+{
+    fn run(&self, ctx: &StepContext<'_>) -> StepResult {
+        self(ctx)
+    }
+}
+
+/// A named step made from a closure; see [`step_fn`].
+pub struct FnStep<F> {
+    name: String,
+    f: F,
+}
+
+/// Makes a named [`Step`] from a closure (and lets the closure's argument
+/// type be inferred).
+///
+/// ```
+/// use weir_executor::{Job, step_fn};
+/// let job = Job::new("demo").with_step(step_fn("noop", |_ctx| Ok(())));
+/// assert_eq!(job.len(), 1);
+/// ```
+pub fn step_fn<F>(name: impl Into<String>, f: F) -> FnStep<F>
+where
+    F: Fn(&StepContext<'_>) -> StepResult + Send + Sync,
+{
+    FnStep {
+        name: name.into(),
+        f,
+    }
+}
+
+impl<F> Step for FnStep<F>
+where
+    F: Fn(&StepContext<'_>) -> StepResult + Send + Sync,
+{
+    fn run(&self, ctx: &StepContext<'_>) -> StepResult {
+        (self.f)(ctx)
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl<F> fmt::Debug for FnStep<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnStep").field("name", &self.name).finish()
+    }
+}
+
+/// What a running step can see of its job and worker.
+pub struct StepContext<'a> {
+    pub(crate) job: &'a JobShared,
+    pub(crate) worker: WorkerKind,
+    pub(crate) step_index: usize,
+}
+
+impl StepContext<'_> {
+    /// True once the job is cancelled or failed; a step should then return
+    /// early (its result is ignored).
+    pub fn is_cancelled(&self) -> bool {
+        self.job.is_stopped()
+    }
+
+    /// The kind of worker running this step.
+    pub fn worker(&self) -> WorkerKind {
+        self.worker
+    }
+
+    /// This step's index in its job.
+    pub fn step_index(&self) -> usize {
+        self.step_index
+    }
+
+    /// The id of the job this step belongs to.
+    pub fn job_id(&self) -> JobId {
+        self.job.id
+    }
+}
+
+impl fmt::Debug for StepContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StepContext")
+            .field("job_id", &self.job.id)
+            .field("worker", &self.worker)
+            .field("step_index", &self.step_index)
+            .finish()
+    }
+}
