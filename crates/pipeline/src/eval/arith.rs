@@ -1,0 +1,583 @@
+//! Comparisons, arithmetic, negation and string concatenation.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, ArrowPrimitiveType, AsArray, PrimitiveArray, StringBuilder, new_null_array,
+};
+use arrow::buffer::NullBuffer;
+use arrow::compute::kernels::cmp;
+use arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimeUnit,
+};
+use weir_planner::BinaryOp;
+use weir_planner::scalar::format_decimal;
+use weir_planner::types::{arithmetic_result_type, sql_type_name};
+
+use super::cast::cast_array;
+use super::{EvalError, Result, Value};
+
+/// `10^i` for `i` in `0..=38`.
+pub(crate) const POW10: [i128; 39] = {
+    let mut t = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// `10^i`, or `None` past `10^38`.
+pub(crate) fn pow10(i: i32) -> Option<i128> {
+    usize::try_from(i).ok().and_then(|i| POW10.get(i).copied())
+}
+
+/// Rescales the unscaled decimal `v` from scale `from` to scale `to`,
+/// rounding half away from zero; `None` on overflow.
+pub(crate) fn rescale(v: i128, from: i8, to: i8) -> Option<i128> {
+    let diff = to as i32 - from as i32;
+    if diff >= 0 {
+        v.checked_mul(pow10(diff)?)
+    } else {
+        let Some(m) = pow10(-diff) else {
+            return Some(0);
+        };
+        let q = v / m;
+        let r = v % m;
+        if r.unsigned_abs() >= (m as u128).div_ceil(2) {
+            Some(q + v.signum())
+        } else {
+            Some(q)
+        }
+    }
+}
+
+/// True if the unscaled `v` fits `precision` digits.
+pub(crate) fn fits_precision(v: i128, precision: u8) -> bool {
+    match pow10(precision as i32) {
+        Some(m) => v.unsigned_abs() < m as u128,
+        None => true,
+    }
+}
+
+fn out_of_range(msg: String) -> EvalError {
+    EvalError::InvalidInput(format!("Out of Range Error: {msg}"))
+}
+
+fn division_by_zero() -> EvalError {
+    EvalError::InvalidInput("Division by zero".into())
+}
+
+/// Applies `f` row by row to two primitive values (arrays or scalars),
+/// skipping rows where either side is NULL.
+pub(crate) fn binary_kernel<L, R, O>(
+    l: &Value,
+    r: &Value,
+    f: impl Fn(L::Native, R::Native) -> Result<O::Native>,
+) -> Result<Value>
+where
+    L: ArrowPrimitiveType,
+    R: ArrowPrimitiveType,
+    O: ArrowPrimitiveType,
+{
+    let la = l.array().as_primitive::<L>();
+    let ra = r.array().as_primitive::<R>();
+    let scalar = l.is_scalar() && r.is_scalar();
+    let len = if l.is_scalar() { ra.len() } else { la.len() };
+    let len = if scalar { 1 } else { len };
+    if (l.is_scalar() && la.is_null(0)) || (r.is_scalar() && ra.is_null(0)) {
+        return Ok(Value::wrap(
+            Arc::new(PrimitiveArray::<O>::new_null(len)),
+            scalar,
+        ));
+    }
+    let ln = if l.is_scalar() { None } else { la.nulls() };
+    let rn = if r.is_scalar() { None } else { ra.nulls() };
+    let nulls = NullBuffer::union(ln, rn);
+    let lv = la.values();
+    let rv = ra.values();
+    let (ls, rs) = (l.is_scalar(), r.is_scalar());
+    let mut out: Vec<O::Native> = Vec::with_capacity(len);
+    let get = |i: usize| -> (L::Native, R::Native) {
+        (lv[if ls { 0 } else { i }], rv[if rs { 0 } else { i }])
+    };
+    match &nulls {
+        None => {
+            for i in 0..len {
+                let (a, b) = get(i);
+                out.push(f(a, b)?);
+            }
+        }
+        Some(n) => {
+            for i in 0..len {
+                if n.is_valid(i) {
+                    let (a, b) = get(i);
+                    out.push(f(a, b)?);
+                } else {
+                    out.push(O::Native::default());
+                }
+            }
+        }
+    }
+    Ok(Value::wrap(
+        Arc::new(PrimitiveArray::<O>::new(out.into(), nulls)),
+        scalar,
+    ))
+}
+
+fn cast_value(v: &Value, to: &DataType) -> Result<Value> {
+    if v.data_type() == to {
+        return Ok(v.clone());
+    }
+    v.map(|a| cast_array(a, to))
+}
+
+fn int_digits(t: &DataType) -> u8 {
+    match t {
+        DataType::Int32 => 10,
+        _ => 19,
+    }
+}
+
+/// The type both operands of a comparison are brought to when they differ
+/// (the planner normally makes them equal already).
+fn common_type(l: &DataType, r: &DataType) -> Option<DataType> {
+    use DataType::*;
+    Some(match (l, r) {
+        (a, b) if a == b => a.clone(),
+        (Null, t) | (t, Null) => t.clone(),
+        (Decimal128(p1, s1), Decimal128(p2, s2)) => {
+            let s = (*s1).max(*s2);
+            let int = (*p1 as i16 - *s1 as i16).max(*p2 as i16 - *s2 as i16);
+            Decimal128((int + s as i16).clamp(1, 38) as u8, s)
+        }
+        (Float64, t) | (t, Float64) if t.is_integer() || matches!(t, Decimal128(..)) => Float64,
+        (Decimal128(p, s), t) | (t, Decimal128(p, s)) if t.is_integer() => {
+            let int = (*p as i16 - *s as i16).max(int_digits(t) as i16);
+            Decimal128((int + *s as i16).clamp(1, 38) as u8, *s)
+        }
+        (a, b) if a.is_integer() && b.is_integer() => Int64,
+        (Date32, Timestamp(..)) | (Timestamp(..), Date32) => {
+            Timestamp(TimeUnit::Microsecond, None)
+        }
+        _ => return None,
+    })
+}
+
+fn coerce_pair(l: &Value, r: &Value) -> Result<(Value, Value)> {
+    if l.data_type() == r.data_type() {
+        return Ok((l.clone(), r.clone()));
+    }
+    let t = common_type(l.data_type(), r.data_type()).ok_or_else(|| {
+        EvalError::Unsupported(format!(
+            "cannot compare values of type {} and {}",
+            sql_type_name(l.data_type()),
+            sql_type_name(r.data_type())
+        ))
+    })?;
+    Ok((cast_value(l, &t)?, cast_value(r, &t)?))
+}
+
+/// Makes -0.0 equal to 0.0 and every NaN the same (positive) NaN, as DuckDB
+/// compares doubles; Arrow orders by `total_cmp`.
+fn normalize_float(v: Value) -> Value {
+    let a = v.array().as_primitive::<Float64Type>();
+    let odd = a
+        .values()
+        .iter()
+        .any(|x| (*x == 0.0 || x.is_nan()) && x.is_sign_negative());
+    if !odd {
+        return v;
+    }
+    let out: PrimitiveArray<Float64Type> =
+        a.unary(|x| if x.is_nan() { f64::NAN } else { x + 0.0 });
+    Value::wrap(Arc::new(out), v.is_scalar())
+}
+
+/// A comparison `l op r`, NULL if either side is NULL.
+pub(crate) fn compare(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
+    let (mut l, mut r) = coerce_pair(l, r)?;
+    let scalar = l.is_scalar() && r.is_scalar();
+    if *l.data_type() == DataType::Null {
+        let len = l.array().len().max(r.array().len());
+        return Ok(Value::wrap(new_null_array(&DataType::Boolean, len), scalar));
+    }
+    if *l.data_type() == DataType::Float64 {
+        l = normalize_float(l);
+        r = normalize_float(r);
+    }
+    let out = match op {
+        BinaryOp::Eq => cmp::eq(&l, &r)?,
+        BinaryOp::NotEq => cmp::neq(&l, &r)?,
+        BinaryOp::Lt => cmp::lt(&l, &r)?,
+        BinaryOp::LtEq => cmp::lt_eq(&l, &r)?,
+        BinaryOp::Gt => cmp::gt(&l, &r)?,
+        BinaryOp::GtEq => cmp::gt_eq(&l, &r)?,
+        other => {
+            return Err(EvalError::Unsupported(format!(
+                "{} is not a comparison",
+                other.as_str()
+            )));
+        }
+    };
+    Ok(Value::wrap(Arc::new(out), scalar))
+}
+
+/// `l || r`: NULL if either side is NULL.
+pub(crate) fn concat(l: &Value, r: &Value) -> Result<Value> {
+    let l = cast_value(l, &DataType::Utf8)?;
+    let r = cast_value(r, &DataType::Utf8)?;
+    let la = l.array().as_string::<i32>();
+    let ra = r.array().as_string::<i32>();
+    let scalar = l.is_scalar() && r.is_scalar();
+    let len = if scalar {
+        1
+    } else if l.is_scalar() {
+        ra.len()
+    } else {
+        la.len()
+    };
+    let (ls, rs) = (l.is_scalar(), r.is_scalar());
+    let mut b = StringBuilder::with_capacity(len, la.value_data().len() + ra.value_data().len());
+    let mut buf = String::new();
+    for i in 0..len {
+        let (li, ri) = (if ls { 0 } else { i }, if rs { 0 } else { i });
+        if la.is_null(li) || ra.is_null(ri) {
+            b.append_null();
+        } else {
+            buf.clear();
+            buf.push_str(la.value(li));
+            buf.push_str(ra.value(ri));
+            b.append_value(&buf);
+        }
+    }
+    Ok(Value::wrap(Arc::new(b.finish()), scalar))
+}
+
+fn op_word(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Plus => "addition",
+        BinaryOp::Minus => "subtraction",
+        BinaryOp::Multiply => "multiplication",
+        BinaryOp::Divide => "division",
+        _ => "modulo",
+    }
+}
+
+/// Integer operations, checked.
+trait CheckedInt: Copy + std::fmt::Display + Default + PartialEq {
+    const ZERO: Self;
+    fn c_add(self, o: Self) -> Option<Self>;
+    fn c_sub(self, o: Self) -> Option<Self>;
+    fn c_mul(self, o: Self) -> Option<Self>;
+    fn c_div(self, o: Self) -> Option<Self>;
+    fn w_rem(self, o: Self) -> Self;
+    fn c_neg(self) -> Option<Self>;
+    fn c_abs(self) -> Option<Self>;
+}
+
+macro_rules! checked_int {
+    ($t:ty) => {
+        impl CheckedInt for $t {
+            const ZERO: Self = 0;
+            fn c_add(self, o: Self) -> Option<Self> {
+                self.checked_add(o)
+            }
+            fn c_sub(self, o: Self) -> Option<Self> {
+                self.checked_sub(o)
+            }
+            fn c_mul(self, o: Self) -> Option<Self> {
+                self.checked_mul(o)
+            }
+            fn c_div(self, o: Self) -> Option<Self> {
+                self.checked_div(o)
+            }
+            fn w_rem(self, o: Self) -> Self {
+                self.wrapping_rem(o)
+            }
+            fn c_neg(self) -> Option<Self> {
+                self.checked_neg()
+            }
+            fn c_abs(self) -> Option<Self> {
+                self.checked_abs()
+            }
+        }
+    };
+}
+checked_int!(i32);
+checked_int!(i64);
+
+fn int_arith<T>(op: BinaryOp, l: &Value, r: &Value) -> Result<Value>
+where
+    T: ArrowPrimitiveType,
+    T::Native: CheckedInt,
+{
+    let tn = sql_type_name(&T::DATA_TYPE);
+    let overflow = |a: T::Native, b: T::Native| {
+        out_of_range(format!(
+            "Overflow in {} of {tn} ({a} {} {b})!",
+            op_word(op),
+            op.as_str()
+        ))
+    };
+    match op {
+        BinaryOp::Plus => binary_kernel::<T, T, T>(l, r, |a, b| {
+            a.c_add(b).ok_or_else(|| overflow(a, b))
+        }),
+        BinaryOp::Minus => binary_kernel::<T, T, T>(l, r, |a, b| {
+            a.c_sub(b).ok_or_else(|| overflow(a, b))
+        }),
+        BinaryOp::Multiply => binary_kernel::<T, T, T>(l, r, |a, b| {
+            a.c_mul(b).ok_or_else(|| overflow(a, b))
+        }),
+        BinaryOp::Divide => binary_kernel::<T, T, T>(l, r, |a, b| {
+            if b == T::Native::ZERO {
+                return Err(division_by_zero());
+            }
+            a.c_div(b).ok_or_else(|| overflow(a, b))
+        }),
+        _ => binary_kernel::<T, T, T>(l, r, |a, b| {
+            if b == T::Native::ZERO {
+                return Err(division_by_zero());
+            }
+            Ok(a.w_rem(b))
+        }),
+    }
+}
+
+fn float_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
+    type F = Float64Type;
+    match op {
+        BinaryOp::Plus => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a + b)),
+        BinaryOp::Minus => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a - b)),
+        BinaryOp::Multiply => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a * b)),
+        BinaryOp::Divide => binary_kernel::<F, F, F>(l, r, |a, b| {
+            if b == 0.0 {
+                Err(division_by_zero())
+            } else {
+                Ok(a / b)
+            }
+        }),
+        _ => binary_kernel::<F, F, F>(l, r, |a, b| {
+            if b == 0.0 {
+                Err(division_by_zero())
+            } else {
+                Ok(a % b)
+            }
+        }),
+    }
+}
+
+fn decimal_arith(op: BinaryOp, l: &Value, r: &Value, result: &DataType) -> Result<Value> {
+    let (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) =
+        (l.data_type().clone(), r.data_type().clone())
+    else {
+        return Err(EvalError::Unsupported("decimal arithmetic".into()));
+    };
+    let (p, s) = match result {
+        DataType::Decimal128(p, s) => (*p, *s),
+        _ => match arithmetic_result_type(op, l.data_type(), r.data_type()) {
+            Some(DataType::Decimal128(p, s)) => (p, s),
+            _ => return Err(EvalError::Unsupported("decimal arithmetic".into())),
+        },
+    };
+    let fmt = |v: i128, s: i8| format_decimal(v, s);
+    let overflow = move |a: i128, b: i128| {
+        out_of_range(format!(
+            "Overflow in {} of DECIMAL({p},{s}) ({} {} {})!",
+            op_word(op),
+            fmt(a, s1),
+            op.as_str(),
+            fmt(b, s2)
+        ))
+    };
+    let check = move |v: Option<i128>, a: i128, b: i128| match v {
+        Some(v) if fits_precision(v, p) => Ok(v),
+        _ => Err(overflow(a, b)),
+    };
+    type D = Decimal128Type;
+    let out = match op {
+        BinaryOp::Plus | BinaryOp::Minus => {
+            let minus = op == BinaryOp::Minus;
+            binary_kernel::<D, D, D>(l, r, |a, b| {
+                let v = rescale(a, s1, s).zip(rescale(b, s2, s)).and_then(|(x, y)| {
+                    if minus {
+                        x.checked_sub(y)
+                    } else {
+                        x.checked_add(y)
+                    }
+                });
+                check(v, a, b)
+            })?
+        }
+        _ => binary_kernel::<D, D, D>(l, r, |a, b| {
+            let v = a
+                .checked_mul(b)
+                .and_then(|m| rescale(m, s1.saturating_add(s2), s));
+            check(v, a, b)
+        })?,
+    };
+    let _ = (p1, p2);
+    out.map(|a| {
+        Ok(Arc::new(
+            a.as_primitive::<D>()
+                .clone()
+                .with_precision_and_scale(p, s)?,
+        ))
+    })
+}
+
+fn date_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
+    let out_of_range_date = |d: i32, n: i64| {
+        out_of_range(format!(
+            "Date out of range in {} ({d} days {} {n})",
+            op_word(op),
+            op.as_str()
+        ))
+    };
+    match (l.data_type(), r.data_type(), op) {
+        (DataType::Date32, DataType::Date32, BinaryOp::Minus) => {
+            binary_kernel::<Date32Type, Date32Type, Int32Type>(l, r, |a, b| {
+                i32::try_from(a as i64 - b as i64)
+                    .map_err(|_| out_of_range(format!("Overflow in date subtraction ({a} - {b})")))
+            })
+        }
+        (DataType::Date32, t, BinaryOp::Plus | BinaryOp::Minus) if t.is_integer() => {
+            let r = cast_value(r, &DataType::Int64)?;
+            let minus = op == BinaryOp::Minus;
+            binary_kernel::<Date32Type, Int64Type, Date32Type>(l, &r, |d, n| {
+                let v = if minus {
+                    (d as i64).checked_sub(n)
+                } else {
+                    (d as i64).checked_add(n)
+                };
+                v.and_then(|v| i32::try_from(v).ok())
+                    .ok_or_else(|| out_of_range_date(d, n))
+            })
+        }
+        (t, DataType::Date32, BinaryOp::Plus) if t.is_integer() => {
+            date_arith(op, r, l)
+        }
+        _ => Err(unsupported_arith(op, l, r)),
+    }
+}
+
+fn unsupported_arith(op: BinaryOp, l: &Value, r: &Value) -> EvalError {
+    EvalError::Unsupported(format!(
+        "no operator {} for {} and {}",
+        op.as_str(),
+        sql_type_name(l.data_type()),
+        sql_type_name(r.data_type())
+    ))
+}
+
+/// Arithmetic `l op r` (`+ - * / %`), NULL if either side is NULL.
+/// `result` is the type the planner declared for the expression.
+pub(crate) fn arithmetic(op: BinaryOp, l: &Value, r: &Value, result: &DataType) -> Result<Value> {
+    use DataType::*;
+    let scalar = l.is_scalar() && r.is_scalar();
+    if *l.data_type() == Null || *r.data_type() == Null {
+        let len = l.array().len().max(r.array().len());
+        return Ok(Value::wrap(new_null_array(result, len), scalar));
+    }
+    let out = match (l.data_type(), r.data_type()) {
+        (Int32, Int32) => int_arith::<Int32Type>(op, l, r)?,
+        (Int64, Int64) => int_arith::<Int64Type>(op, l, r)?,
+        (Date32, _) | (_, Date32) => date_arith(op, l, r)?,
+        (Decimal128(..), Decimal128(..))
+            if matches!(op, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply) =>
+        {
+            decimal_arith(op, l, r, result)?
+        }
+        (Decimal128(..), Decimal128(..)) | (Float64, _) | (_, Float64) => {
+            let l = cast_value(l, &Float64)?;
+            let r = cast_value(r, &Float64)?;
+            float_arith(op, &l, &r)?
+        }
+        (a, b) if a.is_integer() && b.is_integer() => {
+            let l = cast_value(l, &Int64)?;
+            let r = cast_value(r, &Int64)?;
+            int_arith::<Int64Type>(op, &l, &r)?
+        }
+        (Decimal128(..), t) | (t, Decimal128(..)) if t.is_integer() => {
+            let (l, r) = coerce_pair(l, r)?;
+            return arithmetic(op, &l, &r, result);
+        }
+        _ => return Err(unsupported_arith(op, l, r)),
+    };
+    if out.data_type() != result && *result != Null {
+        return cast_value(&out, result);
+    }
+    Ok(out)
+}
+
+/// Arithmetic negation; overflow (of the smallest integer) is an error.
+pub(crate) fn negative(v: &Value) -> Result<Value> {
+    fn neg_int<T>(a: &ArrayRef) -> Result<ArrayRef>
+    where
+        T: ArrowPrimitiveType,
+        T::Native: CheckedInt,
+    {
+        let out: PrimitiveArray<T> = a.as_primitive::<T>().try_unary(|x: T::Native| {
+            x.c_neg().ok_or_else(|| {
+                out_of_range(format!(
+                    "Overflow in negation of {} ({x})!",
+                    sql_type_name(&T::DATA_TYPE)
+                ))
+            })
+        })?;
+        Ok(Arc::new(out))
+    }
+    v.map(|a| match a.data_type() {
+        DataType::Int32 => neg_int::<Int32Type>(a),
+        DataType::Int64 => neg_int::<Int64Type>(a),
+        DataType::Float64 => Ok(Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(|x| -x))),
+        DataType::Decimal128(p, s) => Ok(Arc::new(
+            a.as_primitive::<Decimal128Type>()
+                .unary::<_, Decimal128Type>(|x| x.wrapping_neg())
+                .with_precision_and_scale(*p, *s)?,
+        )),
+        DataType::Null => Ok(a.clone()),
+        other => Err(EvalError::Unsupported(format!(
+            "no operator - for {}",
+            sql_type_name(other)
+        ))),
+    })
+}
+
+/// `abs(x)`: overflow (of the smallest integer) is an error.
+pub(crate) fn abs(v: &Value) -> Result<Value> {
+    fn abs_int<T>(a: &ArrayRef) -> Result<ArrayRef>
+    where
+        T: ArrowPrimitiveType,
+        T::Native: CheckedInt,
+    {
+        let out: PrimitiveArray<T> = a.as_primitive::<T>().try_unary(|x: T::Native| {
+            x.c_abs().ok_or_else(|| {
+                out_of_range(format!(
+                    "Overflow on abs({x}) of {}",
+                    sql_type_name(&T::DATA_TYPE)
+                ))
+            })
+        })?;
+        Ok(Arc::new(out))
+    }
+    v.map(|a| match a.data_type() {
+        DataType::Int32 => abs_int::<Int32Type>(a),
+        DataType::Int64 => abs_int::<Int64Type>(a),
+        DataType::Float64 => Ok(Arc::new(
+            a.as_primitive::<Float64Type>().unary::<_, Float64Type>(|x| x.abs()),
+        )),
+        DataType::Decimal128(p, s) => Ok(Arc::new(
+            a.as_primitive::<Decimal128Type>()
+                .unary::<_, Decimal128Type>(|x| x.wrapping_abs())
+                .with_precision_and_scale(*p, *s)?,
+        )),
+        DataType::Null => Ok(a.clone()),
+        other => Err(EvalError::Unsupported(format!(
+            "abs is not defined for {}",
+            sql_type_name(other)
+        ))),
+    })
+}

@@ -1,0 +1,85 @@
+//! Conversions between [`ScalarValue`]s and Arrow arrays.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float64Array,
+    Int32Array, Int64Array, StringArray, TimestampMicrosecondArray, new_null_array,
+};
+use arrow::compute::cast;
+use arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimeUnit,
+    TimestampMicrosecondType,
+};
+use weir_planner::ScalarValue;
+
+use super::EvalError;
+
+/// An array of `len` copies of `value` (of the value's type; a typed NULL
+/// gives an all-NULL array of that type).
+pub fn scalar_to_array(value: &ScalarValue, len: usize) -> Result<ArrayRef, EvalError> {
+    Ok(match value {
+        ScalarValue::Null(t) => new_null_array(t, len),
+        ScalarValue::Boolean(b) => Arc::new(BooleanArray::from(vec![*b; len])),
+        ScalarValue::Int32(v) => Arc::new(Int32Array::from_value(*v, len)),
+        ScalarValue::Int64(v) => Arc::new(Int64Array::from_value(*v, len)),
+        ScalarValue::Float64(v) => Arc::new(Float64Array::from_value(*v, len)),
+        ScalarValue::Decimal128(v, p, s) => Arc::new(
+            Decimal128Array::from_value(*v, len).with_precision_and_scale(*p, *s)?,
+        ),
+        ScalarValue::Utf8(s) => Arc::new(StringArray::from_iter_values(
+            std::iter::repeat_n(s.as_str(), len),
+        )),
+        ScalarValue::Date32(d) => Arc::new(Date32Array::from_value(*d, len)),
+        ScalarValue::TimestampMicros(t) => Arc::new(TimestampMicrosecondArray::from_value(*t, len)),
+    })
+}
+
+/// The value at `row` of `array`; a NULL gives `ScalarValue::Null` of the
+/// array's type. Non-canonical types (small integers, FLOAT, LargeUtf8, other
+/// timestamp units, ...) are converted to their canonical type first.
+pub fn scalar_from_array(array: &dyn Array, row: usize) -> Result<ScalarValue, EvalError> {
+    if row >= array.len() {
+        return Err(EvalError::InvalidInput(format!(
+            "row {row} out of range for an array of {} rows",
+            array.len()
+        )));
+    }
+    if array.is_null(row) {
+        return Ok(ScalarValue::Null(array.data_type().clone()));
+    }
+    Ok(match array.data_type() {
+        DataType::Boolean => ScalarValue::Boolean(array.as_boolean().value(row)),
+        DataType::Int32 => ScalarValue::Int32(array.as_primitive::<Int32Type>().value(row)),
+        DataType::Int64 => ScalarValue::Int64(array.as_primitive::<Int64Type>().value(row)),
+        DataType::Float64 => ScalarValue::Float64(array.as_primitive::<Float64Type>().value(row)),
+        DataType::Decimal128(p, s) => {
+            ScalarValue::Decimal128(array.as_primitive::<Decimal128Type>().value(row), *p, *s)
+        }
+        DataType::Utf8 => ScalarValue::Utf8(array.as_string::<i32>().value(row).to_string()),
+        DataType::Date32 => ScalarValue::Date32(array.as_primitive::<Date32Type>().value(row)),
+        DataType::Timestamp(TimeUnit::Microsecond, None) => ScalarValue::TimestampMicros(
+            array.as_primitive::<TimestampMicrosecondType>().value(row),
+        ),
+        other => {
+            let canonical = match other {
+                DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => {
+                    DataType::Int32
+                }
+                DataType::UInt32 | DataType::UInt64 => DataType::Int64,
+                DataType::Float16 | DataType::Float32 => DataType::Float64,
+                DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
+                DataType::Date64 => DataType::Date32,
+                DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Microsecond, None),
+                other => {
+                    return Err(EvalError::Unsupported(format!(
+                        "values of type {other} are not supported"
+                    )));
+                }
+            };
+            let one = array.slice(row, 1);
+            let converted = cast(one.as_ref(), &canonical)?;
+            return scalar_from_array(converted.as_ref(), 0);
+        }
+    })
+}
