@@ -7,6 +7,7 @@
 //!
 //! (The binder, `plan_sql`, is being written.)
 
+mod binder;
 pub mod catalog;
 pub mod error;
 pub mod expr;
@@ -15,6 +16,7 @@ pub mod scalar;
 pub mod types;
 
 pub use arrow_schema;
+pub use binder::plan_sql;
 pub use catalog::Catalog;
 pub use error::{Error, Result};
 pub use expr::{BinaryOp, ColumnRef, Expr, ScalarFunction};

@@ -19,6 +19,7 @@
 use arrow_schema::{DataType, Schema, TimeUnit};
 
 use crate::expr::{BinaryOp, Expr, ScalarFunction};
+use crate::plan::AggregateFunction;
 
 /// The SQL name of an Arrow type, as shown by DESCRIBE and in errors.
 pub fn sql_type_name(t: &DataType) -> String {
@@ -118,5 +119,31 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
             .find(|t| *t != DataType::Null)
             .unwrap_or(DataType::Null),
         ScalarFunction::DatePart => DataType::Int64,
+    }
+}
+
+/// The result type of aggregate `func` over an argument of type `arg`
+/// (`None` for `count(*)`), or `None` if the aggregate is not defined on
+/// that type (`sum(VARCHAR)`).
+///
+/// `count` gives BIGINT; `sum` gives BIGINT for integers, DECIMAL(38, s)
+/// for decimals and DOUBLE for doubles; `avg` gives DOUBLE; `min` and
+/// `max` keep the input type.
+pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) -> Option<DataType> {
+    match (func, arg) {
+        (AggregateFunction::CountStar, _) | (AggregateFunction::Count, Some(_)) => {
+            Some(DataType::Int64)
+        }
+        (AggregateFunction::Sum, Some(t)) if t.is_integer() => Some(DataType::Int64),
+        (AggregateFunction::Sum, Some(DataType::Decimal128(_, s))) => {
+            Some(DataType::Decimal128(38, *s))
+        }
+        (AggregateFunction::Sum, Some(t)) if t.is_floating() => Some(DataType::Float64),
+        (AggregateFunction::Sum, Some(DataType::Null)) => Some(DataType::Int64),
+        (AggregateFunction::Avg, Some(t)) if is_numeric(t) || *t == DataType::Null => {
+            Some(DataType::Float64)
+        }
+        (AggregateFunction::Min | AggregateFunction::Max, Some(t)) => Some(t.clone()),
+        _ => None,
     }
 }

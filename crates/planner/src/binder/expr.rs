@@ -1,0 +1,1131 @@
+//! Binding SQL expressions to typed [`Expr`]s over one input scope.
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use sqlparser::ast::{
+    self, BinaryOperator, CastKind, DateTimeField, DuplicateTreatment, FunctionArg,
+    FunctionArgExpr, FunctionArguments, Ident, Spanned, UnaryOperator, Value,
+};
+
+use super::coerce::{
+    can_cast, canonical, cast_scalar, cast_to, comparison_type, arithmetic_operand_types,
+    fold_binary, fold_negative, fold_not, number_literal,
+};
+use super::{at, bind_err, data_type_from_sql, did_you_mean, unsupported};
+use crate::error::Result;
+use crate::expr::{BinaryOp, Expr, ScalarFunction};
+use crate::plan::{AggregateExpr, AggregateFunction};
+use crate::scalar::ScalarValue;
+use crate::types::{aggregate_result_type, arithmetic_result_type, sql_type_name, timestamp_type};
+
+/// How deep an expression may nest before the binder refuses it (the
+/// binder, folding and display all recurse).
+pub(crate) const MAX_EXPR_DEPTH: usize = 100;
+
+/// The fields an expression can name: one relation, maybe qualified.
+#[derive(Clone, Debug)]
+pub(crate) struct Scope {
+    /// The table name or alias that qualifies its columns (`l.x`).
+    pub qualifier: Option<String>,
+    /// Its fields.
+    pub schema: SchemaRef,
+}
+
+impl Scope {
+    /// No columns (`SELECT 1`, `VALUES`, `LIMIT`).
+    pub(crate) fn empty() -> Self {
+        Self {
+            qualifier: None,
+            schema: SchemaRef::new(Schema::empty()),
+        }
+    }
+
+    /// Finds a column: exact spelling first, then case-insensitively.
+    pub(crate) fn find(&self, name: &str) -> Option<usize> {
+        let fields = self.schema.fields();
+        fields
+            .iter()
+            .position(|f| f.name() == name)
+            .or_else(|| fields.iter().position(|f| f.name().eq_ignore_ascii_case(name)))
+    }
+}
+
+/// Scalar function names, for "did you mean".
+const SCALAR_FUNCTIONS: &[&str] = &[
+    "abs", "round", "lower", "upper", "length", "len", "substr", "substring", "coalesce",
+    "date_part", "datepart", "extract", "count", "sum", "avg", "min", "max",
+];
+
+/// Table functions: usable only in FROM.
+pub(crate) const TABLE_FUNCTIONS: &[&str] = &[
+    "read_csv",
+    "read_csv_auto",
+    "read_parquet",
+    "range",
+    "generate_series",
+];
+
+const DATE_PARTS: &[&str] = &[
+    "year", "month", "day", "hour", "minute", "second", "dow", "doy", "quarter", "week", "epoch",
+];
+
+/// Binds expressions over a [`Scope`], collecting aggregates when they are
+/// allowed. An aggregate binds to a placeholder column past the end of
+/// the scope (index `scope.len() + k` for the `k`-th aggregate), which the
+/// query binder later maps onto the Aggregate's output.
+pub(crate) struct ExprBinder<'s> {
+    scope: &'s Scope,
+    /// Aggregates found so far; `None` where aggregates are not allowed.
+    aggregates: Option<Vec<AggregateExpr>>,
+    /// Why aggregates are not allowed here.
+    no_aggregates: &'static str,
+    /// The scope's fields followed by one field per aggregate: the schema
+    /// the bound expressions are typed over.
+    types: Schema,
+    depth: usize,
+}
+
+impl<'s> ExprBinder<'s> {
+    /// A binder over `scope`; aggregates are allowed if `allow_aggregates`,
+    /// otherwise they fail with `reason`.
+    pub(crate) fn new(scope: &'s Scope, allow_aggregates: bool, reason: &'static str) -> Self {
+        Self {
+            scope,
+            aggregates: allow_aggregates.then(Vec::new),
+            no_aggregates: reason,
+            types: scope.schema.as_ref().clone(),
+            depth: 0,
+        }
+    }
+
+    /// The aggregates found so far.
+    pub(crate) fn aggregates(&self) -> &[AggregateExpr] {
+        self.aggregates.as_deref().unwrap_or(&[])
+    }
+
+    /// The schema bound expressions are typed over (scope + aggregates).
+    pub(crate) fn type_schema(&self) -> &Schema {
+        &self.types
+    }
+
+    /// The type of a bound expression.
+    pub(crate) fn type_of(&self, e: &Expr) -> DataType {
+        e.data_type(&self.types)
+    }
+
+    /// Binds `e` with aggregates forbidden for `reason`.
+    pub(crate) fn bind_without_aggregates(
+        &mut self,
+        e: &ast::Expr,
+        reason: &'static str,
+    ) -> Result<Expr> {
+        let saved = (self.aggregates.take(), self.no_aggregates);
+        self.no_aggregates = reason;
+        let r = self.bind(e);
+        (self.aggregates, self.no_aggregates) = saved;
+        r
+    }
+
+    /// Binds a predicate (WHERE, HAVING): must be BOOLEAN.
+    pub(crate) fn bind_predicate(&mut self, e: &ast::Expr, clause: &str) -> Result<Expr> {
+        let p = self.bind(e)?;
+        self.to_boolean(p, e, clause)
+    }
+
+    /// Binds one expression.
+    pub(crate) fn bind(&mut self, e: &ast::Expr) -> Result<Expr> {
+        if self.depth >= MAX_EXPR_DEPTH {
+            return Err(bind_err(format!(
+                "expression is nested too deeply (more than {MAX_EXPR_DEPTH} levels)"
+            )));
+        }
+        self.depth += 1;
+        let r = self.bind_inner(e);
+        self.depth -= 1;
+        r
+    }
+
+    fn bind_inner(&mut self, e: &ast::Expr) -> Result<Expr> {
+        use ast::Expr as A;
+        match e {
+            A::Identifier(id) => self.column(None, id),
+            A::CompoundIdentifier(ids) => match ids.as_slice() {
+                [q, c] => self.column(Some(q), c),
+                _ => Err(unsupported(format!(
+                    "column reference {e} is not supported (use column or table.column){}",
+                    at(e.span())
+                ))),
+            },
+            A::Value(v) => literal(&v.value, e),
+            A::TypedString(ts) => self.typed_string(ts, e),
+            A::Nested(inner) => self.bind(inner),
+            A::BinaryOp { left, op, right } => self.binary(left, op, right, e),
+            A::UnaryOp { op, expr } => self.unary(*op, expr, e),
+            A::IsNull(x) | A::IsNotNull(x) => {
+                let v = self.bind(x)?;
+                let null = matches!(e, A::IsNull(_));
+                Ok(match v {
+                    Expr::Literal(s) => Expr::Literal(ScalarValue::Boolean(s.is_null() == null)),
+                    v if null => Expr::IsNull(Box::new(v)),
+                    v => Expr::IsNotNull(Box::new(v)),
+                })
+            }
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let x = self.bind(expr)?;
+                let lo = self.bind(low)?;
+                let hi = self.bind(high)?;
+                let (lo_op, hi_op, join) = if *negated {
+                    (BinaryOp::Lt, BinaryOp::Gt, BinaryOp::Or)
+                } else {
+                    (BinaryOp::GtEq, BinaryOp::LtEq, BinaryOp::And)
+                };
+                let a = self.compare(lo_op, x.clone(), lo, e)?;
+                let b = self.compare(hi_op, x, hi, e)?;
+                fold_binary(join, a, b).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+            }
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => self.in_list(expr, list, *negated, e),
+            A::Like {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => self.like(*negated, *any, false, expr, pattern, escape_char.as_deref(), e),
+            A::ILike {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => self.like(*negated, *any, true, expr, pattern, escape_char.as_deref(), e),
+            A::Cast {
+                kind,
+                expr,
+                data_type,
+                format,
+            } => {
+                if matches!(kind, CastKind::TryCast | CastKind::SafeCast) {
+                    return Err(unsupported(format!("TRY_CAST is not supported{}", at(e.span()))));
+                }
+                if format.is_some() {
+                    return Err(unsupported(format!("CAST ... FORMAT is not supported{}", at(e.span()))));
+                }
+                let to = data_type_from_sql(data_type)?;
+                let x = self.bind(expr)?;
+                self.explicit_cast(x, &to, e)
+            }
+            A::Extract { field, expr, .. } => {
+                let Some(part) = extract_field(field) else {
+                    return Err(unsupported(format!(
+                        "EXTRACT field {field} is not supported (supported: {}){}",
+                        DATE_PARTS.join(", "),
+                        at(e.span())
+                    )));
+                };
+                let x = self.bind(expr)?;
+                self.date_part(part.to_string(), x, e)
+            }
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let s = self.bind(expr)?;
+                let from = match substring_from {
+                    Some(f) => self.bind(f)?,
+                    None => Expr::Literal(ScalarValue::Int64(1)),
+                };
+                let len = substring_for.as_deref().map(|f| self.bind(f)).transpose()?;
+                let mut args = vec![s, from];
+                args.extend(len);
+                self.scalar_function(ScalarFunction::Substr, args, e)
+            }
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.case(operand.as_deref(), conditions, else_result.as_deref(), e),
+            A::Function(f) => self.function(f, e),
+            A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => Err(unsupported(format!(
+                "subqueries are not supported{}",
+                at(e.span())
+            ))),
+            A::Interval(_) => Err(unsupported(format!("INTERVAL is not supported{}", at(e.span())))),
+            A::Wildcard(_) | A::QualifiedWildcard(..) => Err(bind_err(format!(
+                "* is only allowed in the SELECT list and in count(*){}",
+                at(e.span())
+            ))),
+            A::IsDistinctFrom(..) | A::IsNotDistinctFrom(..) => Err(unsupported(format!(
+                "IS [NOT] DISTINCT FROM is not supported{}",
+                at(e.span())
+            ))),
+            A::IsTrue(_) | A::IsFalse(_) | A::IsNotTrue(_) | A::IsNotFalse(_) => Err(unsupported(
+                format!("IS [NOT] TRUE/FALSE is not supported{}", at(e.span())),
+            )),
+            A::SimilarTo { .. } | A::RLike { .. } => Err(unsupported(format!(
+                "regular expression matching is not supported{}",
+                at(e.span())
+            ))),
+            other => Err(unsupported(format!(
+                "expression {other} is not supported{}",
+                at(e.span())
+            ))),
+        }
+    }
+
+    fn column(&self, qualifier: Option<&Ident>, name: &Ident) -> Result<Expr> {
+        if let Some(q) = qualifier {
+            let ok = self
+                .scope
+                .qualifier
+                .as_deref()
+                .is_some_and(|s| s.eq_ignore_ascii_case(&q.value));
+            if !ok {
+                let hint = match &self.scope.qualifier {
+                    Some(s) => format!(" Candidate tables: \"{s}\""),
+                    None => String::new(),
+                };
+                return Err(bind_err(format!(
+                    "Referenced table \"{}\" not found!{hint}{}",
+                    q.value,
+                    at(q.span)
+                )));
+            }
+        }
+        match self.scope.find(&name.value) {
+            Some(i) => Ok(Expr::column(i, self.scope.schema.field(i).name().clone())),
+            None => {
+                let names = self.scope.schema.fields().iter().map(|f| f.name().as_str());
+                let hint = match did_you_mean(&name.value, names) {
+                    Some(c) => format!(" Candidate bindings: \"{c}\""),
+                    None => String::new(),
+                };
+                Err(bind_err(format!(
+                    "Referenced column \"{}\" not found in FROM clause!{hint}{}",
+                    name.value,
+                    at(name.span)
+                )))
+            }
+        }
+    }
+
+    fn typed_string(&mut self, ts: &ast::TypedString, e: &ast::Expr) -> Result<Expr> {
+        let to = data_type_from_sql(&ts.data_type)?;
+        let s = match &ts.value.value {
+            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s.clone(),
+            other => return Err(unsupported(format!("typed literal {other} is not supported"))),
+        };
+        cast_scalar(&ScalarValue::Utf8(s.clone()), &to)
+            .map(Expr::Literal)
+            .map_err(|_| {
+                bind_err(format!(
+                    "invalid {} literal '{s}'{}",
+                    sql_type_name(&to),
+                    at(e.span())
+                ))
+            })
+    }
+
+    fn binary(
+        &mut self,
+        left: &ast::Expr,
+        op: &BinaryOperator,
+        right: &ast::Expr,
+        e: &ast::Expr,
+    ) -> Result<Expr> {
+        let op = match op {
+            BinaryOperator::Plus => BinaryOp::Plus,
+            BinaryOperator::Minus => BinaryOp::Minus,
+            BinaryOperator::Multiply => BinaryOp::Multiply,
+            BinaryOperator::Divide => BinaryOp::Divide,
+            BinaryOperator::Modulo => BinaryOp::Modulo,
+            BinaryOperator::StringConcat => BinaryOp::Concat,
+            BinaryOperator::Gt => BinaryOp::Gt,
+            BinaryOperator::Lt => BinaryOp::Lt,
+            BinaryOperator::GtEq => BinaryOp::GtEq,
+            BinaryOperator::LtEq => BinaryOp::LtEq,
+            BinaryOperator::Eq => BinaryOp::Eq,
+            BinaryOperator::NotEq => BinaryOp::NotEq,
+            BinaryOperator::And => BinaryOp::And,
+            BinaryOperator::Or => BinaryOp::Or,
+            other => {
+                return Err(unsupported(format!(
+                    "operator {other} is not supported{}",
+                    at(e.span())
+                )));
+            }
+        };
+        let l = self.bind(left)?;
+        let r = self.bind(right)?;
+        let fold = |l, r| fold_binary(op, l, r).map_err(|m| bind_err(format!("{m}{}", at(e.span()))));
+        if op.is_comparison() {
+            return self.compare(op, l, r, e);
+        }
+        match op {
+            BinaryOp::And | BinaryOp::Or => {
+                let l = self.to_boolean(l, left, op.as_str())?;
+                let r = self.to_boolean(r, right, op.as_str())?;
+                fold(l, r)
+            }
+            BinaryOp::Concat => {
+                let l = self.to_string_operand(l)?;
+                let r = self.to_string_operand(r)?;
+                fold(l, r)
+            }
+            _ => {
+                let (l, r) = self.coerce_arithmetic(op, l, r, e)?;
+                fold(l, r)
+            }
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOperator, x: &ast::Expr, e: &ast::Expr) -> Result<Expr> {
+        let v = self.bind(x)?;
+        let t = canonical(&self.type_of(&v));
+        match op {
+            UnaryOperator::Not => Ok(fold_not(self.to_boolean(v, x, "NOT")?)),
+            UnaryOperator::Minus | UnaryOperator::Plus => {
+                if !is_numeric(&t) && t != DataType::Null {
+                    return Err(bind_err(format!(
+                        "Cannot apply unary {op} to type {} in \"{e}\"{}",
+                        sql_type_name(&t),
+                        at(e.span())
+                    )));
+                }
+                if op == UnaryOperator::Plus {
+                    return Ok(v);
+                }
+                let v = if t == DataType::Null {
+                    Expr::Literal(ScalarValue::Null(DataType::Int32))
+                } else {
+                    v
+                };
+                fold_negative(v).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+            }
+            other => Err(unsupported(format!(
+                "operator {other} is not supported{}",
+                at(e.span())
+            ))),
+        }
+    }
+
+    /// Converts a bound operand of AND/OR/NOT/WHERE to BOOLEAN.
+    fn to_boolean(&self, v: Expr, ast: &ast::Expr, what: &str) -> Result<Expr> {
+        match self.type_of(&v) {
+            DataType::Boolean => Ok(v),
+            DataType::Null => Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean))),
+            t => Err(bind_err(format!(
+                "argument of {what} must be type BOOLEAN, not type {}: \"{ast}\"{}",
+                sql_type_name(&t),
+                at(ast.span())
+            ))),
+        }
+    }
+
+    fn to_string_operand(&self, v: Expr) -> Result<Expr> {
+        let t = self.type_of(&v);
+        if t == DataType::Null {
+            return Ok(Expr::Literal(ScalarValue::Null(DataType::Utf8)));
+        }
+        cast_to(v, &t, &DataType::Utf8).map_err(bind_err)
+    }
+
+    /// Builds `l op r` for a comparison, coercing both sides to one type.
+    pub(crate) fn compare(&self, op: BinaryOp, l: Expr, r: Expr, e: &ast::Expr) -> Result<Expr> {
+        let (lt, rt) = (self.type_of(&l), self.type_of(&r));
+        let target = match (&l, &r) {
+            // A string literal takes the type of the other side.
+            (Expr::Literal(ScalarValue::Utf8(_)), _) if !is_string(&rt) => canonical(&rt),
+            (_, Expr::Literal(ScalarValue::Utf8(_))) if !is_string(&lt) => canonical(&lt),
+            _ => comparison_type(&lt, &rt).ok_or_else(|| {
+                bind_err(format!(
+                    "Cannot compare values of type {} and type {} in \"{e}\"{}",
+                    sql_type_name(&lt),
+                    sql_type_name(&rt),
+                    at(e.span())
+                ))
+            })?,
+        };
+        let target = if target == DataType::Null {
+            DataType::Boolean
+        } else {
+            target
+        };
+        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
+        let l = cast_to(l, &lt, &target).map_err(conv)?;
+        let r = cast_to(r, &rt, &target).map_err(conv)?;
+        fold_binary(op, l, r).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+    }
+
+    fn coerce_arithmetic(
+        &self,
+        op: BinaryOp,
+        l: Expr,
+        r: Expr,
+        e: &ast::Expr,
+    ) -> Result<(Expr, Expr)> {
+        let (lt, rt) = (self.type_of(&l), self.type_of(&r));
+        let mismatch = || {
+            bind_err(format!(
+                "Cannot apply operator {} to types {} and {} in \"{e}\"{}",
+                op.as_str(),
+                sql_type_name(&lt),
+                sql_type_name(&rt),
+                at(e.span())
+            ))
+        };
+        // A string literal takes the type of the other (numeric) side.
+        let (lt2, rt2) = match (&l, &r) {
+            (Expr::Literal(ScalarValue::Utf8(_)), _) if is_numeric(&canonical(&rt)) => {
+                (canonical(&rt), canonical(&rt))
+            }
+            (_, Expr::Literal(ScalarValue::Utf8(_))) if is_numeric(&canonical(&lt)) => {
+                (canonical(&lt), canonical(&lt))
+            }
+            _ => (lt.clone(), rt.clone()),
+        };
+        let (lt2, rt2) = arithmetic_operand_types(op, &lt2, &rt2).ok_or_else(mismatch)?;
+        if arithmetic_result_type(op, &lt2, &rt2).is_none() {
+            return Err(mismatch());
+        }
+        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
+        Ok((
+            cast_to(l, &lt, &lt2).map_err(conv)?,
+            cast_to(r, &rt, &rt2).map_err(conv)?,
+        ))
+    }
+
+    fn explicit_cast(&self, x: Expr, to: &DataType, e: &ast::Expr) -> Result<Expr> {
+        let t = self.type_of(&x);
+        if !can_cast(&t, to) {
+            return Err(bind_err(format!(
+                "Unimplemented type for cast ({} -> {}) in \"{e}\"{}",
+                sql_type_name(&t),
+                sql_type_name(to),
+                at(e.span())
+            )));
+        }
+        cast_to(x, &t, to).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+    }
+
+    fn in_list(
+        &mut self,
+        expr: &ast::Expr,
+        list: &[ast::Expr],
+        negated: bool,
+        e: &ast::Expr,
+    ) -> Result<Expr> {
+        let x = self.bind(expr)?;
+        let xt = self.type_of(&x);
+        let mut items = Vec::with_capacity(list.len());
+        for item in list {
+            match self.bind(item)? {
+                Expr::Literal(v) => items.push(v),
+                _ => {
+                    return Err(unsupported(format!(
+                        "IN list items must be constants, found \"{item}\"{}",
+                        at(item.span())
+                    )));
+                }
+            }
+        }
+        let mut target = canonical(&xt);
+        for v in &items {
+            let vt = v.data_type();
+            if matches!(v, ScalarValue::Utf8(_)) && !is_string(&target) && target != DataType::Null {
+                continue;
+            }
+            target = comparison_type(&target, &vt).ok_or_else(|| {
+                bind_err(format!(
+                    "Cannot compare values of type {} and type {} in \"{e}\"{}",
+                    sql_type_name(&xt),
+                    sql_type_name(&vt),
+                    at(e.span())
+                ))
+            })?;
+        }
+        if target == DataType::Null {
+            return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
+        }
+        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
+        let x = cast_to(x, &xt, &target).map_err(conv)?;
+        let items = items
+            .iter()
+            .map(|v| cast_scalar(v, &target).map_err(conv))
+            .collect::<Result<Vec<_>>>()?;
+        if let Expr::Literal(v) = &x {
+            let any_null = v.is_null() || items.iter().any(|i| i.is_null());
+            let found = !v.is_null() && items.iter().any(|i| i == v);
+            let b = if found {
+                Some(!negated)
+            } else if any_null {
+                None
+            } else {
+                Some(negated)
+            };
+            return Ok(Expr::Literal(
+                b.map_or(ScalarValue::Null(DataType::Boolean), ScalarValue::Boolean),
+            ));
+        }
+        Ok(Expr::InList {
+            expr: Box::new(x),
+            list: items,
+            negated,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)] // mirrors the two LIKE variants of the AST
+    fn like(
+        &mut self,
+        negated: bool,
+        any: bool,
+        case_insensitive: bool,
+        expr: &ast::Expr,
+        pattern: &ast::Expr,
+        escape: Option<&ast::Expr>,
+        e: &ast::Expr,
+    ) -> Result<Expr> {
+        if any {
+            return Err(unsupported(format!("LIKE ANY is not supported{}", at(e.span()))));
+        }
+        let x = self.bind(expr)?;
+        let xt = self.type_of(&x);
+        if !is_string(&xt) && xt != DataType::Null {
+            return Err(bind_err(format!(
+                "No function matches LIKE for type {}: \"{e}\" (cast it to VARCHAR){}",
+                sql_type_name(&xt),
+                at(e.span())
+            )));
+        }
+        let x = cast_to(x, &xt, &DataType::Utf8).map_err(bind_err)?;
+        let pattern = match self.bind(pattern)? {
+            Expr::Literal(ScalarValue::Utf8(p)) => p,
+            Expr::Literal(ScalarValue::Null(_)) => {
+                return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
+            }
+            _ => {
+                return Err(unsupported(format!(
+                    "LIKE patterns must be constant strings, found \"{pattern}\"{}",
+                    at(pattern.span())
+                )));
+            }
+        };
+        let escape = match escape {
+            None => None,
+            Some(esc) => match self.bind(esc)? {
+                Expr::Literal(ScalarValue::Utf8(s)) if s.chars().count() == 1 => s.chars().next(),
+                _ => {
+                    return Err(bind_err(format!(
+                        "LIKE ESCAPE must be a single character, found \"{esc}\"{}",
+                        at(esc.span())
+                    )));
+                }
+            },
+        };
+        if matches!(x, Expr::Literal(ScalarValue::Null(_))) {
+            return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
+        }
+        Ok(Expr::Like {
+            expr: Box::new(x),
+            pattern,
+            negated,
+            case_insensitive,
+            escape,
+        })
+    }
+
+    fn case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::CaseWhen],
+        else_result: Option<&ast::Expr>,
+        e: &ast::Expr,
+    ) -> Result<Expr> {
+        let operand = operand.map(|o| self.bind(o)).transpose()?;
+        let mut whens = Vec::with_capacity(conditions.len());
+        let mut values = Vec::with_capacity(conditions.len() + 1);
+        for cw in conditions {
+            let c = self.bind(&cw.condition)?;
+            let c = match &operand {
+                Some(o) => self.compare(BinaryOp::Eq, o.clone(), c, &cw.condition)?,
+                None => self.to_boolean(c, &cw.condition, "CASE WHEN")?,
+            };
+            whens.push(c);
+            values.push(self.bind(&cw.result)?);
+        }
+        let else_value = else_result.map(|x| self.bind(x)).transpose()?;
+        values.extend(else_value.clone());
+        let t = self.common_type(&values, e)?;
+        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
+        let mut when_then = Vec::with_capacity(whens.len());
+        for (c, v) in whens.into_iter().zip(values) {
+            let vt = self.type_of(&v);
+            let v = cast_to(v, &vt, &t).map_err(conv)?;
+            match c {
+                // A branch that can never be taken is dropped; one that is
+                // always taken ends the CASE.
+                Expr::Literal(ScalarValue::Boolean(false) | ScalarValue::Null(_)) => {}
+                Expr::Literal(ScalarValue::Boolean(true)) if when_then.is_empty() => return Ok(v),
+                c => when_then.push((c, v)),
+            }
+        }
+        let else_expr = match else_value {
+            Some(v) => {
+                let vt = self.type_of(&v);
+                Some(cast_to(v, &vt, &t).map_err(conv)?)
+            }
+            None => None,
+        };
+        if when_then.is_empty() {
+            return Ok(else_expr.unwrap_or(Expr::Literal(ScalarValue::Null(t))));
+        }
+        Ok(Expr::Case {
+            when_then,
+            else_expr: else_expr.map(Box::new),
+        })
+    }
+
+    /// The type CASE branches or COALESCE arguments share; string literals
+    /// adapt to the others.
+    fn common_type(&self, values: &[Expr], e: &ast::Expr) -> Result<DataType> {
+        let mut t = DataType::Null;
+        for v in values {
+            if matches!(v, Expr::Literal(ScalarValue::Utf8(_))) {
+                continue;
+            }
+            let vt = self.type_of(v);
+            t = comparison_type(&t, &vt).ok_or_else(|| {
+                bind_err(format!(
+                    "Cannot mix values of type {} and {} in \"{e}\"{}",
+                    sql_type_name(&t),
+                    sql_type_name(&vt),
+                    at(e.span())
+                ))
+            })?;
+        }
+        if t == DataType::Null && values.iter().any(|v| matches!(v, Expr::Literal(ScalarValue::Utf8(_)))) {
+            t = DataType::Utf8;
+        }
+        Ok(t)
+    }
+
+    fn function(&mut self, f: &ast::Function, e: &ast::Expr) -> Result<Expr> {
+        let name = match f.name.0.as_slice() {
+            [ast::ObjectNamePart::Identifier(id)] => id.value.to_ascii_lowercase(),
+            _ => {
+                return Err(unsupported(format!(
+                    "function {} is not supported{}",
+                    f.name,
+                    at(e.span())
+                )));
+            }
+        };
+        if f.over.is_some() {
+            return Err(unsupported(format!(
+                "window functions are not supported ({name} ... OVER){}",
+                at(e.span())
+            )));
+        }
+        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+            return Err(unsupported(format!(
+                "FILTER, WITHIN GROUP and IGNORE NULLS are not supported ({name}){}",
+                at(e.span())
+            )));
+        }
+        if !matches!(f.parameters, FunctionArguments::None) {
+            return Err(unsupported(format!("parametric function {name} is not supported")));
+        }
+        let (args, distinct) = match &f.args {
+            FunctionArguments::None => (Vec::new(), false),
+            FunctionArguments::Subquery(_) => {
+                return Err(unsupported(format!("subqueries are not supported{}", at(e.span()))));
+            }
+            FunctionArguments::List(list) => {
+                if !list.clauses.is_empty() {
+                    return Err(unsupported(format!(
+                        "clauses inside {name}(...) are not supported{}",
+                        at(e.span())
+                    )));
+                }
+                let mut args = Vec::with_capacity(list.args.len());
+                for a in &list.args {
+                    match a {
+                        FunctionArg::Unnamed(x) => args.push(x),
+                        _ => {
+                            return Err(unsupported(format!(
+                                "named arguments are not supported ({a} in {name}){}",
+                                at(e.span())
+                            )));
+                        }
+                    }
+                }
+                let distinct = list.duplicate_treatment == Some(DuplicateTreatment::Distinct);
+                (args, distinct)
+            }
+        };
+        let aggregate = match name.as_str() {
+            "count" => Some(AggregateFunction::Count),
+            "sum" => Some(AggregateFunction::Sum),
+            "avg" | "mean" => Some(AggregateFunction::Avg),
+            "min" => Some(AggregateFunction::Min),
+            "max" => Some(AggregateFunction::Max),
+            _ => None,
+        };
+        if let Some(func) = aggregate {
+            return self.aggregate(func, &name, &args, distinct, e);
+        }
+        if distinct {
+            return Err(bind_err(format!(
+                "DISTINCT is only allowed in aggregate functions, not {name}{}",
+                at(e.span())
+            )));
+        }
+        let mut bound = Vec::with_capacity(args.len());
+        for a in &args {
+            match a {
+                FunctionArgExpr::Expr(x) => bound.push(self.bind(x)?),
+                _ => {
+                    return Err(bind_err(format!(
+                        "* is not a valid argument of {name}{}",
+                        at(e.span())
+                    )));
+                }
+            }
+        }
+        let func = match name.as_str() {
+            "abs" => ScalarFunction::Abs,
+            "round" => ScalarFunction::Round,
+            "lower" | "lcase" => ScalarFunction::Lower,
+            "upper" | "ucase" => ScalarFunction::Upper,
+            "length" | "len" | "char_length" | "character_length" => ScalarFunction::Length,
+            "substr" | "substring" => ScalarFunction::Substr,
+            "coalesce" => ScalarFunction::Coalesce,
+            "date_part" | "datepart" => {
+                check_arg_count(&name, bound.len(), 2, 2, e)?;
+                let x = bound.pop().unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+                let part = match bound.pop() {
+                    Some(Expr::Literal(ScalarValue::Utf8(p))) => normalize_date_part(&p),
+                    _ => None,
+                };
+                let Some(part) = part else {
+                    return Err(bind_err(format!(
+                        "the first argument of date_part must be a constant naming one of {}{}",
+                        DATE_PARTS.join(", "),
+                        at(e.span())
+                    )));
+                };
+                return self.date_part(part, x, e);
+            }
+            _ if TABLE_FUNCTIONS.contains(&name.as_str()) => {
+                return Err(bind_err(format!(
+                    "{name} is a table function: use it in FROM{}",
+                    at(e.span())
+                )));
+            }
+            _ => {
+                let hint = match did_you_mean(&name, SCALAR_FUNCTIONS.iter().copied()) {
+                    Some(c) => format!(" Did you mean \"{c}\"?"),
+                    None => String::new(),
+                };
+                return Err(bind_err(format!(
+                    "Scalar Function with name {name} does not exist!{hint}{}",
+                    at(e.span())
+                )));
+            }
+        };
+        self.scalar_function(func, bound, e)
+    }
+
+    fn aggregate(
+        &mut self,
+        func: AggregateFunction,
+        name: &str,
+        args: &[&FunctionArgExpr],
+        distinct: bool,
+        e: &ast::Expr,
+    ) -> Result<Expr> {
+        if self.aggregates.is_none() {
+            return Err(bind_err(format!("{}: {e}{}", self.no_aggregates, at(e.span()))));
+        }
+        let star = matches!(args, [] | [FunctionArgExpr::Wildcard]);
+        let agg = if func == AggregateFunction::Count && star {
+            if distinct {
+                return Err(bind_err(format!("count(DISTINCT *) is not supported{}", at(e.span()))));
+            }
+            AggregateExpr {
+                func: AggregateFunction::CountStar,
+                arg: None,
+                distinct: false,
+            }
+        } else {
+            let [FunctionArgExpr::Expr(x)] = args else {
+                return Err(bind_err(format!(
+                    "{name}() takes exactly one argument, got {}: \"{e}\"{}",
+                    args.len(),
+                    at(e.span())
+                )));
+            };
+            let arg = self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
+            let t = self.type_of(&arg);
+            let want = canonical(&t);
+            let arg = cast_to(arg, &t, &want).map_err(bind_err)?;
+            if aggregate_result_type(func, Some(&want)).is_none() {
+                return Err(bind_err(format!(
+                    "No function matches the given name and argument types '{name}({})': \"{e}\"{}",
+                    sql_type_name(&t),
+                    at(e.span())
+                )));
+            }
+            AggregateExpr {
+                func,
+                arg: Some(arg),
+                distinct,
+            }
+        };
+        let input = self.scope.schema.fields().len();
+        let aggregates = self.aggregates.get_or_insert_with(Vec::new);
+        let k = match aggregates.iter().position(|a| *a == agg) {
+            Some(k) => k,
+            None => {
+                let arg_type = agg.arg.as_ref().map(|a| a.data_type(&self.types));
+                let t = aggregate_result_type(agg.func, arg_type.as_ref()).unwrap_or(DataType::Null);
+                let nullable = !matches!(agg.func, AggregateFunction::Count | AggregateFunction::CountStar);
+                let mut fields: Vec<_> = self.types.fields().iter().cloned().collect();
+                fields.push(Field::new(agg.to_string(), t, nullable).into());
+                self.types = Schema::new(fields);
+                aggregates.push(agg);
+                aggregates.len() - 1
+            }
+        };
+        let name = self.types.field(input + k).name().clone();
+        Ok(Expr::column(input + k, name))
+    }
+
+    fn scalar_function(&self, func: ScalarFunction, mut args: Vec<Expr>, e: &ast::Expr) -> Result<Expr> {
+        let name = func.name();
+        let types: Vec<DataType> = args.iter().map(|a| canonical(&self.type_of(a))).collect();
+        let bad_type = |i: usize, want: &str| {
+            bind_err(format!(
+                "{name}() argument {} must be {want}, not {}: \"{e}\"{}",
+                i + 1,
+                sql_type_name(&types[i]),
+                at(e.span())
+            ))
+        };
+        let null = DataType::Null;
+        match func {
+            ScalarFunction::Abs => {
+                check_arg_count(name, args.len(), 1, 1, e)?;
+                if !is_numeric(&types[0]) && types[0] != null {
+                    return Err(bad_type(0, "numeric"));
+                }
+            }
+            ScalarFunction::Round => {
+                check_arg_count(name, args.len(), 1, 2, e)?;
+                if !is_numeric(&types[0]) && types[0] != null {
+                    return Err(bad_type(0, "numeric"));
+                }
+                if args.len() == 2 {
+                    match &args[1] {
+                        Expr::Literal(v) if v.data_type().is_integer() => {
+                            args[1] = Expr::Literal(cast_scalar(v, &DataType::Int32).map_err(bind_err)?);
+                        }
+                        _ => return Err(bad_type(1, "an integer constant")),
+                    }
+                }
+            }
+            ScalarFunction::Lower | ScalarFunction::Upper | ScalarFunction::Length => {
+                check_arg_count(name, args.len(), 1, 1, e)?;
+                if types[0] != DataType::Utf8 && types[0] != null {
+                    return Err(bad_type(0, "VARCHAR"));
+                }
+            }
+            ScalarFunction::Substr => {
+                check_arg_count(name, args.len(), 2, 3, e)?;
+                if types[0] != DataType::Utf8 && types[0] != null {
+                    return Err(bad_type(0, "VARCHAR"));
+                }
+                for i in 1..args.len() {
+                    if !types[i].is_integer() && types[i] != null {
+                        return Err(bad_type(i, "an integer"));
+                    }
+                }
+            }
+            ScalarFunction::Coalesce => {
+                check_arg_count(name, args.len(), 1, usize::MAX, e)?;
+                let t = self.common_type(&args, e)?;
+                let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
+                let mut out = Vec::with_capacity(args.len());
+                for a in args {
+                    let at_ = self.type_of(&a);
+                    // A non-NULL constant ends the list.
+                    let stop = matches!(&a, Expr::Literal(v) if !v.is_null());
+                    out.push(cast_to(a, &at_, &t).map_err(conv)?);
+                    if stop {
+                        break;
+                    }
+                }
+                if out.len() == 1 {
+                    return Ok(out.remove(0));
+                }
+                return Ok(Expr::Function { func, args: out });
+            }
+            ScalarFunction::DatePart => {}
+        }
+        // Canonical argument types: VARCHAR for strings, BIGINT positions.
+        let want: Vec<DataType> = match func {
+            ScalarFunction::Substr => (0..args.len())
+                .map(|i| if i == 0 { DataType::Utf8 } else { DataType::Int64 })
+                .collect(),
+            ScalarFunction::Lower | ScalarFunction::Upper | ScalarFunction::Length => vec![DataType::Utf8],
+            _ => types
+                .iter()
+                .map(|t| if *t == null { DataType::Int32 } else { t.clone() })
+                .collect(),
+        };
+        let args = args
+            .into_iter()
+            .zip(want)
+            .map(|(a, w)| {
+                let t = self.type_of(&a);
+                cast_to(a, &t, &w).map_err(bind_err)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Expr::Function { func, args })
+    }
+
+    fn date_part(&self, part: String, x: Expr, e: &ast::Expr) -> Result<Expr> {
+        let xt = canonical(&self.type_of(&x));
+        let x = match (&x, &xt) {
+            (Expr::Literal(ScalarValue::Utf8(s)), _) => {
+                let v = ScalarValue::Utf8(s.clone());
+                let lit = cast_scalar(&v, &DataType::Date32)
+                    .or_else(|_| cast_scalar(&v, &timestamp_type()))
+                    .map_err(|m| bind_err(format!("{m}{}", at(e.span()))))?;
+                Expr::Literal(lit)
+            }
+            (_, DataType::Date32 | DataType::Timestamp(..)) => {
+                let t = self.type_of(&x);
+                cast_to(x, &t, &xt).map_err(bind_err)?
+            }
+            (_, DataType::Null) => Expr::Literal(ScalarValue::Null(DataType::Date32)),
+            _ => {
+                return Err(bind_err(format!(
+                    "date_part/EXTRACT needs a DATE or TIMESTAMP, not {}: \"{e}\"{}",
+                    sql_type_name(&xt),
+                    at(e.span())
+                )));
+            }
+        };
+        Ok(Expr::Function {
+            func: ScalarFunction::DatePart,
+            args: vec![Expr::Literal(ScalarValue::Utf8(part)), x],
+        })
+    }
+}
+
+fn check_arg_count(name: &str, n: usize, min: usize, max: usize, e: &ast::Expr) -> Result<()> {
+    if n < min || n > max {
+        let want = if min == max {
+            format!("{min}")
+        } else if max == usize::MAX {
+            format!("at least {min}")
+        } else {
+            format!("{min} to {max}")
+        };
+        return Err(bind_err(format!(
+            "{name}() takes {want} arguments but {n} were given: \"{e}\"{}",
+            at(e.span())
+        )));
+    }
+    Ok(())
+}
+
+/// A constant from the AST.
+fn literal(v: &Value, e: &ast::Expr) -> Result<Expr> {
+    let s = match v {
+        Value::Number(n, _) => {
+            return number_literal(n)
+                .map(Expr::Literal)
+                .ok_or_else(|| bind_err(format!("invalid number {n}{}", at(e.span()))));
+        }
+        Value::Boolean(b) => ScalarValue::Boolean(*b),
+        Value::Null => ScalarValue::Null(DataType::Null),
+        Value::SingleQuotedString(s)
+        | Value::DoubleQuotedString(s)
+        | Value::EscapedStringLiteral(s)
+        | Value::NationalStringLiteral(s)
+        | Value::TripleSingleQuotedString(s)
+        | Value::TripleDoubleQuotedString(s) => ScalarValue::Utf8(s.clone()),
+        Value::Placeholder(p) => {
+            return Err(unsupported(format!(
+                "prepared statement parameters are not supported ({p}){}",
+                at(e.span())
+            )));
+        }
+        other => {
+            return Err(unsupported(format!(
+                "literal {other} is not supported{}",
+                at(e.span())
+            )));
+        }
+    };
+    Ok(Expr::Literal(s))
+}
+
+fn extract_field(f: &DateTimeField) -> Option<String> {
+    use DateTimeField as F;
+    Some(
+        match f {
+            F::Year | F::Years => "year",
+            F::Month | F::Months => "month",
+            F::Day | F::Days => "day",
+            F::Hour | F::Hours => "hour",
+            F::Minute | F::Minutes => "minute",
+            F::Second | F::Seconds => "second",
+            F::Dow | F::DayOfWeek => "dow",
+            F::Doy | F::DayOfYear => "doy",
+            F::Quarter => "quarter",
+            F::Week(None) | F::Weeks => "week",
+            F::Epoch => "epoch",
+            F::Custom(id) => return normalize_date_part(&id.value),
+            _ => return None,
+        }
+        .to_string(),
+    )
+}
+
+fn normalize_date_part(p: &str) -> Option<String> {
+    let p = p.trim().to_ascii_lowercase();
+    let p = match p.as_str() {
+        "dayofweek" | "weekday" => "dow".to_string(),
+        "dayofyear" => "doy".to_string(),
+        _ => p,
+    };
+    if DATE_PARTS.contains(&p.as_str()) {
+        return Some(p);
+    }
+    let singular = p.strip_suffix('s')?;
+    DATE_PARTS.contains(&singular).then(|| singular.to_string())
+}
+
+fn is_numeric(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal128(..)
+    )
+}
+
+fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}

@@ -1,0 +1,597 @@
+//! The SQL binder: sqlparser statements to planned [`Statement`]s.
+//!
+//! `mod.rs` holds the entry point and the non-query statements;
+//! `query.rs` binds SELECT, `expr.rs` expressions, and `coerce.rs` holds
+//! the typing rules and constant folding.
+
+mod coerce;
+mod expr;
+mod query;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashSet;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use sqlparser::ast::{self, ColumnOption, ExactNumberInfo, ObjectName, ObjectType, Spanned};
+use sqlparser::dialect::DuckDbDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Span;
+
+use self::coerce::{can_cast, cast_scalar, cast_to};
+use self::expr::{ExprBinder, Scope};
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::expr::Expr;
+use crate::plan::{FileFormat, LogicalPlan, Statement};
+use crate::scalar::ScalarValue;
+use crate::types::{sql_type_name, timestamp_type};
+
+/// Parses `sql` (one or more statements separated by `;`) in the DuckDB
+/// dialect and plans each statement against `catalog`.
+///
+/// Statements are planned in order, and each sees the tables created and
+/// dropped by the ones before it, so a script such as
+/// `CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1); SELECT * FROM t`
+/// plans as a whole. The catalog itself is never changed: running the
+/// statements is the caller's job. Empty input gives no statements.
+///
+/// # Errors
+/// [`Error::Parse`] if the text does not parse, [`Error::Bind`] for an
+/// unknown name or a type error, [`Error::Unsupported`] for valid SQL
+/// that Weir does not run, and [`Error::Catalog`] if a file's schema
+/// cannot be read. The first failing statement stops planning.
+pub fn plan_sql(sql: &str, catalog: &dyn Catalog) -> Result<Vec<Statement>> {
+    let statements = Parser::parse_sql(&DuckDbDialect {}, sql)?;
+    let mut binder = Binder {
+        catalog,
+        overrides: Vec::new(),
+    };
+    statements
+        .iter()
+        .map(|s| binder.statement(s))
+        .collect()
+}
+
+/// Plans statements over the catalog plus the effects of earlier
+/// statements of the same script.
+pub(crate) struct Binder<'a> {
+    catalog: &'a dyn Catalog,
+    /// Tables created (`Some`) or dropped (`None`) by earlier statements;
+    /// the last entry for a name wins.
+    overrides: Vec<(String, Option<SchemaRef>)>,
+}
+
+impl Binder<'_> {
+    fn table_schema(&self, name: &str) -> Option<SchemaRef> {
+        match self
+            .overrides
+            .iter()
+            .rev()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
+            Some((_, schema)) => schema.clone(),
+            None => self.catalog.table_schema(name),
+        }
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .catalog
+            .table_names()
+            .into_iter()
+            .filter(|n| self.table_schema(n).is_some())
+            .collect();
+        for (n, _) in &self.overrides {
+            if self.table_schema(n).is_some() && !names.iter().any(|m| m.eq_ignore_ascii_case(n)) {
+                names.push(n.clone());
+            }
+        }
+        names
+    }
+
+    /// The table's schema and its name as the catalog spells it.
+    pub(crate) fn lookup_table(&self, name: &ast::Ident) -> Result<(String, SchemaRef)> {
+        match self.table_schema(&name.value) {
+            Some(schema) => {
+                let canonical = self
+                    .table_names()
+                    .into_iter()
+                    .find(|n| n.eq_ignore_ascii_case(&name.value))
+                    .unwrap_or_else(|| name.value.clone());
+                Ok((canonical, schema))
+            }
+            None => Err(self.no_such_table(name)),
+        }
+    }
+
+    fn no_such_table(&self, name: &ast::Ident) -> Error {
+        let names = self.table_names();
+        let hint = match did_you_mean(&name.value, names.iter().map(String::as_str)) {
+            Some(c) => format!(" Did you mean \"{c}\"?"),
+            None => String::new(),
+        };
+        bind_err(format!(
+            "Table with name {} does not exist!{hint}{}",
+            name.value,
+            at(name.span)
+        ))
+    }
+
+    /// The schema of a file read in place.
+    pub(crate) fn file_schema(&self, path: &str, format: FileFormat) -> Result<SchemaRef> {
+        self.catalog.file_schema(path, format).map_err(Error::Catalog)
+    }
+
+    fn statement(&mut self, s: &ast::Statement) -> Result<Statement> {
+        use ast::Statement as S;
+        match s {
+            S::Query(q) => Ok(Statement::Query(self.query(q)?)),
+            S::Explain {
+                describe_alias,
+                analyze,
+                statement,
+                ..
+            } => {
+                let S::Query(q) = statement.as_ref() else {
+                    return Err(unsupported(format!(
+                        "{describe_alias} of {} is not supported",
+                        statement_kind(statement)
+                    )));
+                };
+                let plan = self.query(q)?;
+                if *describe_alias == ast::DescribeAlias::Explain {
+                    Ok(Statement::Explain {
+                        analyze: *analyze,
+                        plan,
+                    })
+                } else {
+                    Ok(Statement::Describe {
+                        name: q.to_string(),
+                        schema: plan.schema(),
+                    })
+                }
+            }
+            S::ExplainTable { table_name, .. } => {
+                let id = single_name(table_name)?;
+                if id.quote_style == Some('\'') {
+                    let format = format_from_extension(&id)?;
+                    let schema = self.file_schema(&id.value, format)?;
+                    return Ok(Statement::Describe {
+                        name: id.value.clone(),
+                        schema,
+                    });
+                }
+                let (name, schema) = self.lookup_table(id)?;
+                Ok(Statement::Describe { name, schema })
+            }
+            S::ShowTables { .. } => Ok(Statement::ShowTables),
+            S::CreateTable(ct) => self.create_table(ct),
+            S::Insert(ins) => self.insert(ins),
+            S::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => {
+                if *object_type != ObjectType::Table {
+                    return Err(unsupported(format!("DROP {object_type} is not supported")));
+                }
+                let [name] = names.as_slice() else {
+                    return Err(unsupported("DROP TABLE of several tables is not supported"));
+                };
+                let id = single_name(name)?;
+                let name = match self.lookup_table(id) {
+                    Ok((name, _)) => name,
+                    Err(_) if *if_exists => id.value.clone(),
+                    Err(e) => return Err(e),
+                };
+                self.overrides.push((name.clone(), None));
+                Ok(Statement::DropTable {
+                    name,
+                    if_exists: *if_exists,
+                })
+            }
+            other => Err(unsupported(format!(
+                "{} statements are not supported",
+                statement_kind(other)
+            ))),
+        }
+    }
+
+    fn create_table(&mut self, ct: &ast::CreateTable) -> Result<Statement> {
+        let id = single_name(&ct.name)?;
+        let name = id.value.clone();
+        if ct.like.is_some() || ct.clone.is_some() {
+            return Err(unsupported("CREATE TABLE ... LIKE/CLONE is not supported"));
+        }
+        if !ct.constraints.is_empty() {
+            return Err(unsupported(format!(
+                "table constraints are not supported ({})",
+                ct.constraints[0]
+            )));
+        }
+        if ct.or_replace && ct.if_not_exists {
+            return Err(bind_err(
+                "CREATE TABLE cannot have both OR REPLACE and IF NOT EXISTS",
+            ));
+        }
+        if self.table_schema(&name).is_some() && !ct.or_replace && !ct.if_not_exists {
+            return Err(bind_err(format!(
+                "Table with name {name} already exists!{}",
+                at(id.span)
+            )));
+        }
+        let (statement, schema) = if let Some(q) = &ct.query {
+            if !ct.columns.is_empty() {
+                return Err(unsupported(
+                    "a column list with CREATE TABLE ... AS is not supported",
+                ));
+            }
+            let plan = self.query(q)?;
+            let schema = plan.schema();
+            let statement = Statement::CreateTableAs {
+                name: name.clone(),
+                plan,
+                if_not_exists: ct.if_not_exists,
+                or_replace: ct.or_replace,
+            };
+            (statement, schema)
+        } else {
+            if ct.columns.is_empty() {
+                return Err(bind_err(format!("CREATE TABLE {name} needs at least one column")));
+            }
+            let mut seen = HashSet::new();
+            let mut fields = Vec::with_capacity(ct.columns.len());
+            for c in &ct.columns {
+                if !seen.insert(c.name.value.to_ascii_lowercase()) {
+                    return Err(bind_err(format!(
+                        "Column with name {} already exists!{}",
+                        c.name.value,
+                        at(c.name.span)
+                    )));
+                }
+                let mut nullable = true;
+                for o in &c.options {
+                    match &o.option {
+                        ColumnOption::NotNull => nullable = false,
+                        ColumnOption::Null => nullable = true,
+                        other => {
+                            return Err(unsupported(format!(
+                                "column constraint {other} is not supported (column {})",
+                                c.name.value
+                            )));
+                        }
+                    }
+                }
+                let t = data_type_from_sql(&c.data_type)?;
+                fields.push(Field::new(c.name.value.clone(), t, nullable));
+            }
+            let schema = SchemaRef::new(Schema::new(fields));
+            let statement = Statement::CreateTable {
+                name: name.clone(),
+                schema: schema.clone(),
+                if_not_exists: ct.if_not_exists,
+                or_replace: ct.or_replace,
+            };
+            (statement, schema)
+        };
+        if self.table_schema(&name).is_none() || ct.or_replace {
+            self.overrides.push((name, Some(schema)));
+        }
+        Ok(statement)
+    }
+
+    fn insert(&mut self, ins: &ast::Insert) -> Result<Statement> {
+        let ast::TableObject::TableName(table) = &ins.table else {
+            return Err(unsupported("INSERT INTO a table function is not supported"));
+        };
+        if ins.or.is_some()
+            || ins.ignore
+            || ins.overwrite
+            || ins.partitioned.is_some()
+            || !ins.after_columns.is_empty()
+            || ins.on.is_some()
+            || ins.returning.is_some()
+            || ins.replace_into
+            || !ins.assignments.is_empty()
+        {
+            return Err(unsupported(
+                "INSERT options (OR REPLACE, ON CONFLICT, RETURNING, SET, ...) are not supported",
+            ));
+        }
+        let id = single_name(table)?;
+        let (name, schema) = self.lookup_table(id)?;
+        // Target position in the table of each source column.
+        let targets: Vec<usize> = if ins.columns.is_empty() {
+            (0..schema.fields().len()).collect()
+        } else {
+            let mut out = Vec::with_capacity(ins.columns.len());
+            for c in &ins.columns {
+                let Some(ast::ObjectNamePart::Identifier(cid)) = c.0.last() else {
+                    return Err(unsupported(format!("column {c} is not supported")));
+                };
+                let scope = Scope {
+                    qualifier: None,
+                    schema: schema.clone(),
+                };
+                let Some(i) = scope.find(&cid.value) else {
+                    let names = schema.fields().iter().map(|f| f.name().as_str());
+                    let hint = match did_you_mean(&cid.value, names) {
+                        Some(c) => format!(" Did you mean \"{c}\"?"),
+                        None => String::new(),
+                    };
+                    return Err(bind_err(format!(
+                        "Table \"{name}\" does not have a column with name \"{}\"!{hint}{}",
+                        cid.value,
+                        at(cid.span)
+                    )));
+                };
+                if out.contains(&i) {
+                    return Err(bind_err(format!(
+                        "Duplicate column name \"{}\" in INSERT{}",
+                        cid.value,
+                        at(cid.span)
+                    )));
+                }
+                out.push(i);
+            }
+            out
+        };
+        let Some(source) = &ins.source else {
+            return Err(unsupported("INSERT without VALUES or SELECT is not supported"));
+        };
+        let count_error = |n: usize| {
+            bind_err(format!(
+                "table {name} has {} columns but {n} values were supplied",
+                targets.len()
+            ))
+        };
+        let plain_values = match source.body.as_ref() {
+            ast::SetExpr::Values(v) if source.order_by.is_none() && source.limit_clause.is_none() => {
+                Some(v)
+            }
+            _ => None,
+        };
+        let plan = if let Some(values) = plain_values {
+            let scope = Scope::empty();
+            let mut rows = Vec::with_capacity(values.rows.len());
+            for row in &values.rows {
+                if row.len() != targets.len() {
+                    return Err(count_error(row.len()));
+                }
+                let mut out: Vec<ScalarValue> = schema
+                    .fields()
+                    .iter()
+                    .map(|f| ScalarValue::Null(f.data_type().clone()))
+                    .collect();
+                for (e, &t) in row.iter().zip(&targets) {
+                    let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed in VALUES");
+                    let field = schema.field(t);
+                    let v = match eb.bind(e)? {
+                        Expr::Literal(v) => v,
+                        _ => {
+                            return Err(unsupported(format!(
+                                "VALUES items must be constant expressions, found \"{e}\"{}",
+                                at(e.span())
+                            )));
+                        }
+                    };
+                    if !can_cast(&v.data_type(), field.data_type()) {
+                        return Err(bind_err(format!(
+                            "cannot insert a value of type {} into column {} of type {}{}",
+                            sql_type_name(&v.data_type()),
+                            field.name(),
+                            sql_type_name(field.data_type()),
+                            at(e.span())
+                        )));
+                    }
+                    out[t] = cast_scalar(&v, field.data_type()).map_err(|m| {
+                        bind_err(format!("{m} (column {}){}", field.name(), at(e.span())))
+                    })?;
+                }
+                for (v, f) in out.iter().zip(schema.fields()) {
+                    if v.is_null() && !f.is_nullable() {
+                        return Err(bind_err(format!(
+                            "NOT NULL constraint failed: {name}.{}",
+                            f.name()
+                        )));
+                    }
+                }
+                rows.push(out);
+            }
+            LogicalPlan::Values {
+                rows,
+                schema: schema.clone(),
+            }
+        } else {
+            let plan = self.query(source)?;
+            let input = plan.schema();
+            if input.fields().len() != targets.len() {
+                return Err(count_error(input.fields().len()));
+            }
+            let mut exprs = Vec::with_capacity(schema.fields().len());
+            for (i, f) in schema.fields().iter().enumerate() {
+                let e = match targets.iter().position(|&t| t == i) {
+                    Some(j) => {
+                        let from = input.field(j).data_type();
+                        if !can_cast(from, f.data_type()) {
+                            return Err(bind_err(format!(
+                                "cannot insert a value of type {} into column {} of type {}",
+                                sql_type_name(from),
+                                f.name(),
+                                sql_type_name(f.data_type())
+                            )));
+                        }
+                        let col = Expr::column(j, input.field(j).name().clone());
+                        cast_to(col, from, f.data_type()).map_err(bind_err)?
+                    }
+                    None if !f.is_nullable() => {
+                        return Err(bind_err(format!(
+                            "NOT NULL constraint failed: {name}.{}",
+                            f.name()
+                        )));
+                    }
+                    None => Expr::Literal(ScalarValue::Null(f.data_type().clone())),
+                };
+                exprs.push(e);
+            }
+            let identity = input.fields().len() == schema.fields().len()
+                && exprs
+                    .iter()
+                    .enumerate()
+                    .all(|(i, e)| matches!(e, Expr::Column(c) if c.index == i))
+                && input
+                    .fields()
+                    .iter()
+                    .zip(schema.fields())
+                    .all(|(a, b)| a.name() == b.name());
+            if identity {
+                plan
+            } else {
+                LogicalPlan::Projection {
+                    input: Box::new(plan),
+                    exprs,
+                    schema: schema.clone(),
+                }
+            }
+        };
+        Ok(Statement::Insert { table: name, plan })
+    }
+}
+
+/// A binder error.
+pub(crate) fn bind_err(msg: impl Into<String>) -> Error {
+    Error::Bind(msg.into())
+}
+
+/// An unsupported-construct error.
+pub(crate) fn unsupported(msg: impl Into<String>) -> Error {
+    Error::Unsupported(msg.into())
+}
+
+/// ` at line L, column C` for a known span, else nothing.
+pub(crate) fn at(span: Span) -> String {
+    if span.start.line == 0 {
+        String::new()
+    } else {
+        format!(" at line {}, column {}", span.start.line, span.start.column)
+    }
+}
+
+/// The candidate closest to `name` by edit distance (case-insensitive), if
+/// close enough to be a likely typo.
+pub(crate) fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+    let name = name.to_ascii_lowercase();
+    let limit = 2.max(name.chars().count() / 3);
+    candidates
+        .map(|c| (edit_distance(&name, &c.to_ascii_lowercase()), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = Vec::with_capacity(b.len() + 1);
+        cur.push(i + 1);
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The one identifier of a table name (`main.t` and the like are not
+/// supported).
+pub(crate) fn single_name(name: &ObjectName) -> Result<&ast::Ident> {
+    match name.0.as_slice() {
+        [ast::ObjectNamePart::Identifier(id)] => Ok(id),
+        _ => Err(unsupported(format!(
+            "qualified name {name} is not supported{}",
+            at(name.span())
+        ))),
+    }
+}
+
+/// The format of `'path'` in FROM or DESCRIBE, by its extension.
+pub(crate) fn format_from_extension(id: &ast::Ident) -> Result<FileFormat> {
+    let lower = id.value.to_ascii_lowercase();
+    if lower.ends_with(".csv") {
+        Ok(FileFormat::Csv)
+    } else if lower.ends_with(".parquet") {
+        Ok(FileFormat::Parquet)
+    } else {
+        Err(bind_err(format!(
+            "cannot tell the format of file '{}' from its extension (expected .csv or .parquet); \
+             use read_csv('...') or read_parquet('...'){}",
+            id.value,
+            at(id.span)
+        )))
+    }
+}
+
+/// An Arrow type for a SQL type name.
+pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
+    use ast::DataType as D;
+    Ok(match t {
+        D::Boolean | D::Bool => DataType::Boolean,
+        D::Int(_) | D::Integer(_) | D::Int4(_) | D::Signed | D::SignedInteger => DataType::Int32,
+        D::BigInt(_) | D::Int8(_) | D::Int64 => DataType::Int64,
+        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 | D::Float(_) | D::Real
+        | D::Float4 | D::Float32 => DataType::Float64,
+        D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
+            let (p, s) = match info {
+                ExactNumberInfo::None => (18, 3),
+                ExactNumberInfo::Precision(p) => (*p, 0),
+                ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s),
+            };
+            if !(1..=38).contains(&p) {
+                return Err(bind_err(format!("DECIMAL width must be between 1 and 38, got {p} in {t}")));
+            }
+            if s < 0 || s as u64 > p {
+                return Err(bind_err(format!(
+                    "DECIMAL scale must be between 0 and the width {p}, got {s} in {t}"
+                )));
+            }
+            DataType::Decimal128(p as u8, s as i8)
+        }
+        D::Varchar(_) | D::Text | D::String(_) | D::Char(_) | D::Character(_)
+        | D::CharacterVarying(_) | D::CharVarying(_) | D::Nvarchar(_) => DataType::Utf8,
+        D::Date => DataType::Date32,
+        D::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone)
+        | D::Datetime(_)
+        | D::TimestampNtz(_) => timestamp_type(),
+        D::Custom(name, args) if args.is_empty() => {
+            match name.to_string().to_ascii_lowercase().as_str() {
+                "int32" => DataType::Int32,
+                "long" => DataType::Int64,
+                "bpchar" => DataType::Utf8,
+                _ => return Err(unsupported(format!("type {t} is not supported"))),
+            }
+        }
+        other => {
+            return Err(unsupported(format!(
+                "type {other} is not supported (supported: BOOLEAN, INTEGER, BIGINT, DOUBLE, \
+                 DECIMAL(p,s), VARCHAR, DATE, TIMESTAMP)"
+            )));
+        }
+    })
+}
+
+/// The first keywords of a statement, naming its kind in errors.
+fn statement_kind(s: &ast::Statement) -> String {
+    let text = s.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(2).collect();
+    match words.as_slice() {
+        [a, b] if matches!(a.to_ascii_uppercase().as_str(), "CREATE" | "ALTER" | "DROP" | "SHOW") => {
+            format!("{a} {b}").to_ascii_uppercase()
+        }
+        [a, ..] => a.to_ascii_uppercase(),
+        [] => "empty".into(),
+    }
+}

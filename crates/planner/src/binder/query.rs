@@ -1,0 +1,941 @@
+//! Binding queries: FROM, WHERE, GROUP BY, HAVING, SELECT, DISTINCT,
+//! ORDER BY, LIMIT, in the canonical plan shape of `plan.rs`.
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use sqlparser::ast::{
+    self, FunctionArg, FunctionArgExpr, LimitClause, OrderByKind, SelectItem, SetExpr, Spanned,
+    TableFactor, Value, WildcardAdditionalOptions,
+};
+
+use super::coerce::{cast_scalar, comparison_type};
+use super::expr::{ExprBinder, Scope, TABLE_FUNCTIONS};
+use super::{Binder, at, bind_err, did_you_mean, format_from_extension, single_name, unsupported};
+use crate::error::Result;
+use crate::expr::Expr;
+use crate::plan::{FileFormat, LogicalPlan, SortKey, TableSource};
+use crate::scalar::ScalarValue;
+use crate::types::sql_type_name;
+
+/// The clauses of one SELECT.
+struct SelectParts<'q> {
+    distinct: bool,
+    /// `None` means `*` (for `VALUES` and `FROM t` without SELECT).
+    projection: Option<&'q [SelectItem]>,
+    selection: Option<&'q ast::Expr>,
+    group_by: &'q [ast::Expr],
+    having: Option<&'q ast::Expr>,
+}
+
+/// One output column of the SELECT list, after `*` expansion.
+struct Item<'q> {
+    kind: ItemKind<'q>,
+    name: String,
+    /// Named by `AS`.
+    aliased: bool,
+}
+
+enum ItemKind<'q> {
+    Ast(&'q ast::Expr),
+    /// A column of the scope (from `*` or `t.*`).
+    Column(usize),
+}
+
+/// What an ORDER BY term sorts on.
+enum SortTarget {
+    /// An output column of the SELECT list.
+    Output(usize),
+    /// An expression over the projection's input.
+    Expr(Expr),
+}
+
+impl Binder<'_> {
+    /// Plans a query.
+    pub(crate) fn query(&self, q: &ast::Query) -> Result<LogicalPlan> {
+        if q.with.is_some() {
+            return Err(unsupported(format!(
+                "WITH (common table expressions) is not supported{}",
+                at(q.span())
+            )));
+        }
+        if q.fetch.is_some() {
+            return Err(unsupported("FETCH FIRST is not supported; use LIMIT"));
+        }
+        if !q.locks.is_empty()
+            || q.for_clause.is_some()
+            || q.settings.is_some()
+            || q.format_clause.is_some()
+            || !q.pipe_operators.is_empty()
+        {
+            return Err(unsupported(
+                "FOR UPDATE, FOR XML/JSON, SETTINGS, FORMAT and pipe operators are not supported",
+            ));
+        }
+        let order_by: &[ast::OrderByExpr] = match &q.order_by {
+            None => &[],
+            Some(ob) => {
+                if ob.interpolate.is_some() {
+                    return Err(unsupported("ORDER BY ... INTERPOLATE is not supported"));
+                }
+                match &ob.kind {
+                    OrderByKind::Expressions(v) => v,
+                    OrderByKind::All(_) => return Err(unsupported("ORDER BY ALL is not supported")),
+                }
+            }
+        };
+        let limit = limit(q.limit_clause.as_ref())?;
+        match q.body.as_ref() {
+            SetExpr::Select(s) => self.select(s, order_by, limit),
+            SetExpr::Values(v) => {
+                let plan = values(v)?;
+                let scope = Scope {
+                    qualifier: None,
+                    schema: plan.schema(),
+                };
+                let parts = SelectParts {
+                    distinct: false,
+                    projection: None,
+                    selection: None,
+                    group_by: &[],
+                    having: None,
+                };
+                select_over(plan, &scope, parts, order_by, limit)
+            }
+            SetExpr::Query(inner) if order_by.is_empty() && limit == (0, None) => self.query(inner),
+            SetExpr::Query(inner) => Err(unsupported(format!(
+                "subqueries are not supported{}",
+                at(inner.span())
+            ))),
+            SetExpr::SetOperation { op, .. } => {
+                Err(unsupported(format!("{op} is not supported")))
+            }
+            other => Err(unsupported(format!("query {other} is not supported"))),
+        }
+    }
+
+    fn select(
+        &self,
+        s: &ast::Select,
+        order_by: &[ast::OrderByExpr],
+        limit: (usize, Option<usize>),
+    ) -> Result<LogicalPlan> {
+        let unsupported_clause = [
+            (s.top.is_some(), "TOP"),
+            (s.into.is_some(), "SELECT INTO"),
+            (!s.lateral_views.is_empty(), "LATERAL VIEW"),
+            (s.prewhere.is_some(), "PREWHERE"),
+            (!s.connect_by.is_empty(), "CONNECT BY"),
+            (!s.cluster_by.is_empty(), "CLUSTER BY"),
+            (!s.distribute_by.is_empty(), "DISTRIBUTE BY"),
+            (!s.sort_by.is_empty(), "SORT BY"),
+            (!s.named_window.is_empty(), "WINDOW (window functions)"),
+            (s.qualify.is_some(), "QUALIFY"),
+            (s.value_table_mode.is_some(), "SELECT AS VALUE/STRUCT"),
+            (s.exclude.is_some(), "EXCLUDE"),
+            (s.select_modifiers.is_some(), "SELECT modifiers"),
+            (!s.optimizer_hints.is_empty(), "optimizer hints"),
+        ];
+        if let Some((_, name)) = unsupported_clause.iter().find(|(bad, _)| *bad) {
+            return Err(unsupported(format!("{name} is not supported")));
+        }
+        let distinct = match &s.distinct {
+            None | Some(ast::Distinct::All) => false,
+            Some(ast::Distinct::Distinct) => true,
+            Some(ast::Distinct::On(_)) => return Err(unsupported("DISTINCT ON is not supported")),
+        };
+        let group_by: &[ast::Expr] = match &s.group_by {
+            ast::GroupByExpr::Expressions(exprs, modifiers) => {
+                if !modifiers.is_empty() {
+                    return Err(unsupported("GROUP BY ... WITH ROLLUP/CUBE/TOTALS is not supported"));
+                }
+                exprs
+            }
+            ast::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL is not supported")),
+        };
+        for g in group_by {
+            if matches!(g, ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_)) {
+                return Err(unsupported(format!("{g} (grouping sets) is not supported")));
+            }
+        }
+        let (plan, scope) = self.from(&s.from)?;
+        let parts = SelectParts {
+            distinct,
+            projection: match s.flavor {
+                ast::SelectFlavor::FromFirstNoSelect => None,
+                _ => Some(&s.projection),
+            },
+            selection: s.selection.as_ref(),
+            group_by,
+            having: s.having.as_ref(),
+        };
+        select_over(plan, &scope, parts, order_by, limit)
+    }
+
+    /// Plans the FROM clause: a Scan (or one empty row without FROM) and
+    /// the scope its columns are named in.
+    fn from(&self, from: &[ast::TableWithJoins]) -> Result<(LogicalPlan, Scope)> {
+        let twj = match from {
+            [] => {
+                let schema = SchemaRef::new(Schema::empty());
+                let plan = LogicalPlan::Values {
+                    rows: vec![vec![]],
+                    schema: schema.clone(),
+                };
+                return Ok((plan, Scope::empty()));
+            }
+            [one] => one,
+            [_, second, ..] => {
+                return Err(unsupported(format!(
+                    "FROM with several tables (a cross join) is not supported{}",
+                    at(second.relation.span())
+                )));
+            }
+        };
+        if let Some(j) = twj.joins.first() {
+            return Err(unsupported(format!(
+                "JOIN is not supported{}",
+                at(j.relation.span())
+            )));
+        }
+        let TableFactor::Table {
+            name,
+            alias,
+            args,
+            with_hints,
+            version,
+            with_ordinality,
+            partitions,
+            json_path,
+            sample,
+            index_hints,
+        } = &twj.relation
+        else {
+            let what = match &twj.relation {
+                TableFactor::Derived { .. } => "subqueries in FROM are".to_string(),
+                TableFactor::NestedJoin { .. } => "JOIN is".to_string(),
+                TableFactor::UNNEST { .. } => "UNNEST is".to_string(),
+                other => format!("{other} in FROM is"),
+            };
+            return Err(unsupported(format!(
+                "{what} not supported{}",
+                at(twj.relation.span())
+            )));
+        };
+        if !with_hints.is_empty()
+            || version.is_some()
+            || *with_ordinality
+            || !partitions.is_empty()
+            || json_path.is_some()
+            || sample.is_some()
+            || !index_hints.is_empty()
+        {
+            return Err(unsupported(format!(
+                "table options (hints, AS OF, WITH ORDINALITY, partitions, sampling) are not supported: {}",
+                twj.relation
+            )));
+        }
+        if let Some(a) = alias
+            && !a.columns.is_empty()
+        {
+            return Err(unsupported(format!(
+                "column aliases in FROM ({a}) are not supported{}",
+                at(a.name.span)
+            )));
+        }
+        let id = single_name(name)?;
+        let alias = alias.as_ref().map(|a| a.name.value.clone());
+        let (source, schema, default_qualifier) = if let Some(args) = args {
+            if args.settings.is_some() {
+                return Err(unsupported("SETTINGS in table functions are not supported"));
+            }
+            self.table_function(id, &args.args)?
+        } else if id.quote_style == Some('\'') {
+            let format = format_from_extension(id)?;
+            let schema = self.file_schema(&id.value, format)?;
+            let source = TableSource::File {
+                path: id.value.clone(),
+                format,
+            };
+            (source, schema, file_stem(&id.value))
+        } else {
+            let (canonical, schema) = self.lookup_table(id)?;
+            (TableSource::Table(canonical), schema, id.value.clone())
+        };
+        let scope = Scope {
+            qualifier: Some(alias.unwrap_or(default_qualifier)),
+            schema: schema.clone(),
+        };
+        Ok((LogicalPlan::Scan { source, schema }, scope))
+    }
+
+    fn table_function(
+        &self,
+        id: &ast::Ident,
+        args: &[FunctionArg],
+    ) -> Result<(TableSource, SchemaRef, String)> {
+        let name = id.value.to_ascii_lowercase();
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
+                return Err(unsupported(format!(
+                    "{name} option {a} is not supported{}",
+                    at(id.span)
+                )));
+            };
+            let scope = Scope::empty();
+            let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed here");
+            match eb.bind(e)? {
+                Expr::Literal(v) => values.push((v, e)),
+                _ => {
+                    return Err(bind_err(format!(
+                        "arguments of {name} must be constants, found \"{e}\"{}",
+                        at(e.span())
+                    )));
+                }
+            }
+        }
+        match name.as_str() {
+            "read_csv" | "read_csv_auto" | "read_parquet" => {
+                let format = if name == "read_parquet" {
+                    FileFormat::Parquet
+                } else {
+                    FileFormat::Csv
+                };
+                let path = match values.as_slice() {
+                    [(ScalarValue::Utf8(p), _)] => p.clone(),
+                    _ => {
+                        return Err(bind_err(format!(
+                            "{name} takes one argument, a file path string{}",
+                            at(id.span)
+                        )));
+                    }
+                };
+                let schema = self.file_schema(&path, format)?;
+                let stem = file_stem(&path);
+                Ok((TableSource::File { path, format }, schema, stem))
+            }
+            "range" | "generate_series" => {
+                let mut ints = Vec::with_capacity(values.len());
+                for (v, e) in &values {
+                    match v {
+                        ScalarValue::Int32(x) => ints.push(*x as i64),
+                        ScalarValue::Int64(x) => ints.push(*x),
+                        _ => {
+                            return Err(bind_err(format!(
+                                "arguments of {name} must be integer constants, found {} \"{e}\"{}",
+                                sql_type_name(&v.data_type()),
+                                at(e.span())
+                            )));
+                        }
+                    }
+                }
+                let (start, end, step) = match ints.as_slice() {
+                    [n] => (0, *n, 1),
+                    [a, b] => (*a, *b, 1),
+                    [a, b, s] => (*a, *b, *s),
+                    _ => {
+                        return Err(bind_err(format!(
+                            "{name} takes 1 to 3 integer arguments, got {}{}",
+                            ints.len(),
+                            at(id.span)
+                        )));
+                    }
+                };
+                if step == 0 {
+                    return Err(bind_err(format!(
+                        "{name} step must not be zero{}",
+                        at(id.span)
+                    )));
+                }
+                let stop = if name == "range" {
+                    Some(end)
+                } else if step > 0 {
+                    end.checked_add(1)
+                } else {
+                    end.checked_sub(1)
+                };
+                let Some(stop) = stop else {
+                    return Err(bind_err(format!(
+                        "{name} bound {end} is out of range{}",
+                        at(id.span)
+                    )));
+                };
+                let schema = SchemaRef::new(Schema::new(vec![Field::new(
+                    name.clone(),
+                    DataType::Int64,
+                    false,
+                )]));
+                Ok((TableSource::Series { start, stop, step }, schema, name))
+            }
+            _ => {
+                let hint = match did_you_mean(&name, TABLE_FUNCTIONS.iter().copied()) {
+                    Some(c) => format!(" Did you mean \"{c}\"?"),
+                    None => String::new(),
+                };
+                Err(bind_err(format!(
+                    "Table Function with name {name} does not exist!{hint}{}",
+                    at(id.span)
+                )))
+            }
+        }
+    }
+}
+
+/// Plans the clauses of a SELECT over its source `plan`.
+fn select_over(
+    plan: LogicalPlan,
+    scope: &Scope,
+    parts: SelectParts<'_>,
+    order_by: &[ast::OrderByExpr],
+    (offset, fetch): (usize, Option<usize>),
+) -> Result<LogicalPlan> {
+    let mut plan = plan;
+    if let Some(w) = parts.selection {
+        let mut eb = ExprBinder::new(scope, false, "WHERE clause cannot contain aggregates");
+        let predicate = eb.bind_predicate(w, "WHERE")?;
+        if predicate != Expr::Literal(ScalarValue::Boolean(true)) {
+            plan = LogicalPlan::Filter {
+                input: Box::new(plan),
+                predicate,
+            };
+        }
+    }
+    let items = expand_items(parts.projection, scope)?;
+    let mut eb = ExprBinder::new(scope, true, "");
+    const NO_AGG_GROUP: &str = "GROUP BY clause cannot contain aggregates";
+
+    // GROUP BY: expressions, output ordinals, or output aliases.
+    let mut group_by: Vec<Expr> = Vec::new();
+    for g in parts.group_by {
+        let e = if let Some(k) = ordinal(g, items.len(), "GROUP BY")? {
+            bind_item(&mut eb, &items[k], scope, NO_AGG_GROUP)?
+        } else if let Some(k) = alias_of(g, &items, scope, false) {
+            bind_item(&mut eb, &items[k], scope, NO_AGG_GROUP)?
+        } else {
+            eb.bind_without_aggregates(g, NO_AGG_GROUP)?
+        };
+        if !group_by.contains(&e) {
+            group_by.push(e);
+        }
+    }
+
+    let mut exprs = Vec::with_capacity(items.len());
+    for item in &items {
+        exprs.push(match item.kind {
+            ItemKind::Ast(e) => eb.bind(e)?,
+            ItemKind::Column(i) => Expr::column(i, scope.schema.field(i).name().clone()),
+        });
+    }
+    let having = parts
+        .having
+        .map(|h| eb.bind_predicate(h, "HAVING"))
+        .transpose()?;
+
+    let mut sort = Vec::with_capacity(order_by.len());
+    for ob in order_by {
+        if ob.with_fill.is_some() {
+            return Err(unsupported("ORDER BY ... WITH FILL is not supported"));
+        }
+        let asc = match &ob.options.sort {
+            None | Some(ast::OrderBySort::Asc) => true,
+            Some(ast::OrderBySort::Desc) => false,
+            Some(ast::OrderBySort::Using(op)) => {
+                return Err(unsupported(format!("ORDER BY ... USING {op} is not supported")));
+            }
+        };
+        let nulls_first = ob.options.nulls_first.unwrap_or(!asc);
+        let target = if let Some(k) = ordinal(&ob.expr, items.len(), "ORDER")? {
+            SortTarget::Output(k)
+        } else if let Some(k) = alias_of(&ob.expr, &items, scope, true) {
+            SortTarget::Output(k)
+        } else {
+            SortTarget::Expr(eb.bind(&ob.expr)?)
+        };
+        sort.push((target, asc, nulls_first));
+    }
+
+    let aggregating = !group_by.is_empty() || !eb.aggregates().is_empty() || having.is_some();
+    if aggregating {
+        let input_schema = plan.schema();
+        let n_input = input_schema.fields().len();
+        let mut fields: Vec<Field> = group_by
+            .iter()
+            .map(|g| {
+                Field::new(
+                    g.to_string(),
+                    g.data_type(&input_schema),
+                    nullable(g, &input_schema),
+                )
+            })
+            .collect();
+        fields.extend(
+            eb.type_schema().fields()[n_input..]
+                .iter()
+                .map(|f| f.as_ref().clone()),
+        );
+        let agg_schema = SchemaRef::new(Schema::new(fields));
+        let rewrite = |e: Expr| to_aggregate_output(e, &group_by, n_input, &agg_schema);
+        exprs = exprs.into_iter().map(rewrite).collect::<Result<_>>()?;
+        let having = having.map(rewrite).transpose()?;
+        for (target, _, _) in &mut sort {
+            if let SortTarget::Expr(e) = target {
+                *e = rewrite(std::mem::replace(e, Expr::Literal(ScalarValue::Null(DataType::Null))))?;
+            }
+        }
+        plan = LogicalPlan::Aggregate {
+            input: Box::new(plan),
+            group_by: group_by.clone(),
+            aggregates: eb.aggregates().to_vec(),
+            schema: agg_schema,
+        };
+        if let Some(predicate) = having
+            && predicate != Expr::Literal(ScalarValue::Boolean(true))
+        {
+            plan = LogicalPlan::Filter {
+                input: Box::new(plan),
+                predicate,
+            };
+        }
+    }
+
+    let input_schema = plan.schema();
+    let visible = exprs.len();
+    let mut fields: Vec<Field> = items
+        .iter()
+        .zip(&exprs)
+        .map(|(item, e)| {
+            Field::new(
+                item.name.clone(),
+                e.data_type(&input_schema),
+                nullable(e, &input_schema),
+            )
+        })
+        .collect();
+    let mut keys = Vec::with_capacity(sort.len());
+    for (target, asc, nulls_first) in sort {
+        let k = match target {
+            SortTarget::Output(k) => k,
+            SortTarget::Expr(e) => match exprs.iter().position(|x| *x == e) {
+                Some(k) => k,
+                None if parts.distinct => {
+                    return Err(bind_err(format!(
+                        "for SELECT DISTINCT, ORDER BY expressions must appear in the select list: {e}"
+                    )));
+                }
+                None => {
+                    fields.push(Field::new(
+                        format!("__sort_key_{}", exprs.len() - visible),
+                        e.data_type(&input_schema),
+                        nullable(&e, &input_schema),
+                    ));
+                    exprs.push(e);
+                    exprs.len() - 1
+                }
+            },
+        };
+        keys.push(SortKey {
+            expr: Expr::column(k, fields[k].name().clone()),
+            asc,
+            nulls_first,
+        });
+    }
+    let hidden = exprs.len() > visible;
+    let schema = SchemaRef::new(Schema::new(fields));
+    plan = LogicalPlan::Projection {
+        input: Box::new(plan),
+        exprs,
+        schema: schema.clone(),
+    };
+    if parts.distinct {
+        plan = LogicalPlan::Distinct {
+            input: Box::new(plan),
+        };
+    }
+    if !keys.is_empty() {
+        plan = LogicalPlan::Sort {
+            input: Box::new(plan),
+            keys,
+        };
+    }
+    if hidden {
+        let exprs = (0..visible)
+            .map(|i| Expr::column(i, schema.field(i).name().clone()))
+            .collect();
+        let schema = SchemaRef::new(Schema::new(schema.fields()[..visible].to_vec()));
+        plan = LogicalPlan::Projection {
+            input: Box::new(plan),
+            exprs,
+            schema,
+        };
+    }
+    if offset > 0 || fetch.is_some() {
+        plan = LogicalPlan::Limit {
+            input: Box::new(plan),
+            offset,
+            fetch,
+        };
+    }
+    Ok(plan)
+}
+
+/// Expands `*` and `t.*` and names every output column.
+fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Result<Vec<Item<'q>>> {
+    let all_columns = |out: &mut Vec<Item<'q>>| {
+        if scope.schema.fields().is_empty() {
+            return Err(bind_err("SELECT * with no tables specified is not valid"));
+        }
+        for (i, f) in scope.schema.fields().iter().enumerate() {
+            out.push(Item {
+                kind: ItemKind::Column(i),
+                name: f.name().clone(),
+                aliased: false,
+            });
+        }
+        Ok(())
+    };
+    let mut out = Vec::new();
+    let Some(projection) = projection else {
+        all_columns(&mut out)?;
+        return Ok(out);
+    };
+    for item in projection {
+        match item {
+            SelectItem::UnnamedExpr(e) => {
+                let name = match e {
+                    ast::Expr::Identifier(id) => column_name(scope, id),
+                    ast::Expr::CompoundIdentifier(ids) => match ids.last() {
+                        Some(id) => column_name(scope, id),
+                        None => e.to_string(),
+                    },
+                    _ => e.to_string(),
+                };
+                out.push(Item {
+                    kind: ItemKind::Ast(e),
+                    name,
+                    aliased: false,
+                });
+            }
+            SelectItem::ExprWithAlias { expr, alias } => out.push(Item {
+                kind: ItemKind::Ast(expr),
+                name: alias.value.clone(),
+                aliased: true,
+            }),
+            SelectItem::Wildcard(opts) => {
+                check_wildcard_options(opts)?;
+                all_columns(&mut out)?;
+            }
+            SelectItem::QualifiedWildcard(kind, opts) => {
+                check_wildcard_options(opts)?;
+                let q = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => single_name(n)?,
+                    ast::SelectItemQualifiedWildcardKind::Expr(e) => {
+                        return Err(unsupported(format!("{e}.* is not supported")));
+                    }
+                };
+                let ok = scope
+                    .qualifier
+                    .as_deref()
+                    .is_some_and(|s| s.eq_ignore_ascii_case(&q.value));
+                if !ok {
+                    let hint = match &scope.qualifier {
+                        Some(s) => format!(" Candidate tables: \"{s}\""),
+                        None => String::new(),
+                    };
+                    return Err(bind_err(format!(
+                        "Referenced table \"{}\" not found!{hint}{}",
+                        q.value,
+                        at(q.span)
+                    )));
+                }
+                all_columns(&mut out)?;
+            }
+            SelectItem::ExprWithAliases { .. } => {
+                return Err(unsupported(format!("{item} is not supported")));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn check_wildcard_options(o: &WildcardAdditionalOptions) -> Result<()> {
+    if o.opt_ilike.is_some()
+        || o.opt_exclude.is_some()
+        || o.opt_except.is_some()
+        || o.opt_replace.is_some()
+        || o.opt_rename.is_some()
+        || o.opt_alias.is_some()
+    {
+        return Err(unsupported(format!(
+            "* with ILIKE/EXCLUDE/EXCEPT/REPLACE/RENAME is not supported: {o}"
+        )));
+    }
+    Ok(())
+}
+
+fn column_name(scope: &Scope, id: &ast::Ident) -> String {
+    match scope.find(&id.value) {
+        Some(i) => scope.schema.field(i).name().clone(),
+        None => id.value.clone(),
+    }
+}
+
+/// Binds a SELECT item for GROUP BY (no aggregates allowed).
+fn bind_item(eb: &mut ExprBinder<'_>, item: &Item<'_>, scope: &Scope, reason: &'static str) -> Result<Expr> {
+    match item.kind {
+        ItemKind::Ast(e) => eb.bind_without_aggregates(e, reason),
+        ItemKind::Column(i) => Ok(Expr::column(i, scope.schema.field(i).name().clone())),
+    }
+}
+
+/// `Some(k)` if `e` is an integer literal naming output column `k + 1`.
+fn ordinal(e: &ast::Expr, n: usize, clause: &str) -> Result<Option<usize>> {
+    let ast::Expr::Value(v) = e else {
+        return Ok(None);
+    };
+    let Value::Number(s, _) = &v.value else {
+        return Ok(None);
+    };
+    if s.contains(['.', 'e', 'E']) {
+        return Ok(None);
+    }
+    match s.parse::<usize>() {
+        Ok(k) if (1..=n).contains(&k) => Ok(Some(k - 1)),
+        _ => Err(bind_err(format!(
+            "{clause} term out of range - should be between 1 and {n}, got {s}{}",
+            at(v.span)
+        ))),
+    }
+}
+
+/// `Some(k)` if `e` is a bare name that an `AS` gave output column `k`.
+/// ORDER BY prefers such an alias to a column of the same name; GROUP BY
+/// prefers the column (as DuckDB does).
+fn alias_of(e: &ast::Expr, items: &[Item<'_>], scope: &Scope, prefer_alias: bool) -> Option<usize> {
+    let ast::Expr::Identifier(id) = e else {
+        return None;
+    };
+    let k = items
+        .iter()
+        .position(|it| it.aliased && it.name.eq_ignore_ascii_case(&id.value))?;
+    (prefer_alias || scope.find(&id.value).is_none()).then_some(k)
+}
+
+/// Maps an expression over (scope + aggregate placeholders) onto the
+/// Aggregate's output: group keys and aggregates become its columns; any
+/// other column is an error.
+fn to_aggregate_output(e: Expr, group_by: &[Expr], n_input: usize, schema: &Schema) -> Result<Expr> {
+    if let Some(i) = group_by.iter().position(|g| *g == e) {
+        return Ok(Expr::column(i, schema.field(i).name().clone()));
+    }
+    match e {
+        Expr::Column(c) if c.index >= n_input => {
+            let i = group_by.len() + (c.index - n_input);
+            Ok(Expr::column(i, schema.field(i).name().clone()))
+        }
+        Expr::Column(c) => Err(bind_err(format!(
+            "column \"{}\" must appear in the GROUP BY clause or must be part of an aggregate function",
+            c.name
+        ))),
+        Expr::Literal(_) => Ok(e),
+        other => map_children(other, &mut |c| to_aggregate_output(c, group_by, n_input, schema)),
+    }
+}
+
+/// Rebuilds `e` with `f` applied to each direct child.
+fn map_children(e: Expr, f: &mut impl FnMut(Expr) -> Result<Expr>) -> Result<Expr> {
+    let mut b = |x: Box<Expr>| f(*x).map(Box::new);
+    Ok(match e {
+        Expr::Column(_) | Expr::Literal(_) => e,
+        Expr::Binary { op, left, right } => Expr::Binary {
+            op,
+            left: b(left)?,
+            right: b(right)?,
+        },
+        Expr::Not(x) => Expr::Not(b(x)?),
+        Expr::Negative(x) => Expr::Negative(b(x)?),
+        Expr::IsNull(x) => Expr::IsNull(b(x)?),
+        Expr::IsNotNull(x) => Expr::IsNotNull(b(x)?),
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => Expr::InList {
+            expr: b(expr)?,
+            list,
+            negated,
+        },
+        Expr::Like {
+            expr,
+            pattern,
+            negated,
+            case_insensitive,
+            escape,
+        } => Expr::Like {
+            expr: b(expr)?,
+            pattern,
+            negated,
+            case_insensitive,
+            escape,
+        },
+        Expr::Cast { expr, to } => Expr::Cast { expr: b(expr)?, to },
+        Expr::Case {
+            when_then,
+            else_expr,
+        } => Expr::Case {
+            when_then: when_then
+                .into_iter()
+                .map(|(w, t)| Ok((f(w)?, f(t)?)))
+                .collect::<Result<_>>()?,
+            else_expr: else_expr.map(|x| f(*x).map(Box::new)).transpose()?,
+        },
+        Expr::Function { func, args } => Expr::Function {
+            func,
+            args: args.into_iter().map(&mut *f).collect::<Result<_>>()?,
+        },
+    })
+}
+
+/// Whether `e` over `schema` can be NULL (conservatively true).
+fn nullable(e: &Expr, schema: &Schema) -> bool {
+    match e {
+        Expr::Column(c) => schema.field(c.index).is_nullable(),
+        Expr::Literal(v) => v.is_null(),
+        Expr::IsNull(_) | Expr::IsNotNull(_) => false,
+        Expr::Binary { left, right, .. } => nullable(left, schema) || nullable(right, schema),
+        Expr::Not(x) | Expr::Negative(x) | Expr::Cast { expr: x, .. } | Expr::Like { expr: x, .. } => {
+            nullable(x, schema)
+        }
+        Expr::InList { expr, list, .. } => nullable(expr, schema) || list.iter().any(|v| v.is_null()),
+        Expr::Case {
+            when_then,
+            else_expr,
+        } => {
+            when_then.iter().any(|(_, t)| nullable(t, schema))
+                || else_expr.as_ref().is_none_or(|x| nullable(x, schema))
+        }
+        Expr::Function { func, args } => {
+            if *func == crate::expr::ScalarFunction::Coalesce {
+                args.iter().all(|a| nullable(a, schema))
+            } else {
+                args.iter().any(|a| nullable(a, schema))
+            }
+        }
+    }
+}
+
+/// `LIMIT` / `OFFSET` as `(offset, fetch)`.
+fn limit(lc: Option<&LimitClause>) -> Result<(usize, Option<usize>)> {
+    let (limit, offset) = match lc {
+        None => return Ok((0, None)),
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if !limit_by.is_empty() {
+                return Err(unsupported("LIMIT ... BY is not supported"));
+            }
+            (limit.as_ref(), offset.as_ref().map(|o| &o.value))
+        }
+        Some(LimitClause::OffsetCommaLimit { offset, limit }) => (Some(limit), Some(offset)),
+    };
+    let fetch = match limit {
+        Some(e) => count(e, "LIMIT")?,
+        None => None,
+    };
+    let offset = match offset {
+        Some(e) => count(e, "OFFSET")?.unwrap_or(0),
+        None => 0,
+    };
+    Ok((offset, fetch))
+}
+
+/// A non-negative integer constant (`None` for NULL).
+fn count(e: &ast::Expr, clause: &str) -> Result<Option<usize>> {
+    let scope = Scope::empty();
+    let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed in LIMIT");
+    let v = eb.bind(e)?;
+    let bad = |what: &str| {
+        bind_err(format!(
+            "{clause} must be {what}, got \"{e}\"{}",
+            at(e.span())
+        ))
+    };
+    let n: i128 = match v {
+        Expr::Literal(ScalarValue::Null(_)) => return Ok(None),
+        Expr::Literal(ScalarValue::Int32(n)) => n as i128,
+        Expr::Literal(ScalarValue::Int64(n)) => n as i128,
+        Expr::Literal(ScalarValue::Decimal128(n, _, 0)) => n,
+        _ => return Err(bad("an integer constant")),
+    };
+    if n < 0 {
+        return Err(bad("non-negative"));
+    }
+    Ok(Some(usize::try_from(n).unwrap_or(usize::MAX)))
+}
+
+/// A standalone `VALUES (...), (...)`: columns `col0, col1, ...`.
+fn values(v: &ast::Values) -> Result<LogicalPlan> {
+    let scope = Scope::empty();
+    let mut rows: Vec<Vec<ScalarValue>> = Vec::with_capacity(v.rows.len());
+    let width = v.rows.first().map_or(0, |r| r.len());
+    for row in &v.rows {
+        if row.len() != width {
+            return Err(bind_err(format!(
+                "VALUES lists must all be the same length ({width} and {})",
+                row.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(width);
+        for e in row.iter() {
+            let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed in VALUES");
+            match eb.bind(e)? {
+                Expr::Literal(x) => out.push(x),
+                _ => {
+                    return Err(unsupported(format!(
+                        "VALUES items must be constant expressions, found \"{e}\"{}",
+                        at(e.span())
+                    )));
+                }
+            }
+        }
+        rows.push(out);
+    }
+    let mut fields = Vec::with_capacity(width);
+    for c in 0..width {
+        let mut t = DataType::Null;
+        let mut strings = false;
+        for row in &rows {
+            if matches!(row[c], ScalarValue::Utf8(_)) {
+                strings = true;
+                continue;
+            }
+            let vt = row[c].data_type();
+            t = comparison_type(&t, &vt).ok_or_else(|| {
+                bind_err(format!(
+                    "VALUES column {} mixes types {} and {}",
+                    c + 1,
+                    sql_type_name(&t),
+                    sql_type_name(&vt)
+                ))
+            })?;
+        }
+        if t == DataType::Null && strings {
+            t = DataType::Utf8;
+        }
+        for row in &mut rows {
+            row[c] = cast_scalar(&row[c], &t).map_err(bind_err)?;
+        }
+        let null = rows.iter().any(|r| r[c].is_null());
+        fields.push(Field::new(format!("col{c}"), t, null));
+    }
+    Ok(LogicalPlan::Values {
+        rows,
+        schema: SchemaRef::new(Schema::new(fields)),
+    })
+}
+
+/// `dir/lineitem.csv` -> `lineitem`.
+fn file_stem(path: &str) -> String {
+    let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    base.split('.').next().unwrap_or(base).to_string()
+}
