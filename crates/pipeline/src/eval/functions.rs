@@ -67,7 +67,13 @@ pub(crate) fn eval_function(
                 Some(d) => cast_value(eval(d, input)?, &DataType::Int64)?,
                 None => Value::Scalar(Arc::new(Int64Array::from(vec![0i64]))),
             };
-            round(&x, &digits)
+            let out = round(&x, &digits)?;
+            // DECIMAL results take the scale the planner declared for them
+            // (`min(k, s)` digits); the rounded value converts exactly
+            match expr.data_type(input.schema) {
+                t @ DataType::Decimal128(..) if *out.data_type() != t => cast_value(out, &t),
+                _ => Ok(out),
+            }
         }
         ScalarFunction::Lower | ScalarFunction::Upper => {
             arity(func, args, 1..=1)?;

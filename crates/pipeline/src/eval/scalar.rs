@@ -45,7 +45,7 @@ pub fn scalar_from_array(array: &dyn Array, row: usize) -> Result<ScalarValue, E
             array.len()
         )));
     }
-    if array.is_null(row) {
+    if array.data_type() == &DataType::Null || array.is_null(row) {
         return Ok(ScalarValue::Null(array.data_type().clone()));
     }
     Ok(match array.data_type() {
