@@ -1,0 +1,1170 @@
+//! Hash aggregation: a partial state per lane, merged on the query thread.
+//!
+//! Group keys are encoded with Arrow's row format (`arrow::row`), so any
+//! mix of key types hashes and compares as bytes and NULL keys form one
+//! group. Without GROUP BY there is exactly one group, present even over
+//! no input.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, Decimal128Array, Float64Array,
+    Int64Array, PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray,
+};
+use arrow::compute::cast;
+use arrow::datatypes::{
+    ArrowNativeTypeOp, DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type,
+    Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
+};
+use arrow::row::{RowConverter, Rows, SortField};
+use weir_planner::{AggregateExpr, AggregateFunction, BinaryOp, Expr};
+
+use crate::error::{Error, Result};
+use crate::eval::evaluate;
+use crate::hash::{FxHashMap, FxHashSet};
+use crate::step::{PipelineBatch, Selection, remap_columns};
+
+/// How an Aggregate runs: its keys and aggregates over the columns it
+/// reads, and its output schema.
+#[derive(Debug)]
+pub(crate) struct AggregatePlan {
+    local_groups: Vec<Expr>,
+    group_types: Vec<DataType>,
+    specs: Vec<AggSpec>,
+    /// Input columns the keys and (non fast path) arguments read.
+    columns: Vec<usize>,
+    schema: SchemaRef,
+}
+
+#[derive(Debug)]
+struct AggSpec {
+    func: AggregateFunction,
+    distinct: bool,
+    input: AggInput,
+    input_type: DataType,
+    output_type: DataType,
+}
+
+#[derive(Debug)]
+enum AggInput {
+    /// `count(*)`: only the number of rows matters.
+    Star,
+    /// An argument over the materialised columns.
+    Expr(Expr),
+    /// `sum|avg(a * b)` of two DECIMAL columns whose product cannot
+    /// overflow, summed straight from the morsel without materialising
+    /// anything (input column indices).
+    DecimalProduct {
+        a: usize,
+        b: usize,
+        /// `p_a + p_b`: products have fewer digits.
+        digits: u8,
+    },
+}
+
+impl AggregatePlan {
+    /// Plans `group_by` and `aggregates` over `input`, producing `schema`.
+    pub(crate) fn new(
+        group_by: &[Expr],
+        aggregates: &[AggregateExpr],
+        input: &Schema,
+        schema: SchemaRef,
+    ) -> Result<Self> {
+        let expected = group_by.len() + aggregates.len();
+        if schema.fields().len() != expected {
+            return Err(Error::Internal(format!(
+                "Aggregate schema has {} fields for {expected} keys and aggregates",
+                schema.fields().len()
+            )));
+        }
+        let mut columns: Vec<usize> = group_by.iter().flat_map(Expr::columns).collect();
+        let mut inputs = Vec::with_capacity(aggregates.len());
+        for agg in aggregates {
+            let input_kind = match &agg.arg {
+                None => AggInput::Star,
+                Some(arg) => match decimal_product(agg, arg, input, group_by.is_empty()) {
+                    Some((a, b, digits)) => AggInput::DecimalProduct { a, b, digits },
+                    None => {
+                        columns.extend(arg.columns());
+                        AggInput::Expr(arg.clone())
+                    }
+                },
+            };
+            inputs.push(input_kind);
+        }
+        columns.sort_unstable();
+        columns.dedup();
+        let local_groups = group_by
+            .iter()
+            .map(|g| remap_columns(g, &columns))
+            .collect();
+        let group_types = group_by.iter().map(|g| g.data_type(input)).collect();
+        let specs = aggregates
+            .iter()
+            .zip(inputs)
+            .enumerate()
+            .map(|(i, (agg, kind))| {
+                let input_type = agg
+                    .arg
+                    .as_ref()
+                    .map_or(DataType::Int64, |a| a.data_type(input));
+                let input = match kind {
+                    AggInput::Expr(e) => AggInput::Expr(remap_columns(&e, &columns)),
+                    other => other,
+                };
+                AggSpec {
+                    func: agg.func,
+                    distinct: agg.distinct,
+                    input,
+                    input_type,
+                    output_type: schema.field(group_by.len() + i).data_type().clone(),
+                }
+            })
+            .collect();
+        Ok(AggregatePlan {
+            local_groups,
+            group_types,
+            specs,
+            columns,
+            schema,
+        })
+    }
+
+    /// An empty partial state.
+    pub(crate) fn new_state(&self) -> Result<AggregateState> {
+        let groups = if self.local_groups.is_empty() {
+            None
+        } else {
+            let fields = self
+                .group_types
+                .iter()
+                .map(|t| SortField::new(t.clone()))
+                .collect();
+            let converter = RowConverter::new(fields).map_err(Error::arrow)?;
+            let keys = converter.empty_rows(0, 0);
+            Some(GroupTable {
+                converter,
+                map: FxHashMap::default(),
+                keys,
+            })
+        };
+        let mut accumulators = Vec::with_capacity(self.specs.len());
+        for spec in &self.specs {
+            let mut acc = new_accumulator(spec)?;
+            if groups.is_none() {
+                acc.resize(1);
+            }
+            accumulators.push(acc);
+        }
+        Ok(AggregateState {
+            groups,
+            accumulators,
+        })
+    }
+
+    /// A one-line description for EXPLAIN: which aggregates take a fast path.
+    pub(crate) fn describe_inputs(&self) -> Vec<&'static str> {
+        self.specs
+            .iter()
+            .map(|s| match s.input {
+                AggInput::Star => "rows counted, nothing materialised",
+                AggInput::DecimalProduct { .. } => "decimal product summed in place",
+                AggInput::Expr(_) => "evaluated on survivors",
+            })
+            .collect()
+    }
+}
+
+/// `Some((a, b))` if `agg` is `sum|avg(a * b)` over DECIMAL columns whose
+/// product fits in 38 digits, with no GROUP BY.
+fn decimal_product(
+    agg: &AggregateExpr,
+    arg: &Expr,
+    input: &Schema,
+    no_groups: bool,
+) -> Option<(usize, usize, u8)> {
+    if !no_groups
+        || agg.distinct
+        || !matches!(agg.func, AggregateFunction::Sum | AggregateFunction::Avg)
+    {
+        return None;
+    }
+    let Expr::Binary {
+        op: BinaryOp::Multiply,
+        left,
+        right,
+    } = arg
+    else {
+        return None;
+    };
+    let (Expr::Column(a), Expr::Column(b)) = (left.as_ref(), right.as_ref()) else {
+        return None;
+    };
+    let (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) = (
+        input.field(a.index).data_type(),
+        input.field(b.index).data_type(),
+    ) else {
+        return None;
+    };
+    // each factor fits in i64, the product (p1 + p2 digits) and the
+    // declared result type (p1 + p2 + 1 <= 38, scale s1 + s2) are exact
+    let fits = *p1 <= 18 && *p2 <= 18 && p1 + p2 < 38;
+    let product_type = arg.data_type(input);
+    (fits && product_type == DataType::Decimal128(p1 + p2 + 1, s1 + s2)).then_some((
+        a.index,
+        b.index,
+        p1 + p2,
+    ))
+}
+
+/// A partial aggregation: group keys seen and one accumulator per aggregate.
+pub(crate) struct AggregateState {
+    groups: Option<GroupTable>,
+    accumulators: Vec<Box<dyn Accumulator>>,
+}
+
+struct GroupTable {
+    converter: RowConverter,
+    map: FxHashMap<Box<[u8]>, u32>,
+    keys: Rows,
+}
+
+impl GroupTable {
+    fn len(&self) -> usize {
+        self.keys.num_rows()
+    }
+
+    /// The group of each row of `columns`, adding new groups.
+    fn group_ids(&mut self, columns: &[ArrayRef]) -> Result<Vec<u32>> {
+        let rows = self
+            .converter
+            .convert_columns(columns)
+            .map_err(Error::arrow)?;
+        let mut ids = Vec::with_capacity(rows.num_rows());
+        for row in rows.iter() {
+            let id = match self.map.get(row.as_ref()) {
+                Some(&id) => id,
+                None => self.insert(row),
+            };
+            ids.push(id);
+        }
+        Ok(ids)
+    }
+
+    fn insert(&mut self, row: arrow::row::Row<'_>) -> u32 {
+        let id = self.keys.num_rows() as u32;
+        self.keys.push(row);
+        self.map.insert(row.as_ref().into(), id);
+        id
+    }
+
+    fn find_or_insert(&mut self, row: arrow::row::Row<'_>) -> u32 {
+        match self.map.get(row.as_ref()) {
+            Some(&id) => id,
+            None => self.insert(row),
+        }
+    }
+}
+
+impl AggregateState {
+    /// Number of groups so far.
+    pub(crate) fn num_groups(&self) -> usize {
+        self.groups.as_ref().map_or(1, GroupTable::len)
+    }
+
+    /// Adds the selected rows of `input` (a batch of the Aggregate's input).
+    pub(crate) fn update(&mut self, plan: &AggregatePlan, input: &PipelineBatch) -> Result<()> {
+        let rows = input.num_rows();
+        if rows == 0 {
+            return Ok(());
+        }
+        let compact = if plan.columns.is_empty() {
+            let options = RecordBatchOptions::new().with_row_count(Some(rows));
+            RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &options)
+                .map_err(Error::arrow)?
+        } else {
+            input.materialize(&plan.columns)?
+        };
+        let ids = match &mut self.groups {
+            None => None,
+            Some(table) => {
+                let keys = plan
+                    .local_groups
+                    .iter()
+                    .map(|g| evaluate(g, &compact))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let ids = table.group_ids(&keys)?;
+                let n = table.len();
+                for acc in &mut self.accumulators {
+                    acc.resize(n);
+                }
+                Some(ids)
+            }
+        };
+        let ids = ids.as_deref();
+        for (spec, acc) in plan.specs.iter().zip(&mut self.accumulators) {
+            match &spec.input {
+                AggInput::Star => acc.update_rows(rows, ids)?,
+                AggInput::Expr(e) => {
+                    let mut values = evaluate(e, &compact)?;
+                    if values.data_type() != &spec.input_type
+                        && values.data_type() != &DataType::Null
+                    {
+                        values = cast(&values, &spec.input_type).map_err(Error::arrow)?;
+                    }
+                    acc.update(&values, ids)?;
+                }
+                AggInput::DecimalProduct { a, b, digits } => {
+                    let (sum, count) = sum_decimal_product(input, *a, *b, *digits)?;
+                    acc.add_i128(sum, count)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds `other` (a partial state of the same plan) into this one.
+    pub(crate) fn merge(&mut self, other: AggregateState) -> Result<()> {
+        let map: Vec<u32> = match (&mut self.groups, &other.groups) {
+            (None, None) => vec![0],
+            (Some(mine), Some(theirs)) => {
+                let map = theirs
+                    .keys
+                    .iter()
+                    .map(|row| mine.find_or_insert(row))
+                    .collect();
+                let n = mine.len();
+                for acc in &mut self.accumulators {
+                    acc.resize(n);
+                }
+                map
+            }
+            _ => {
+                return Err(Error::Internal(
+                    "merging aggregate states of different plans".into(),
+                ));
+            }
+        };
+        for (mine, theirs) in self.accumulators.iter_mut().zip(other.accumulators) {
+            mine.merge(theirs, &map)?;
+        }
+        Ok(())
+    }
+
+    /// The result: group keys, then one column per aggregate.
+    pub(crate) fn finish(self, plan: &AggregatePlan) -> Result<RecordBatch> {
+        let rows = self.num_groups();
+        let mut columns: Vec<ArrayRef> = match self.groups {
+            None => Vec::new(),
+            Some(table) => table
+                .converter
+                .convert_rows(table.keys.iter())
+                .map_err(Error::arrow)?,
+        };
+        for acc in self.accumulators {
+            columns.push(acc.finish()?);
+        }
+        let columns = columns
+            .into_iter()
+            .zip(plan.schema.fields())
+            .map(|(c, f)| conform(c, f.data_type()))
+            .collect::<Result<Vec<_>>>()?;
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        RecordBatch::try_new_with_options(Arc::clone(&plan.schema), columns, &options)
+            .map_err(Error::arrow)
+    }
+}
+
+/// `array` cast to `to` if it is of another type.
+pub(crate) fn conform(array: ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    if array.data_type() == to {
+        Ok(array)
+    } else {
+        cast(&array, to).map_err(Error::arrow)
+    }
+}
+
+/// Sum and count of the non-NULL products `a[i] * b[i]` over the selected
+/// rows, as unscaled i128 at scale `s_a + s_b`.
+fn sum_decimal_product(
+    input: &PipelineBatch,
+    a: usize,
+    b: usize,
+    digits: u8,
+) -> Result<(i128, i64)> {
+    let a = input.batch.column(a).as_primitive::<Decimal128Type>();
+    let b = input.batch.column(b).as_primitive::<Decimal128Type>();
+    let (av, bv) = (a.values(), b.values());
+    // factors have at most 18 digits: the widening i64 multiply is exact
+    let product = |i: usize| i128::from(av[i] as i64) * i128::from(bv[i] as i64);
+    let has_nulls = a.null_count() > 0 || b.null_count() > 0;
+    let valid = |i: usize| a.is_valid(i) && b.is_valid(i);
+    // |product| < 10^digits; unchecked adds are exact while
+    // rows * 10^digits < 2^126, else every add is checked
+    let unchecked = f64::from(digits) + (av.len().max(1) as f64).log10() < 37.9;
+    let mut sum: i128 = 0;
+    let mut count: i64 = 0;
+    let mut overflowed = false;
+    let mut add = |i: usize| {
+        if unchecked {
+            sum += product(i);
+        } else {
+            match sum.checked_add(product(i)) {
+                Some(s) => sum = s,
+                None => overflowed = true,
+            }
+        }
+        count += 1;
+    };
+    match &input.selection {
+        Selection::All if !has_nulls => (0..av.len()).for_each(&mut add),
+        Selection::All => (0..av.len()).filter(|&i| valid(i)).for_each(&mut add),
+        Selection::Mask(m) if !has_nulls => m.values().set_indices().for_each(&mut add),
+        Selection::Mask(m) => m
+            .values()
+            .set_indices()
+            .filter(|&i| valid(i))
+            .for_each(&mut add),
+        Selection::Indices(idx) if !has_nulls => idx.values().iter().for_each(|&i| add(i as usize)),
+        Selection::Indices(idx) => idx
+            .values()
+            .iter()
+            .map(|&i| i as usize)
+            .filter(|&i| valid(i))
+            .for_each(&mut add),
+    }
+    if overflowed {
+        return Err(overflow("DECIMAL"));
+    }
+    Ok((sum, count))
+}
+
+/// One aggregate's per-group state.
+trait Accumulator: Send {
+    /// Makes room for `groups` groups (new ones empty).
+    fn resize(&mut self, groups: usize);
+    /// Adds one value per row; `groups` is each row's group (`None`: all in
+    /// group 0).
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()>;
+    /// Adds `rows` rows (for `count(*)`).
+    fn update_rows(&mut self, _rows: usize, _groups: Option<&[u32]>) -> Result<()> {
+        Err(Error::Internal(
+            "update_rows on an aggregate with an argument".into(),
+        ))
+    }
+    /// Adds a pre-summed (unscaled) decimal and its count to group 0.
+    fn add_i128(&mut self, _sum: i128, _count: i64) -> Result<()> {
+        Err(Error::Internal(
+            "add_i128 on a non-decimal aggregate".into(),
+        ))
+    }
+    /// Folds `other` in; its group `i` is this one's group `map[i]`.
+    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()>;
+    /// One value per group.
+    fn finish(self: Box<Self>) -> Result<ArrayRef>;
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+fn downcast<T: 'static>(other: Box<dyn Accumulator>) -> Result<Box<T>> {
+    other
+        .into_any()
+        .downcast::<T>()
+        .map_err(|_| Error::Internal("merging accumulators of different kinds".into()))
+}
+
+fn new_accumulator(spec: &AggSpec) -> Result<Box<dyn Accumulator>> {
+    if spec.distinct
+        && matches!(
+            spec.func,
+            AggregateFunction::Count | AggregateFunction::Sum | AggregateFunction::Avg
+        )
+    {
+        return Ok(Box::new(DistinctAcc::new(spec)?));
+    }
+    new_plain_accumulator(spec.func, &spec.input_type, &spec.output_type)
+}
+
+fn new_plain_accumulator(
+    func: AggregateFunction,
+    input: &DataType,
+    output: &DataType,
+) -> Result<Box<dyn Accumulator>> {
+    use AggregateFunction::*;
+    let unsupported = || {
+        Error::Execution(format!(
+            "{}({}) is not supported",
+            func.name(),
+            weir_planner::types::sql_type_name(input)
+        ))
+    };
+    Ok(match func {
+        CountStar | Count => Box::new(CountAcc::default()),
+        Sum | Avg => {
+            let avg = func == Avg;
+            match input {
+                DataType::Decimal128(_, s) => {
+                    Box::new(SumAcc::new(SumKind::Decimal(*s), avg, output))
+                }
+                t if t.is_integer() => Box::new(SumAcc::new(SumKind::Int, avg, output)),
+                t if t.is_floating() => Box::new(FloatSumAcc {
+                    sums: Vec::new(),
+                    counts: Vec::new(),
+                    avg,
+                }),
+                DataType::Null => Box::new(SumAcc::new(SumKind::Int, avg, output)),
+                _ => return Err(unsupported()),
+            }
+        }
+        Min | Max => {
+            let min = func == Min;
+            match input {
+                DataType::Int32 => Box::new(PrimMinMax::<Int32Type>::new(min, input)),
+                DataType::Int64 => Box::new(PrimMinMax::<Int64Type>::new(min, input)),
+                DataType::Float64 => Box::new(PrimMinMax::<Float64Type>::new(min, input)),
+                DataType::Decimal128(..) => Box::new(PrimMinMax::<Decimal128Type>::new(min, input)),
+                DataType::Date32 => Box::new(PrimMinMax::<Date32Type>::new(min, input)),
+                DataType::Timestamp(TimeUnit::Microsecond, _) => {
+                    Box::new(PrimMinMax::<TimestampMicrosecondType>::new(min, input))
+                }
+                DataType::Utf8 => Box::new(StrMinMax {
+                    values: Vec::new(),
+                    min,
+                }),
+                DataType::Boolean => Box::new(BoolMinMax {
+                    values: Vec::new(),
+                    min,
+                }),
+                DataType::Null => Box::new(CountAcc::null_result(output.clone())),
+                _ => return Err(unsupported()),
+            }
+        }
+    })
+}
+
+/// Calls `f(row, value)` for each non-NULL value.
+#[inline]
+fn for_each_valid<T: ArrowPrimitiveType>(
+    array: &PrimitiveArray<T>,
+    mut f: impl FnMut(usize, T::Native),
+) {
+    let values = array.values();
+    match array.nulls() {
+        Some(nulls) if nulls.null_count() > 0 => {
+            for i in nulls.valid_indices() {
+                f(i, values[i]);
+            }
+        }
+        _ => {
+            for (i, v) in values.iter().enumerate() {
+                f(i, *v);
+            }
+        }
+    }
+}
+
+fn overflow(what: &str) -> Error {
+    Error::Execution(format!("Out of Range Error: Overflow in SUM of {what}"))
+}
+
+// ---------------------------------------------------------------- count
+
+#[derive(Default)]
+struct CountAcc {
+    counts: Vec<i64>,
+    /// For `min`/`max` of an untyped NULL column: always NULL.
+    null_result: Option<DataType>,
+}
+
+impl CountAcc {
+    fn null_result(t: DataType) -> Self {
+        CountAcc {
+            counts: Vec::new(),
+            null_result: Some(t),
+        }
+    }
+}
+
+impl Accumulator for CountAcc {
+    fn resize(&mut self, groups: usize) {
+        self.counts.resize(groups, 0);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        match groups {
+            None => self.counts[0] += (values.len() - values.logical_null_count()) as i64,
+            Some(ids) => match values.logical_nulls() {
+                None => ids.iter().for_each(|&g| self.counts[g as usize] += 1),
+                Some(nulls) => nulls
+                    .valid_indices()
+                    .for_each(|i| self.counts[ids[i] as usize] += 1),
+            },
+        }
+        Ok(())
+    }
+
+    fn update_rows(&mut self, rows: usize, groups: Option<&[u32]>) -> Result<()> {
+        match groups {
+            None => self.counts[0] += rows as i64,
+            Some(ids) => ids.iter().for_each(|&g| self.counts[g as usize] += 1),
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (i, c) in other.counts.into_iter().enumerate() {
+            self.counts[map[i] as usize] += c;
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        if let Some(t) = &self.null_result {
+            return Ok(arrow::array::new_null_array(t, self.counts.len()));
+        }
+        Ok(Arc::new(Int64Array::from(self.counts)))
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------- sum / avg
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SumKind {
+    /// Integers summed exactly in i128; `sum` must fit BIGINT.
+    Int,
+    /// Unscaled decimals of this scale, summed in i128.
+    Decimal(i8),
+}
+
+struct SumAcc {
+    kind: SumKind,
+    avg: bool,
+    output: DataType,
+    sums: Vec<i128>,
+    counts: Vec<i64>,
+}
+
+impl SumAcc {
+    fn new(kind: SumKind, avg: bool, output: &DataType) -> Self {
+        SumAcc {
+            kind,
+            avg,
+            output: output.clone(),
+            sums: Vec::new(),
+            counts: Vec::new(),
+        }
+    }
+
+    fn add<T: ArrowPrimitiveType>(
+        &mut self,
+        array: &PrimitiveArray<T>,
+        groups: Option<&[u32]>,
+        widen: impl Fn(T::Native) -> i128,
+    ) -> Result<()> {
+        match groups {
+            None => {
+                let (mut sum, mut count) = (0i128, 0i64);
+                let mut failed = false;
+                for_each_valid(array, |_, v| {
+                    match sum.checked_add(widen(v)) {
+                        Some(s) => sum = s,
+                        None => failed = true,
+                    }
+                    count += 1;
+                });
+                if failed {
+                    return Err(self.overflow());
+                }
+                self.add_i128(sum, count)
+            }
+            Some(ids) => {
+                let (sums, counts) = (&mut self.sums, &mut self.counts);
+                let mut failed = false;
+                for_each_valid(array, |i, v| {
+                    let g = ids[i] as usize;
+                    match sums[g].checked_add(widen(v)) {
+                        Some(s) => sums[g] = s,
+                        None => failed = true,
+                    }
+                    counts[g] += 1;
+                });
+                if failed { Err(self.overflow()) } else { Ok(()) }
+            }
+        }
+    }
+
+    fn overflow(&self) -> Error {
+        match self.kind {
+            SumKind::Int => overflow("BIGINT"),
+            SumKind::Decimal(_) => overflow("DECIMAL"),
+        }
+    }
+}
+
+impl Accumulator for SumAcc {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, 0);
+        self.counts.resize(groups, 0);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        match values.data_type() {
+            DataType::Null => Ok(()),
+            DataType::Decimal128(..) => {
+                let a = values.as_primitive::<Decimal128Type>();
+                self.add(a, groups, |v| v)
+            }
+            DataType::Int64 => self.add(values.as_primitive::<Int64Type>(), groups, i128::from),
+            DataType::Int32 => self.add(values.as_primitive::<Int32Type>(), groups, i128::from),
+            _ => {
+                let v = cast(values, &DataType::Int64).map_err(Error::arrow)?;
+                self.add(v.as_primitive::<Int64Type>(), groups, i128::from)
+            }
+        }
+    }
+
+    fn add_i128(&mut self, sum: i128, count: i64) -> Result<()> {
+        self.sums[0] = self.sums[0]
+            .checked_add(sum)
+            .ok_or_else(|| self.overflow())?;
+        self.counts[0] += count;
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (i, (s, c)) in other.sums.into_iter().zip(other.counts).enumerate() {
+            let g = map[i] as usize;
+            self.sums[g] = self.sums[g].checked_add(s).ok_or_else(|| self.overflow())?;
+            self.counts[g] += c;
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        if self.avg {
+            let div = match self.kind {
+                SumKind::Int => 1.0,
+                SumKind::Decimal(s) => 10f64.powi(i32::from(s)),
+            };
+            let values: Float64Array = self
+                .sums
+                .iter()
+                .zip(&self.counts)
+                .map(|(&s, &c)| (c > 0).then(|| s as f64 / div / c as f64))
+                .collect();
+            return Ok(Arc::new(values));
+        }
+        match self.kind {
+            SumKind::Int => {
+                let values = self
+                    .sums
+                    .iter()
+                    .zip(&self.counts)
+                    .map(|(&s, &c)| {
+                        if c == 0 {
+                            Ok(None)
+                        } else {
+                            i64::try_from(s).map(Some).map_err(|_| overflow("BIGINT"))
+                        }
+                    })
+                    .collect::<Result<Int64Array>>()?;
+                Ok(Arc::new(values))
+            }
+            SumKind::Decimal(scale) => {
+                const MAX: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
+                let values = self
+                    .sums
+                    .iter()
+                    .zip(&self.counts)
+                    .map(|(&s, &c)| {
+                        if c == 0 {
+                            Ok(None)
+                        } else if s.abs() > MAX {
+                            Err(overflow("DECIMAL"))
+                        } else {
+                            Ok(Some(s))
+                        }
+                    })
+                    .collect::<Result<Decimal128Array>>()?;
+                let out = match self.output {
+                    DataType::Decimal128(p, s) => DataType::Decimal128(p, s),
+                    _ => DataType::Decimal128(38, scale),
+                };
+                let values = values.with_data_type(DataType::Decimal128(38, scale));
+                conform(Arc::new(values), &out)
+            }
+        }
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+struct FloatSumAcc {
+    sums: Vec<f64>,
+    counts: Vec<i64>,
+    avg: bool,
+}
+
+impl Accumulator for FloatSumAcc {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, 0.0);
+        self.counts.resize(groups, 0);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let values = conform(Arc::clone(values), &DataType::Float64)?;
+        let array = values.as_primitive::<Float64Type>();
+        match groups {
+            None => {
+                let (mut sum, mut count) = (0.0f64, 0i64);
+                for_each_valid(array, |_, v| {
+                    sum += v;
+                    count += 1;
+                });
+                self.sums[0] += sum;
+                self.counts[0] += count;
+            }
+            Some(ids) => {
+                let (sums, counts) = (&mut self.sums, &mut self.counts);
+                for_each_valid(array, |i, v| {
+                    let g = ids[i] as usize;
+                    sums[g] += v;
+                    counts[g] += 1;
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (i, (s, c)) in other.sums.into_iter().zip(other.counts).enumerate() {
+            let g = map[i] as usize;
+            self.sums[g] += s;
+            self.counts[g] += c;
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        let avg = self.avg;
+        let values: Float64Array = self
+            .sums
+            .iter()
+            .zip(&self.counts)
+            .map(|(&s, &c)| (c > 0).then(|| if avg { s / c as f64 } else { s }))
+            .collect();
+        Ok(Arc::new(values))
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------- min / max
+
+struct PrimMinMax<T: ArrowPrimitiveType> {
+    values: Vec<T::Native>,
+    seen: Vec<bool>,
+    min: bool,
+    data_type: DataType,
+}
+
+impl<T: ArrowPrimitiveType> PrimMinMax<T> {
+    fn new(min: bool, data_type: &DataType) -> Self {
+        PrimMinMax {
+            values: Vec::new(),
+            seen: Vec::new(),
+            min,
+            data_type: data_type.clone(),
+        }
+    }
+
+    #[inline]
+    fn better(min: bool, candidate: T::Native, current: T::Native) -> bool {
+        if min {
+            candidate.is_lt(current)
+        } else {
+            candidate.is_gt(current)
+        }
+    }
+
+    fn offer(&mut self, g: usize, v: T::Native) {
+        if !self.seen[g] || Self::better(self.min, v, self.values[g]) {
+            self.values[g] = v;
+            self.seen[g] = true;
+        }
+    }
+}
+
+impl<T: ArrowPrimitiveType> Accumulator for PrimMinMax<T> {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize(groups, T::Native::default());
+        self.seen.resize(groups, false);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let values = conform(Arc::clone(values), &self.data_type)?;
+        let array = values.as_primitive::<T>();
+        match groups {
+            None => {
+                let min = self.min;
+                let mut best: Option<T::Native> = None;
+                for_each_valid(array, |_, v| {
+                    if best.is_none_or(|b| Self::better(min, v, b)) {
+                        best = Some(v);
+                    }
+                });
+                if let Some(b) = best {
+                    self.offer(0, b);
+                }
+            }
+            Some(ids) => for_each_valid(array, |i, v| self.offer(ids[i] as usize, v)),
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (i, (v, seen)) in other.values.iter().zip(&other.seen).enumerate() {
+            if *seen {
+                self.offer(map[i] as usize, *v);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        let nulls = arrow::buffer::NullBuffer::from(self.seen.clone());
+        let array = PrimitiveArray::<T>::new(self.values.into(), Some(nulls))
+            .with_data_type(self.data_type.clone());
+        Ok(Arc::new(array))
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+struct StrMinMax {
+    values: Vec<Option<String>>,
+    min: bool,
+}
+
+impl StrMinMax {
+    fn offer(&mut self, g: usize, v: &str) {
+        let replace = match &self.values[g] {
+            None => true,
+            Some(cur) => {
+                if self.min {
+                    v < cur.as_str()
+                } else {
+                    v > cur.as_str()
+                }
+            }
+        };
+        if replace {
+            self.values[g] = Some(v.to_owned());
+        }
+    }
+}
+
+impl Accumulator for StrMinMax {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize(groups, None);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let values = conform(Arc::clone(values), &DataType::Utf8)?;
+        let array = values.as_string::<i32>();
+        match groups {
+            None => {
+                let best = if self.min {
+                    arrow::compute::min_string(array)
+                } else {
+                    arrow::compute::max_string(array)
+                };
+                if let Some(b) = best {
+                    self.offer(0, b);
+                }
+            }
+            Some(ids) => {
+                for (i, v) in array.iter().enumerate() {
+                    if let Some(v) = v {
+                        self.offer(ids[i] as usize, v);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (i, v) in other.values.iter().enumerate() {
+            if let Some(v) = v {
+                self.offer(map[i] as usize, v);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        Ok(Arc::new(StringArray::from(self.values)))
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+struct BoolMinMax {
+    values: Vec<Option<bool>>,
+    min: bool,
+}
+
+impl BoolMinMax {
+    fn offer(&mut self, g: usize, v: bool) {
+        let cur = &mut self.values[g];
+        *cur = Some(match *cur {
+            None => v,
+            Some(c) if self.min => c && v,
+            Some(c) => c || v,
+        });
+    }
+}
+
+impl Accumulator for BoolMinMax {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize(groups, None);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let array = values.as_boolean();
+        for (i, v) in array.iter().enumerate() {
+            if let Some(v) = v {
+                self.offer(groups.map_or(0, |ids| ids[i] as usize), v);
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (i, v) in other.values.iter().enumerate() {
+            if let Some(v) = v {
+                self.offer(map[i] as usize, *v);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        Ok(Arc::new(BooleanArray::from(self.values)))
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------- distinct
+
+/// `count|sum|avg(DISTINCT x)`: the set of distinct non-NULL values per
+/// group (row-encoded), aggregated at the end.
+struct DistinctAcc {
+    func: AggregateFunction,
+    input_type: DataType,
+    output_type: DataType,
+    converter: RowConverter,
+    sets: Vec<FxHashSet<Box<[u8]>>>,
+}
+
+impl DistinctAcc {
+    fn new(spec: &AggSpec) -> Result<Self> {
+        let converter = RowConverter::new(vec![SortField::new(spec.input_type.clone())])
+            .map_err(Error::arrow)?;
+        Ok(DistinctAcc {
+            func: spec.func,
+            input_type: spec.input_type.clone(),
+            output_type: spec.output_type.clone(),
+            converter,
+            sets: Vec::new(),
+        })
+    }
+}
+
+impl Accumulator for DistinctAcc {
+    fn resize(&mut self, groups: usize) {
+        self.sets.resize_with(groups, FxHashSet::default);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        if values.data_type() == &DataType::Null {
+            return Ok(());
+        }
+        let values = conform(Arc::clone(values), &self.input_type)?;
+        let rows = self
+            .converter
+            .convert_columns(std::slice::from_ref(&values))
+            .map_err(Error::arrow)?;
+        let nulls = values.logical_nulls();
+        for (i, row) in rows.iter().enumerate() {
+            if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                continue;
+            }
+            let set = &mut self.sets[groups.map_or(0, |ids| ids[i] as usize)];
+            if !set.contains(row.as_ref()) {
+                set.insert(row.as_ref().into());
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (i, set) in other.sets.into_iter().enumerate() {
+            self.sets[map[i] as usize].extend(set);
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        if self.func == AggregateFunction::Count {
+            let counts: Int64Array = self.sets.iter().map(|s| Some(s.len() as i64)).collect();
+            return Ok(Arc::new(counts));
+        }
+        let parser = self.converter.parser();
+        let mut parts = Vec::with_capacity(self.sets.len());
+        for set in &self.sets {
+            let values = self
+                .converter
+                .convert_rows(set.iter().map(|bytes| parser.parse(bytes)))
+                .map_err(Error::arrow)?;
+            let mut acc = new_plain_accumulator(self.func, &self.input_type, &self.output_type)?;
+            acc.resize(1);
+            if let Some(v) = values.first() {
+                acc.update(v, None)?;
+            }
+            parts.push(acc.finish()?);
+        }
+        if parts.is_empty() {
+            return Ok(arrow::array::new_empty_array(&self.output_type));
+        }
+        let refs: Vec<&dyn Array> = parts.iter().map(|p| p.as_ref()).collect();
+        arrow::compute::concat(&refs).map_err(Error::arrow)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}

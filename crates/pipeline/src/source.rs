@@ -1,0 +1,121 @@
+//! Table data and how scans find it.
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use weir_planner::{ScalarValue, TableSource};
+
+use crate::error::{Error, Result};
+use crate::eval::scalar_to_array;
+
+/// Rows a [`series_table`] puts in one batch.
+const SERIES_BATCH_ROWS: usize = 1 << 20;
+
+/// An in-memory table: a schema and record batches of that schema.
+///
+/// Columns have the canonical types only (BOOLEAN `Boolean`, INTEGER
+/// `Int32`, BIGINT `Int64`, DOUBLE `Float64`, DECIMAL `Decimal128`, VARCHAR
+/// `Utf8`, DATE `Date32`, TIMESTAMP `Timestamp(Microsecond, None)`). Batches
+/// may have any length, zero included; scans cut them into morsels without
+/// copying.
+#[derive(Clone, Debug)]
+pub struct TableData {
+    /// The schema of every batch.
+    pub schema: SchemaRef,
+    /// The rows.
+    pub batches: Vec<RecordBatch>,
+}
+
+impl TableData {
+    /// A table of `batches`, all of `schema`.
+    pub fn new(schema: SchemaRef, batches: Vec<RecordBatch>) -> Self {
+        TableData { schema, batches }
+    }
+
+    /// Total rows over all batches.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+}
+
+/// Finds the data a [`TableSource`] stands for.
+///
+/// The engine implements it over its catalog (tables), its file readers
+/// (`read_csv`, `read_parquet`) and [`series_table`] (`range()`); the
+/// pipeline itself does no I/O.
+pub trait SourceResolver: Send + Sync {
+    /// The data of `source`.
+    fn resolve(&self, source: &TableSource) -> Result<Arc<TableData>>;
+}
+
+/// The table of `range(start, stop, step)`: one non-null BIGINT column named
+/// `name` holding `start, start + step, ...` up to but excluding `stop`.
+///
+/// `step` must not be zero; a step pointing away from `stop` gives no rows.
+///
+/// ```
+/// let t = weir_pipeline::series_table(0, 10, 3, "range").unwrap();
+/// assert_eq!(t.num_rows(), 4); // 0, 3, 6, 9
+/// ```
+pub fn series_table(start: i64, stop: i64, step: i64, name: &str) -> Result<TableData> {
+    if step == 0 {
+        return Err(Error::Execution("range() step must not be zero".to_owned()));
+    }
+    let (start_w, stop_w, step_w) = (i128::from(start), i128::from(stop), i128::from(step));
+    let count = if (step > 0 && start_w < stop_w) || (step < 0 && start_w > stop_w) {
+        ((stop_w - start_w).abs() - 1) / step_w.abs() + 1
+    } else {
+        0
+    };
+    let count = usize::try_from(count).map_err(|_| {
+        Error::Execution(format!("range({start}, {stop}, {step}) has too many rows"))
+    })?;
+    let schema = Arc::new(Schema::new(vec![Field::new(name, DataType::Int64, false)]));
+    let mut batches = Vec::with_capacity(count.div_ceil(SERIES_BATCH_ROWS));
+    let mut done = 0usize;
+    while done < count {
+        let len = SERIES_BATCH_ROWS.min(count - done);
+        let first = start_w + step_w * done as i128;
+        // every value lies between start and stop, so it fits in i64
+        let values: Vec<i64> = (0..len)
+            .map(|i| (first + step_w * i as i128) as i64)
+            .collect();
+        let column: ArrayRef = Arc::new(Int64Array::from(values));
+        batches
+            .push(RecordBatch::try_new(Arc::clone(&schema), vec![column]).map_err(Error::arrow)?);
+        done += len;
+    }
+    Ok(TableData { schema, batches })
+}
+
+/// The table of a `Values` plan: one batch holding `rows`.
+pub(crate) fn values_table(rows: &[Vec<ScalarValue>], schema: &SchemaRef) -> Result<TableData> {
+    if rows.is_empty() {
+        return Ok(TableData::new(Arc::clone(schema), Vec::new()));
+    }
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for (c, field) in schema.fields().iter().enumerate() {
+        let mut parts = Vec::with_capacity(rows.len());
+        for (r, row) in rows.iter().enumerate() {
+            let value = row.get(c).ok_or_else(|| {
+                Error::Internal(format!(
+                    "VALUES row {r} has {} values, the schema {} columns",
+                    row.len(),
+                    schema.fields().len()
+                ))
+            })?;
+            let mut array = scalar_to_array(value, 1)?;
+            if array.data_type() != field.data_type() {
+                array = arrow::compute::cast(&array, field.data_type()).map_err(Error::arrow)?;
+            }
+            parts.push(array);
+        }
+        let refs: Vec<&dyn arrow::array::Array> = parts.iter().map(|a| a.as_ref()).collect();
+        columns.push(arrow::compute::concat(&refs).map_err(Error::arrow)?);
+    }
+    let options = RecordBatchOptions::new().with_row_count(Some(rows.len()));
+    let batch = RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options)
+        .map_err(Error::arrow)?;
+    Ok(TableData::new(Arc::clone(schema), vec![batch]))
+}
