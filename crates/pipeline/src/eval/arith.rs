@@ -158,9 +158,7 @@ fn common_type(l: &DataType, r: &DataType) -> Option<DataType> {
             Decimal128((int + *s as i16).clamp(1, 38) as u8, *s)
         }
         (a, b) if a.is_integer() && b.is_integer() => Int64,
-        (Date32, Timestamp(..)) | (Timestamp(..), Date32) => {
-            Timestamp(TimeUnit::Microsecond, None)
-        }
+        (Date32, Timestamp(..)) | (Timestamp(..), Date32) => Timestamp(TimeUnit::Microsecond, None),
         _ => return None,
     })
 }
@@ -190,8 +188,7 @@ fn normalize_float(v: Value) -> Value {
     if !odd {
         return v;
     }
-    let out: PrimitiveArray<Float64Type> =
-        a.unary(|x| if x.is_nan() { f64::NAN } else { x + 0.0 });
+    let out: PrimitiveArray<Float64Type> = a.unary(|x| if x.is_nan() { f64::NAN } else { x + 0.0 });
     Value::wrap(Arc::new(out), v.is_scalar())
 }
 
@@ -322,15 +319,15 @@ where
         ))
     };
     match op {
-        BinaryOp::Plus => binary_kernel::<T, T, T>(l, r, |a, b| {
-            a.c_add(b).ok_or_else(|| overflow(a, b))
-        }),
-        BinaryOp::Minus => binary_kernel::<T, T, T>(l, r, |a, b| {
-            a.c_sub(b).ok_or_else(|| overflow(a, b))
-        }),
-        BinaryOp::Multiply => binary_kernel::<T, T, T>(l, r, |a, b| {
-            a.c_mul(b).ok_or_else(|| overflow(a, b))
-        }),
+        BinaryOp::Plus => {
+            binary_kernel::<T, T, T>(l, r, |a, b| a.c_add(b).ok_or_else(|| overflow(a, b)))
+        }
+        BinaryOp::Minus => {
+            binary_kernel::<T, T, T>(l, r, |a, b| a.c_sub(b).ok_or_else(|| overflow(a, b)))
+        }
+        BinaryOp::Multiply => {
+            binary_kernel::<T, T, T>(l, r, |a, b| a.c_mul(b).ok_or_else(|| overflow(a, b)))
+        }
         BinaryOp::Divide => binary_kernel::<T, T, T>(l, r, |a, b| {
             if b == T::Native::ZERO {
                 return Err(division_by_zero());
@@ -456,9 +453,7 @@ fn date_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
                     .ok_or_else(|| out_of_range_date(d, n))
             })
         }
-        (t, DataType::Date32, BinaryOp::Plus) if t.is_integer() => {
-            date_arith(op, r, l)
-        }
+        (t, DataType::Date32, BinaryOp::Plus) if t.is_integer() => date_arith(op, r, l),
         _ => Err(unsupported_arith(op, l, r)),
     }
 }
@@ -532,7 +527,10 @@ pub(crate) fn negative(v: &Value) -> Result<Value> {
     v.map(|a| match a.data_type() {
         DataType::Int32 => neg_int::<Int32Type>(a),
         DataType::Int64 => neg_int::<Int64Type>(a),
-        DataType::Float64 => Ok(Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(|x| -x))),
+        DataType::Float64 => Ok(Arc::new(
+            a.as_primitive::<Float64Type>()
+                .unary::<_, Float64Type>(|x| -x),
+        )),
         DataType::Decimal128(p, s) => Ok(Arc::new(
             a.as_primitive::<Decimal128Type>()
                 .unary::<_, Decimal128Type>(|x| x.wrapping_neg())
@@ -567,7 +565,8 @@ pub(crate) fn abs(v: &Value) -> Result<Value> {
         DataType::Int32 => abs_int::<Int32Type>(a),
         DataType::Int64 => abs_int::<Int64Type>(a),
         DataType::Float64 => Ok(Arc::new(
-            a.as_primitive::<Float64Type>().unary::<_, Float64Type>(|x| x.abs()),
+            a.as_primitive::<Float64Type>()
+                .unary::<_, Float64Type>(|x| x.abs()),
         )),
         DataType::Decimal128(p, s) => Ok(Arc::new(
             a.as_primitive::<Decimal128Type>()

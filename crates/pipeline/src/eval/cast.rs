@@ -22,7 +22,9 @@ use arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimeUnit,
     TimestampMicrosecondType,
 };
-use weir_planner::scalar::{format_date, format_decimal, format_timestamp, parse_date, parse_timestamp};
+use weir_planner::scalar::{
+    format_date, format_decimal, format_timestamp, parse_date, parse_timestamp,
+};
 
 use super::arith::{fits_precision, pow10, rescale};
 use super::{EvalError, Result};
@@ -222,8 +224,7 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
                 .ok_or_else(|| out_of_range(from, format_date(d), to))
         })?),
         (Timestamp(..), Date32) => Arc::new(map::<TimestampMicrosecondType, Date32Type>(a, |t| {
-            i32::try_from(t.div_euclid(MICROS_PER_DAY))
-                .map_err(|_| out_of_range(from, t, to))
+            i32::try_from(t.div_euclid(MICROS_PER_DAY)).map_err(|_| out_of_range(from, t, to))
         })?),
         _ => return Err(unsupported(from, to)),
     };

@@ -19,7 +19,11 @@ use super::arith::{binary_kernel, fits_precision, pow10};
 use super::cast::cast_array;
 use super::{EvalError, Input, Result, Value, eval, eval_coalesce};
 
-fn arity(func: ScalarFunction, args: &[Expr], range: std::ops::RangeInclusive<usize>) -> Result<()> {
+fn arity(
+    func: ScalarFunction,
+    args: &[Expr],
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<()> {
     if range.contains(&args.len()) {
         Ok(())
     } else {
@@ -150,31 +154,35 @@ pub(crate) fn eval_function(
 /// their type.
 fn round(x: &Value, digits: &Value) -> Result<Value> {
     match x.data_type().clone() {
-        DataType::Float64 => binary_kernel::<Float64Type, Int64Type, Float64Type>(x, digits, |v, d| {
-            Ok(round_f64(v, d))
-        }),
-        DataType::Int32 => binary_kernel::<Int32Type, Int64Type, Int32Type>(x, digits, |v, d| {
-            round_int(v as i128, d).and_then(|r| i32::try_from(r).ok()).ok_or_else(|| {
-                round_overflow(v, d)
+        DataType::Float64 => {
+            binary_kernel::<Float64Type, Int64Type, Float64Type>(x, digits, |v, d| {
+                Ok(round_f64(v, d))
             })
+        }
+        DataType::Int32 => binary_kernel::<Int32Type, Int64Type, Int32Type>(x, digits, |v, d| {
+            round_int(v as i128, d)
+                .and_then(|r| i32::try_from(r).ok())
+                .ok_or_else(|| round_overflow(v, d))
         }),
         DataType::Int64 => binary_kernel::<Int64Type, Int64Type, Int64Type>(x, digits, |v, d| {
-            round_int(v as i128, d).and_then(|r| i64::try_from(r).ok()).ok_or_else(|| {
-                round_overflow(v, d)
-            })
+            round_int(v as i128, d)
+                .and_then(|r| i64::try_from(r).ok())
+                .ok_or_else(|| round_overflow(v, d))
         }),
         DataType::Decimal128(p, s) => {
-            let out = binary_kernel::<Decimal128Type, Int64Type, Decimal128Type>(x, digits, |v, d| {
-                // digits past `d` become zero: round the unscaled value at 10^(s-d)
-                let drop = s as i64 - d;
-                let r = if drop <= 0 {
-                    Some(v)
-                } else {
-                    round_int(v, -drop)
-                };
-                r.filter(|r| fits_precision(*r, p))
-                    .ok_or_else(|| round_overflow(weir_planner::scalar::format_decimal(v, s), d))
-            })?;
+            let out =
+                binary_kernel::<Decimal128Type, Int64Type, Decimal128Type>(x, digits, |v, d| {
+                    // digits past `d` become zero: round the unscaled value at 10^(s-d)
+                    let drop = s as i64 - d;
+                    let r = if drop <= 0 {
+                        Some(v)
+                    } else {
+                        round_int(v, -drop)
+                    };
+                    r.filter(|r| fits_precision(*r, p)).ok_or_else(|| {
+                        round_overflow(weir_planner::scalar::format_decimal(v, s), d)
+                    })
+                })?;
             out.map(|a| {
                 Ok(Arc::new(
                     a.as_primitive::<Decimal128Type>()

@@ -28,7 +28,7 @@ enum Matcher {
     Exact(Vec<u8>),
     Prefix(Vec<u8>),
     Suffix(Vec<u8>),
-    Contains(Finder<'static>),
+    Contains(Box<Finder<'static>>),
     /// `[prefix]%seg%seg%[suffix]` without `_`.
     Segments {
         prefix: Option<Vec<u8>>,
@@ -195,7 +195,7 @@ fn compile(toks: Vec<Tok>) -> Matcher {
         (true, 0, true) => Matcher::All,
         (false, 0, true) => Matcher::Prefix(first.clone()),
         (true, 0, false) => Matcher::Suffix(last.clone()),
-        (true, 1, true) => Matcher::Contains(Finder::new(middle[0]).into_owned()),
+        (true, 1, true) => Matcher::Contains(Box::new(Finder::new(middle[0]).into_owned())),
         _ => Matcher::Segments {
             prefix: (!first.is_empty()).then(|| first.clone()),
             middle: middle

@@ -119,10 +119,10 @@ impl<'a> Input<'a> {
         let mut columns = vec![None; self.columns.len()];
         for e in exprs {
             for c in e.columns() {
-                if let (Some(slot), Some(Some(col))) = (columns.get_mut(c), self.columns.get(c)) {
-                    if slot.is_none() {
-                        *slot = Some(take(col.as_ref(), indices, None)?);
-                    }
+                if let (Some(slot @ None), Some(Some(col))) =
+                    (columns.get_mut(c), self.columns.get(c))
+                {
+                    *slot = Some(take(col.as_ref(), indices, None)?);
                 }
             }
         }
@@ -255,14 +255,10 @@ fn may_error(expr: &Expr) -> bool {
         Expr::Like {
             escape: Some(_), ..
         } => r = true,
-        Expr::Function { func, .. }
-            if matches!(
-                func,
-                ScalarFunction::Abs | ScalarFunction::Round | ScalarFunction::DatePart
-            ) =>
-        {
-            r = true
-        }
+        Expr::Function {
+            func: ScalarFunction::Abs | ScalarFunction::Round | ScalarFunction::DatePart,
+            ..
+        } => r = true,
         _ => {}
     });
     r
@@ -405,11 +401,7 @@ fn eval_in_list(v: &Value, list: &[ScalarValue], negated: bool) -> Result<Value>
     };
     let matched = &matched & &valid_in;
     // NULL unless matched, when x is NULL or the list holds a NULL
-    let valid = if has_null {
-        matched.clone()
-    } else {
-        valid_in
-    };
+    let valid = if has_null { matched.clone() } else { valid_in };
     let values = if negated { !&matched } else { matched };
     let nulls = NullBuffer::new(valid);
     let nulls = (nulls.null_count() > 0).then_some(nulls);
@@ -487,9 +479,12 @@ fn eval_case(
     }
     if pieces.len() == 1 {
         // one piece covering every row, in order
-        return Ok(Value::Array(pieces.pop().map(|p| p.1).unwrap_or_else(|| {
-            new_null_array(&result_type, n)
-        })));
+        return Ok(Value::Array(
+            pieces
+                .pop()
+                .map(|p| p.1)
+                .unwrap_or_else(|| new_null_array(&result_type, n)),
+        ));
     }
     let mut pos = vec![(0usize, 0usize); n];
     for (p, (idx, _)) in pieces.iter().enumerate() {

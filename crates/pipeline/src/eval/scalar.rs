@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float64Array,
-    Int32Array, Int64Array, StringArray, TimestampMicrosecondArray, new_null_array,
+    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array,
+    Int64Array, StringArray, TimestampMicrosecondArray, new_null_array,
 };
 use arrow::compute::cast;
 use arrow::datatypes::{
@@ -24,12 +24,13 @@ pub fn scalar_to_array(value: &ScalarValue, len: usize) -> Result<ArrayRef, Eval
         ScalarValue::Int32(v) => Arc::new(Int32Array::from_value(*v, len)),
         ScalarValue::Int64(v) => Arc::new(Int64Array::from_value(*v, len)),
         ScalarValue::Float64(v) => Arc::new(Float64Array::from_value(*v, len)),
-        ScalarValue::Decimal128(v, p, s) => Arc::new(
-            Decimal128Array::from_value(*v, len).with_precision_and_scale(*p, *s)?,
-        ),
-        ScalarValue::Utf8(s) => Arc::new(StringArray::from_iter_values(
-            std::iter::repeat_n(s.as_str(), len),
-        )),
+        ScalarValue::Decimal128(v, p, s) => {
+            Arc::new(Decimal128Array::from_value(*v, len).with_precision_and_scale(*p, *s)?)
+        }
+        ScalarValue::Utf8(s) => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+            s.as_str(),
+            len,
+        ))),
         ScalarValue::Date32(d) => Arc::new(Date32Array::from_value(*d, len)),
         ScalarValue::TimestampMicros(t) => Arc::new(TimestampMicrosecondArray::from_value(*t, len)),
     })

@@ -16,10 +16,37 @@ const TS: DataType = DataType::Timestamp(TimeUnit::Microsecond, None);
 /// The test table: 4 rows, a column of every canonical type, NULLs in row 2.
 fn table() -> RecordBatch {
     let cols: Vec<(&str, ArrayRef)> = vec![
-        ("b", Arc::new(BooleanArray::from(vec![Some(true), Some(false), None, Some(true)]))),
-        ("i", Arc::new(Int32Array::from(vec![Some(1), Some(-2), None, Some(i32::MAX)]))),
-        ("l", Arc::new(Int64Array::from(vec![Some(10), Some(0), None, Some(-5)]))),
-        ("f", Arc::new(Float64Array::from(vec![Some(1.5), Some(-0.0), None, Some(2.5)]))),
+        (
+            "b",
+            Arc::new(BooleanArray::from(vec![
+                Some(true),
+                Some(false),
+                None,
+                Some(true),
+            ])),
+        ),
+        (
+            "i",
+            Arc::new(Int32Array::from(vec![
+                Some(1),
+                Some(-2),
+                None,
+                Some(i32::MAX),
+            ])),
+        ),
+        (
+            "l",
+            Arc::new(Int64Array::from(vec![Some(10), Some(0), None, Some(-5)])),
+        ),
+        (
+            "f",
+            Arc::new(Float64Array::from(vec![
+                Some(1.5),
+                Some(-0.0),
+                None,
+                Some(2.5),
+            ])),
+        ),
         (
             "d",
             Arc::new(
@@ -37,7 +64,10 @@ fn table() -> RecordBatch {
                 Some("Ünïcode_%"),
             ])),
         ),
-        ("dt", Arc::new(Date32Array::from(vec![Some(8766), Some(0), None, Some(-1)]))),
+        (
+            "dt",
+            Arc::new(Date32Array::from(vec![Some(8766), Some(0), None, Some(-1)])),
+        ),
         (
             "ts",
             Arc::new(TimestampMicrosecondArray::from(vec![
@@ -48,7 +78,10 @@ fn table() -> RecordBatch {
             ])),
         ),
         ("n", Arc::new(NullArray::new(4))),
-        ("z", Arc::new(Int32Array::from(vec![Some(0), Some(0), None, Some(1)]))),
+        (
+            "z",
+            Arc::new(Int32Array::from(vec![Some(0), Some(0), None, Some(1)])),
+        ),
     ];
     let fields: Vec<Field> = cols
         .iter()
@@ -152,27 +185,72 @@ fn dec(v: i128, p: u8, s: i8) -> S {
 fn comparisons_on_every_type() {
     use BinaryOp::*;
     let n = null();
-    check(bin(col("i"), Gt, lit(i(0))), vec![b(true), b(false), n.clone(), b(true)]);
-    check(bin(lit(i(0)), Lt, col("i")), vec![b(true), b(false), n.clone(), b(true)]);
-    check(bin(col("i"), Eq, col("i")), vec![b(true), b(true), n.clone(), b(true)]);
-    check(bin(col("l"), NotEq, lit(l(0))), vec![b(true), b(false), n.clone(), b(true)]);
-    check(bin(col("l"), LtEq, lit(l(0))), vec![b(false), b(true), n.clone(), b(true)]);
-    check(bin(col("l"), GtEq, lit(l(10))), vec![b(true), b(false), n.clone(), b(false)]);
+    check(
+        bin(col("i"), Gt, lit(i(0))),
+        vec![b(true), b(false), n.clone(), b(true)],
+    );
+    check(
+        bin(lit(i(0)), Lt, col("i")),
+        vec![b(true), b(false), n.clone(), b(true)],
+    );
+    check(
+        bin(col("i"), Eq, col("i")),
+        vec![b(true), b(true), n.clone(), b(true)],
+    );
+    check(
+        bin(col("l"), NotEq, lit(l(0))),
+        vec![b(true), b(false), n.clone(), b(true)],
+    );
+    check(
+        bin(col("l"), LtEq, lit(l(0))),
+        vec![b(false), b(true), n.clone(), b(true)],
+    );
+    check(
+        bin(col("l"), GtEq, lit(l(10))),
+        vec![b(true), b(false), n.clone(), b(false)],
+    );
     // -0.0 = 0.0, as in DuckDB
-    check(bin(col("f"), Eq, lit(f(0.0))), vec![b(false), b(true), n.clone(), b(false)]);
-    check(bin(col("d"), Gt, lit(dec(0, 10, 2))), vec![b(true), b(false), n.clone(), b(true)]);
-    check(bin(col("d"), Eq, lit(dec(100, 10, 2))), vec![b(false), b(false), n.clone(), b(true)]);
-    check(bin(col("s"), Lt, lit(st("i"))), vec![b(true), b(false), n.clone(), b(false)]);
-    check(bin(col("s"), Eq, lit(st("hello"))), vec![b(true), b(false), n.clone(), b(false)]);
-    check(bin(col("dt"), GtEq, lit(S::Date32(0))), vec![b(true), b(true), n.clone(), b(false)]);
+    check(
+        bin(col("f"), Eq, lit(f(0.0))),
+        vec![b(false), b(true), n.clone(), b(false)],
+    );
+    check(
+        bin(col("d"), Gt, lit(dec(0, 10, 2))),
+        vec![b(true), b(false), n.clone(), b(true)],
+    );
+    check(
+        bin(col("d"), Eq, lit(dec(100, 10, 2))),
+        vec![b(false), b(false), n.clone(), b(true)],
+    );
+    check(
+        bin(col("s"), Lt, lit(st("i"))),
+        vec![b(true), b(false), n.clone(), b(false)],
+    );
+    check(
+        bin(col("s"), Eq, lit(st("hello"))),
+        vec![b(true), b(false), n.clone(), b(false)],
+    );
+    check(
+        bin(col("dt"), GtEq, lit(S::Date32(0))),
+        vec![b(true), b(true), n.clone(), b(false)],
+    );
     check(
         bin(col("ts"), Lt, lit(S::TimestampMicros(0))),
         vec![b(false), b(false), n.clone(), b(true)],
     );
-    check(bin(col("b"), Eq, lit(b(true))), vec![b(true), b(false), n.clone(), b(true)]);
-    check(bin(col("b"), Gt, col("b")), vec![b(false), b(false), n.clone(), b(false)]);
+    check(
+        bin(col("b"), Eq, lit(b(true))),
+        vec![b(true), b(false), n.clone(), b(true)],
+    );
+    check(
+        bin(col("b"), Gt, col("b")),
+        vec![b(false), b(false), n.clone(), b(false)],
+    );
     // NULL operands
-    check(bin(col("i"), Eq, lit(S::Null(DataType::Int32))), vec![n.clone(); 4]);
+    check(
+        bin(col("i"), Eq, lit(S::Null(DataType::Int32))),
+        vec![n.clone(); 4],
+    );
     check(bin(col("n"), Eq, lit(i(1))), vec![n.clone(); 4]);
     check(bin(lit(null()), Eq, lit(null())), vec![n.clone(); 4]);
     // constant comparison broadcasts
@@ -205,7 +283,10 @@ fn three_valued() -> RecordBatch {
             Field::new("a", DataType::Boolean, true),
             Field::new("c", DataType::Boolean, true),
         ])),
-        vec![Arc::new(BooleanArray::from(a)), Arc::new(BooleanArray::from(c))],
+        vec![
+            Arc::new(BooleanArray::from(a)),
+            Arc::new(BooleanArray::from(c)),
+        ],
     )
     .unwrap()
 }
@@ -222,18 +303,39 @@ fn and_or_not_truth_tables() {
     // rows: (T,T) (T,F) (T,N) (F,T) (F,F) (F,N) (N,T) (N,F) (N,N)
     let and = [tr, fa, nu, fa, fa, fa, nu, fa, nu];
     let or = [tr, tr, tr, tr, fa, nu, tr, nu, nu];
-    check_on(&t, &bin(a.clone(), BinaryOp::And, c.clone()), and.map(ob).to_vec());
-    check_on(&t, &bin(a.clone(), BinaryOp::Or, c.clone()), or.map(ob).to_vec());
+    check_on(
+        &t,
+        &bin(a.clone(), BinaryOp::And, c.clone()),
+        and.map(ob).to_vec(),
+    );
+    check_on(
+        &t,
+        &bin(a.clone(), BinaryOp::Or, c.clone()),
+        or.map(ob).to_vec(),
+    );
     let not_a = [fa, fa, fa, tr, tr, tr, nu, nu, nu];
     check_on(&t, &Expr::Not(Box::new(a.clone())), not_a.map(ob).to_vec());
     // with constants on the left and right
-    for (k, kv) in [(lit(b(true)), tr), (lit(b(false)), fa), (lit(S::Null(DataType::Boolean)), nu), (lit(null()), nu)] {
+    for (k, kv) in [
+        (lit(b(true)), tr),
+        (lit(b(false)), fa),
+        (lit(S::Null(DataType::Boolean)), nu),
+        (lit(null()), nu),
+    ] {
         let cv = [tr, fa, nu, tr, fa, nu, tr, fa, nu];
         let and_expected: Vec<S> = cv.iter().map(|y| ob(kleene_and(kv, *y))).collect();
         let or_expected: Vec<S> = cv.iter().map(|y| ob(kleene_or(kv, *y))).collect();
-        check_on(&t, &bin(k.clone(), BinaryOp::And, c.clone()), and_expected.clone());
+        check_on(
+            &t,
+            &bin(k.clone(), BinaryOp::And, c.clone()),
+            and_expected.clone(),
+        );
         check_on(&t, &bin(c.clone(), BinaryOp::And, k.clone()), and_expected);
-        check_on(&t, &bin(k.clone(), BinaryOp::Or, c.clone()), or_expected.clone());
+        check_on(
+            &t,
+            &bin(k.clone(), BinaryOp::Or, c.clone()),
+            or_expected.clone(),
+        );
         check_on(&t, &bin(c.clone(), BinaryOp::Or, k.clone()), or_expected);
     }
     // predicates: NULL is false, no null buffer
@@ -272,7 +374,10 @@ fn is_null_and_is_not_null() {
     check(isnn(lit(i(1))), vec![b(true); 4]);
     check(isn(lit(null())), vec![b(true); 4]);
     // over a NULL comparison result
-    check(isn(bin(col("i"), BinaryOp::Gt, lit(i(0)))), vec![b(false), b(false), b(true), b(false)]);
+    check(
+        isn(bin(col("i"), BinaryOp::Gt, lit(i(0)))),
+        vec![b(false), b(false), b(true), b(false)],
+    );
 }
 
 #[test]
@@ -283,12 +388,24 @@ fn in_list_three_valued() {
         negated,
     };
     let n = null();
-    check(inl(col("i"), vec![i(1), i(5)], false), vec![b(true), b(false), n.clone(), b(false)]);
-    check(inl(col("i"), vec![i(1), i(5)], true), vec![b(false), b(true), n.clone(), b(true)]);
+    check(
+        inl(col("i"), vec![i(1), i(5)], false),
+        vec![b(true), b(false), n.clone(), b(false)],
+    );
+    check(
+        inl(col("i"), vec![i(1), i(5)], true),
+        vec![b(false), b(true), n.clone(), b(true)],
+    );
     // a NULL item: no match gives NULL
     let with_null = vec![i(1), S::Null(DataType::Int32)];
-    check(inl(col("i"), with_null.clone(), false), vec![b(true), n.clone(), n.clone(), n.clone()]);
-    check(inl(col("i"), with_null, true), vec![b(false), n.clone(), n.clone(), n.clone()]);
+    check(
+        inl(col("i"), with_null.clone(), false),
+        vec![b(true), n.clone(), n.clone(), n.clone()],
+    );
+    check(
+        inl(col("i"), with_null, true),
+        vec![b(false), n.clone(), n.clone(), n.clone()],
+    );
     check(
         inl(col("s"), vec![st("hello"), st("x")], false),
         vec![b(true), b(false), n.clone(), b(false)],
@@ -298,29 +415,55 @@ fn in_list_three_valued() {
         vec![b(false), b(false), n.clone(), b(true)],
     );
     check(inl(lit(i(3)), vec![i(3)], false), vec![b(true); 4]);
-    check(inl(lit(S::Null(DataType::Int32)), vec![i(3)], true), vec![n.clone(); 4]);
+    check(
+        inl(lit(S::Null(DataType::Int32)), vec![i(3)], true),
+        vec![n.clone(); 4],
+    );
     check(inl(col("n"), vec![i(3)], false), vec![n.clone(); 4]);
     // the predicate form
-    let p = evaluate_predicate(&inl(col("i"), vec![i(-2), S::Null(DataType::Int32)], true), &table())
-        .unwrap();
+    let p = evaluate_predicate(
+        &inl(col("i"), vec![i(-2), S::Null(DataType::Int32)], true),
+        &table(),
+    )
+    .unwrap();
     assert_eq!(p, BooleanArray::from(vec![false, false, false, false]));
 }
 
 // ---------------------------------------------------------------- arithmetic
 
-
 #[test]
 fn integer_arithmetic() {
     use BinaryOp::*;
     let n = null();
-    check(bin(col("l"), Plus, lit(l(1))), vec![l(11), l(1), n.clone(), l(-4)]);
-    check(bin(col("l"), Minus, lit(l(1))), vec![l(9), l(-1), n.clone(), l(-6)]);
-    check(bin(lit(l(3)), Multiply, col("l")), vec![l(30), l(0), n.clone(), l(-15)]);
+    check(
+        bin(col("l"), Plus, lit(l(1))),
+        vec![l(11), l(1), n.clone(), l(-4)],
+    );
+    check(
+        bin(col("l"), Minus, lit(l(1))),
+        vec![l(9), l(-1), n.clone(), l(-6)],
+    );
+    check(
+        bin(lit(l(3)), Multiply, col("l")),
+        vec![l(30), l(0), n.clone(), l(-15)],
+    );
     // integer division truncates; modulo takes the dividend's sign
-    check(bin(col("l"), Divide, lit(l(3))), vec![l(3), l(0), n.clone(), l(-1)]);
-    check(bin(col("l"), Modulo, lit(l(3))), vec![l(1), l(0), n.clone(), l(-2)]);
-    check(bin(col("i"), Minus, col("i")), vec![i(0), i(0), n.clone(), i(0)]);
-    check(bin(col("i"), Plus, lit(S::Null(DataType::Int32))), vec![n.clone(); 4]);
+    check(
+        bin(col("l"), Divide, lit(l(3))),
+        vec![l(3), l(0), n.clone(), l(-1)],
+    );
+    check(
+        bin(col("l"), Modulo, lit(l(3))),
+        vec![l(1), l(0), n.clone(), l(-2)],
+    );
+    check(
+        bin(col("i"), Minus, col("i")),
+        vec![i(0), i(0), n.clone(), i(0)],
+    );
+    check(
+        bin(col("i"), Plus, lit(S::Null(DataType::Int32))),
+        vec![n.clone(); 4],
+    );
     check(bin(col("i"), Plus, col("n")), vec![n.clone(); 4]);
     check(bin(lit(i(2)), Multiply, lit(i(3))), vec![i(6); 4]);
 }
@@ -328,7 +471,10 @@ fn integer_arithmetic() {
 #[test]
 fn integer_overflow_is_an_error_naming_the_values() {
     use BinaryOp::*;
-    check_err(bin(col("i"), Plus, lit(i(1))), "Overflow in addition of INTEGER (2147483647 + 1)");
+    check_err(
+        bin(col("i"), Plus, lit(i(1))),
+        "Overflow in addition of INTEGER (2147483647 + 1)",
+    );
     check_err(bin(col("i"), Multiply, lit(i(2))), "2147483647 * 2");
     check_err(bin(lit(l(i64::MIN)), Minus, col("l")), "Out of Range");
     check_err(bin(lit(i(i32::MIN)), Divide, lit(i(-1))), "Out of Range");
@@ -340,12 +486,21 @@ fn integer_overflow_is_an_error_naming_the_values() {
 #[test]
 fn division_by_zero_is_an_error() {
     use BinaryOp::*;
-    check_err(bin(col("l"), Divide, col("z").clone_cast(DataType::Int64)), "Division by zero");
+    check_err(
+        bin(col("l"), Divide, col("z").clone_cast(DataType::Int64)),
+        "Division by zero",
+    );
     check_err(bin(col("i"), Modulo, lit(i(0))), "Division by zero");
     check_err(bin(col("f"), Divide, lit(f(0.0))), "Division by zero");
-    check_err(bin(col("d"), Divide, lit(dec(0, 10, 2))), "Division by zero");
+    check_err(
+        bin(col("d"), Divide, lit(dec(0, 10, 2))),
+        "Division by zero",
+    );
     // NULL / 0 is NULL: the zero is never used
-    check(bin(lit(S::Null(DataType::Int32)), Divide, lit(i(0))), vec![null(); 4]);
+    check(
+        bin(lit(S::Null(DataType::Int32)), Divide, lit(i(0))),
+        vec![null(); 4],
+    );
     let rows_null_only = bin(
         bin(col("z"), Plus, col("n").clone_cast(DataType::Int32)),
         Divide,
@@ -367,12 +522,30 @@ impl CastExt for Expr {
 fn float_arithmetic() {
     use BinaryOp::*;
     let n = null();
-    check(bin(col("f"), Plus, lit(f(1.0))), vec![f(2.5), f(1.0), n.clone(), f(3.5)]);
-    check(bin(col("f"), Multiply, col("f")), vec![f(2.25), f(0.0), n.clone(), f(6.25)]);
-    check(bin(col("f"), Divide, lit(f(2.0))), vec![f(0.75), f(-0.0), n.clone(), f(1.25)]);
-    check(bin(col("f"), Modulo, lit(f(1.0))), vec![f(0.5), f(-0.0), n.clone(), f(0.5)]);
-    check(bin(lit(f(1e308)), Multiply, lit(f(10.0))), vec![f(f64::INFINITY); 4]);
-    check(Expr::Negative(Box::new(col("f"))), vec![f(-1.5), f(0.0), n, f(-2.5)]);
+    check(
+        bin(col("f"), Plus, lit(f(1.0))),
+        vec![f(2.5), f(1.0), n.clone(), f(3.5)],
+    );
+    check(
+        bin(col("f"), Multiply, col("f")),
+        vec![f(2.25), f(0.0), n.clone(), f(6.25)],
+    );
+    check(
+        bin(col("f"), Divide, lit(f(2.0))),
+        vec![f(0.75), f(-0.0), n.clone(), f(1.25)],
+    );
+    check(
+        bin(col("f"), Modulo, lit(f(1.0))),
+        vec![f(0.5), f(-0.0), n.clone(), f(0.5)],
+    );
+    check(
+        bin(lit(f(1e308)), Multiply, lit(f(10.0))),
+        vec![f(f64::INFINITY); 4],
+    );
+    check(
+        Expr::Negative(Box::new(col("f"))),
+        vec![f(-1.5), f(0.0), n, f(-2.5)],
+    );
 }
 
 #[test]
@@ -382,7 +555,12 @@ fn decimal_arithmetic_has_the_planned_type() {
     // DECIMAL(10,2) + DECIMAL(5,1) -> DECIMAL(11,2)
     check(
         bin(col("d"), Plus, lit(dec(15, 5, 1))),
-        vec![dec(12495, 11, 2), dec(145, 11, 2), n.clone(), dec(250, 11, 2)],
+        vec![
+            dec(12495, 11, 2),
+            dec(145, 11, 2),
+            n.clone(),
+            dec(250, 11, 2),
+        ],
     );
     check(
         bin(col("d"), Minus, col("d")),
@@ -391,7 +569,12 @@ fn decimal_arithmetic_has_the_planned_type() {
     // DECIMAL(10,2) * DECIMAL(5,1) -> DECIMAL(16,3)
     check(
         bin(col("d"), Multiply, lit(dec(15, 5, 1))),
-        vec![dec(185175, 16, 3), dec(-75, 16, 3), n.clone(), dec(1500, 16, 3)],
+        vec![
+            dec(185175, 16, 3),
+            dec(-75, 16, 3),
+            n.clone(),
+            dec(1500, 16, 3),
+        ],
     );
     // / and % give DOUBLE
     check(
@@ -402,10 +585,17 @@ fn decimal_arithmetic_has_the_planned_type() {
         bin(col("d"), Modulo, lit(dec(100, 10, 2))),
         vec![f(123.45 % 1.0), f(-0.05 % 1.0), n.clone(), f(0.0)],
     );
-    check(Expr::Negative(Box::new(col("d"))), vec![dec(-12345, 10, 2), dec(5, 10, 2), n, dec(-100, 10, 2)]);
+    check(
+        Expr::Negative(Box::new(col("d"))),
+        vec![dec(-12345, 10, 2), dec(5, 10, 2), n, dec(-100, 10, 2)],
+    );
     // overflow of the declared precision
     check_err(
-        bin(lit(dec(10i128.pow(37), 38, 0)), Multiply, lit(dec(100, 3, 0))),
+        bin(
+            lit(dec(10i128.pow(37), 38, 0)),
+            Multiply,
+            lit(dec(100, 3, 0)),
+        ),
         "Out of Range",
     );
 }
@@ -422,7 +612,10 @@ fn date_arithmetic() {
         bin(col("dt"), Minus, lit(l(366))),
         vec![S::Date32(8400), S::Date32(-366), n.clone(), S::Date32(-367)],
     );
-    check(bin(col("dt"), Minus, col("dt")), vec![i(0), i(0), n.clone(), i(0)]);
+    check(
+        bin(col("dt"), Minus, col("dt")),
+        vec![i(0), i(0), n.clone(), i(0)],
+    );
     check(
         bin(col("dt"), Minus, lit(S::Date32(0))),
         vec![i(8766), i(0), n.clone(), i(-1)],
@@ -435,19 +628,40 @@ fn string_concatenation() {
     let n = null();
     check(
         bin(col("s"), BinaryOp::Concat, lit(st("!"))),
-        vec![st("hello!"), st("special requests!"), n.clone(), st("Ünïcode_%!")],
+        vec![
+            st("hello!"),
+            st("special requests!"),
+            n.clone(),
+            st("Ünïcode_%!"),
+        ],
     );
     check(
         bin(lit(st(">")), BinaryOp::Concat, col("s")),
-        vec![st(">hello"), st(">special requests"), n.clone(), st(">Ünïcode_%")],
+        vec![
+            st(">hello"),
+            st(">special requests"),
+            n.clone(),
+            st(">Ünïcode_%"),
+        ],
     );
-    check(bin(col("s"), BinaryOp::Concat, lit(S::Null(DataType::Utf8))), vec![n.clone(); 4]);
-    check(bin(lit(st("a")), BinaryOp::Concat, lit(st("b"))), vec![st("ab"); 4]);
+    check(
+        bin(col("s"), BinaryOp::Concat, lit(S::Null(DataType::Utf8))),
+        vec![n.clone(); 4],
+    );
+    check(
+        bin(lit(st("a")), BinaryOp::Concat, lit(st("b"))),
+        vec![st("ab"); 4],
+    );
 }
 
 // ---------------------------------------------------------------- LIKE
 
-fn like_on(values: &[Option<&str>], pattern: &str, ci: bool, escape: Option<char>) -> Vec<Option<bool>> {
+fn like_on(
+    values: &[Option<&str>],
+    pattern: &str,
+    ci: bool,
+    escape: Option<char>,
+) -> Vec<Option<bool>> {
     let arr: ArrayRef = Arc::new(StringArray::from(values.to_vec()));
     let batch = RecordBatch::try_new(
         Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)])),
@@ -465,7 +679,11 @@ fn like_on(values: &[Option<&str>], pattern: &str, ci: bool, escape: Option<char
     let neg = evaluate(&e(true), &batch).unwrap();
     let pos: Vec<Option<bool>> = pos.as_boolean().iter().collect();
     let neg: Vec<Option<bool>> = neg.as_boolean().iter().collect();
-    assert_eq!(neg, pos.iter().map(|v| v.map(|x| !x)).collect::<Vec<_>>(), "NOT {pattern}");
+    assert_eq!(
+        neg,
+        pos.iter().map(|v| v.map(|x| !x)).collect::<Vec<_>>(),
+        "NOT {pattern}"
+    );
     pos
 }
 
@@ -494,9 +712,31 @@ fn like_patterns() {
         Some("aé"),
     ];
     let patterns = [
-        "%special%", "%special%requests%", "special%", "%special", "hello", "h_llo", "h%o",
-        "%", "%%", "_", "__", "", "%e_u%", "a_", "a__", "%abc", "abc%abc", "%b%c%", "_%_",
-        "%sts", "sp%", "%Ü%", "Ü_ï%", "s%l%s", "%c_",
+        "%special%",
+        "%special%requests%",
+        "special%",
+        "%special",
+        "hello",
+        "h_llo",
+        "h%o",
+        "%",
+        "%%",
+        "_",
+        "__",
+        "",
+        "%e_u%",
+        "a_",
+        "a__",
+        "%abc",
+        "abc%abc",
+        "%b%c%",
+        "_%_",
+        "%sts",
+        "sp%",
+        "%Ü%",
+        "Ü_ï%",
+        "s%l%s",
+        "%c_",
     ];
     for p in patterns {
         let got = like_on(&data, p, false, None);
@@ -511,14 +751,33 @@ fn like_patterns() {
 
 #[test]
 fn like_escapes_and_case() {
-    let data = [Some("100%"), Some("100x"), Some("a_b"), Some("axb"), Some("Hello"), None];
+    let data = [
+        Some("100%"),
+        Some("100x"),
+        Some("a_b"),
+        Some("axb"),
+        Some("Hello"),
+        None,
+    ];
     let t = |v: &[Option<bool>]| v.to_vec();
     let (y, n, u) = (Some(true), Some(false), None);
-    assert_eq!(like_on(&data, "100\\%", false, Some('\\')), t(&[y, n, n, n, n, u]));
-    assert_eq!(like_on(&data, "%\\%", false, Some('\\')), t(&[y, n, n, n, n, u]));
-    assert_eq!(like_on(&data, "a\\_b", false, Some('\\')), t(&[n, n, y, n, n, u]));
+    assert_eq!(
+        like_on(&data, "100\\%", false, Some('\\')),
+        t(&[y, n, n, n, n, u])
+    );
+    assert_eq!(
+        like_on(&data, "%\\%", false, Some('\\')),
+        t(&[y, n, n, n, n, u])
+    );
+    assert_eq!(
+        like_on(&data, "a\\_b", false, Some('\\')),
+        t(&[n, n, y, n, n, u])
+    );
     assert_eq!(like_on(&data, "a_b", false, None), t(&[n, n, y, y, n, u]));
-    assert_eq!(like_on(&data, "a#_%", false, Some('#')), t(&[n, n, y, n, n, u]));
+    assert_eq!(
+        like_on(&data, "a#_%", false, Some('#')),
+        t(&[n, n, y, n, n, u])
+    );
     // without ESCAPE a backslash is an ordinary character
     assert_eq!(like_on(&[Some("a\\b")], "a\\b", false, None), vec![y]);
     // ILIKE
@@ -540,16 +799,33 @@ fn like_escapes_and_case() {
 #[test]
 fn contains_over_sliced_arrays_and_row_boundaries() {
     // matches that straddle two rows must not count
-    let arr = StringArray::from(vec![Some("xxsp"), Some("ecial"), Some("special"), None, Some("aspecial"), Some("")]);
+    let arr = StringArray::from(vec![
+        Some("xxsp"),
+        Some("ecial"),
+        Some("special"),
+        None,
+        Some("aspecial"),
+        Some(""),
+    ]);
     let sliced = arr.slice(1, 4);
     let m = like::Like::new("%special%", false, None).unwrap();
     let full = m.evaluate(&(Arc::new(arr) as ArrayRef), false).unwrap();
     assert_eq!(
         full.iter().collect::<Vec<_>>(),
-        vec![Some(false), Some(false), Some(true), None, Some(true), Some(false)]
+        vec![
+            Some(false),
+            Some(false),
+            Some(true),
+            None,
+            Some(true),
+            Some(false)
+        ]
     );
     let part = m.evaluate(&(Arc::new(sliced) as ArrayRef), false).unwrap();
-    assert_eq!(part.iter().collect::<Vec<_>>(), vec![Some(false), Some(true), None, Some(true)]);
+    assert_eq!(
+        part.iter().collect::<Vec<_>>(),
+        vec![Some(false), Some(true), None, Some(true)]
+    );
 }
 
 // ---------------------------------------------------------------- CAST
@@ -565,9 +841,21 @@ fn casts_from_strings() {
     };
     let s0 = Expr::column(0, "s");
     let t = strs(vec![Some(" 42 "), Some("-7"), None, Some("+3")]);
-    check_on(&t, &cast(s0.clone(), DataType::Int32), vec![i(42), i(-7), null(), i(3)]);
-    check_on(&t, &cast(s0.clone(), DataType::Int64), vec![l(42), l(-7), null(), l(3)]);
-    check_on(&t, &cast(s0.clone(), DataType::Float64), vec![f(42.0), f(-7.0), null(), f(3.0)]);
+    check_on(
+        &t,
+        &cast(s0.clone(), DataType::Int32),
+        vec![i(42), i(-7), null(), i(3)],
+    );
+    check_on(
+        &t,
+        &cast(s0.clone(), DataType::Int64),
+        vec![l(42), l(-7), null(), l(3)],
+    );
+    check_on(
+        &t,
+        &cast(s0.clone(), DataType::Float64),
+        vec![f(42.0), f(-7.0), null(), f(3.0)],
+    );
     check_on(
         &t,
         &cast(s0.clone(), DataType::Decimal128(5, 1)),
@@ -577,11 +865,29 @@ fn casts_from_strings() {
     check_on(
         &t,
         &cast(s0.clone(), DataType::Decimal128(5, 1)),
-        vec![dec(13, 5, 1), dec(-13, 5, 1), dec(15, 5, 1), dec(1000, 5, 1)],
+        vec![
+            dec(13, 5, 1),
+            dec(-13, 5, 1),
+            dec(15, 5, 1),
+            dec(1000, 5, 1),
+        ],
     );
-    check_on(&t, &cast(s0.clone(), DataType::Float64), vec![f(1.25), f(-1.25), f(1.5), f(100.0)]);
-    let t = strs(vec![Some("1994-01-01"), Some("1970-01-01 00:00:01.5"), None, Some("true")]);
-    check_on(&strs(vec![Some("1994-01-01")]), &cast(s0.clone(), DataType::Date32), vec![S::Date32(8766)]);
+    check_on(
+        &t,
+        &cast(s0.clone(), DataType::Float64),
+        vec![f(1.25), f(-1.25), f(1.5), f(100.0)],
+    );
+    let t = strs(vec![
+        Some("1994-01-01"),
+        Some("1970-01-01 00:00:01.5"),
+        None,
+        Some("true"),
+    ]);
+    check_on(
+        &strs(vec![Some("1994-01-01")]),
+        &cast(s0.clone(), DataType::Date32),
+        vec![S::Date32(8766)],
+    );
     check_on(
         &strs(vec![Some("1970-01-01 00:00:01.5")]),
         &cast(s0.clone(), TS),
@@ -599,14 +905,38 @@ fn casts_from_strings() {
         assert!(msg.contains(needle), "{msg}");
         assert!(msg.starts_with("Conversion Error"), "{msg}");
     };
-    err(&strs(vec![Some("abc")]), DataType::Int32, "Could not convert string 'abc' to INT32");
-    err(&strs(vec![Some("3000000000")]), DataType::Int32, "'3000000000' to INT32");
+    err(
+        &strs(vec![Some("abc")]),
+        DataType::Int32,
+        "Could not convert string 'abc' to INT32",
+    );
+    err(
+        &strs(vec![Some("3000000000")]),
+        DataType::Int32,
+        "'3000000000' to INT32",
+    );
     err(&strs(vec![Some("x1")]), DataType::Float64, "'x1' to DOUBLE");
-    err(&strs(vec![Some("12.3.4")]), DataType::Decimal128(5, 1), "DECIMAL(5,1)");
-    err(&strs(vec![Some("123456")]), DataType::Decimal128(5, 1), "'123456' to DECIMAL(5,1)");
-    err(&strs(vec![Some("1994-02-30")]), DataType::Date32, "'1994-02-30' to DATE");
+    err(
+        &strs(vec![Some("12.3.4")]),
+        DataType::Decimal128(5, 1),
+        "DECIMAL(5,1)",
+    );
+    err(
+        &strs(vec![Some("123456")]),
+        DataType::Decimal128(5, 1),
+        "'123456' to DECIMAL(5,1)",
+    );
+    err(
+        &strs(vec![Some("1994-02-30")]),
+        DataType::Date32,
+        "'1994-02-30' to DATE",
+    );
     err(&strs(vec![Some("yesterday")]), TS, "TIMESTAMP");
-    err(&strs(vec![Some("maybe")]), DataType::Boolean, "'maybe' to BOOL");
+    err(
+        &strs(vec![Some("maybe")]),
+        DataType::Boolean,
+        "'maybe' to BOOL",
+    );
     // a bad string in a NULL row: no error (nulls are skipped)
     let _ = t;
 }
@@ -617,18 +947,34 @@ fn casts_between_numbers() {
     // DOUBLE -> INTEGER rounds half away from zero
     let t = RecordBatch::try_new(
         Arc::new(Schema::new(vec![Field::new("f", DataType::Float64, true)])),
-        vec![Arc::new(Float64Array::from(vec![Some(2.5), Some(-2.5), None, Some(0.49)]))],
+        vec![Arc::new(Float64Array::from(vec![
+            Some(2.5),
+            Some(-2.5),
+            None,
+            Some(0.49),
+        ]))],
     )
     .unwrap();
     let f0 = Expr::column(0, "f");
-    check_on(&t, &cast(f0.clone(), DataType::Int32), vec![i(3), i(-3), n.clone(), i(0)]);
-    check_on(&t, &cast(f0.clone(), DataType::Int64), vec![l(3), l(-3), n.clone(), l(0)]);
+    check_on(
+        &t,
+        &cast(f0.clone(), DataType::Int32),
+        vec![i(3), i(-3), n.clone(), i(0)],
+    );
+    check_on(
+        &t,
+        &cast(f0.clone(), DataType::Int64),
+        vec![l(3), l(-3), n.clone(), l(0)],
+    );
     check_on(
         &t,
         &cast(f0.clone(), DataType::Decimal128(4, 1)),
         vec![dec(25, 4, 1), dec(-25, 4, 1), n.clone(), dec(5, 4, 1)],
     );
-    check_err(cast(lit(f(1e20)), DataType::Int32), "out of range for the destination type INT32");
+    check_err(
+        cast(lit(f(1e20)), DataType::Int32),
+        "out of range for the destination type INT32",
+    );
     check_err(cast(lit(f(f64::NAN)), DataType::Int64), "out of range");
     check_err(cast(col("l"), DataType::Decimal128(2, 1)), "out of range");
     // decimal rescale rounds half away from zero
@@ -636,25 +982,65 @@ fn casts_between_numbers() {
         cast(col("d"), DataType::Decimal128(10, 1)),
         vec![dec(1235, 10, 1), dec(-1, 10, 1), n.clone(), dec(10, 10, 1)],
     );
-    check(cast(col("d"), DataType::Int32), vec![i(123), i(0), n.clone(), i(1)]);
+    check(
+        cast(col("d"), DataType::Int32),
+        vec![i(123), i(0), n.clone(), i(1)],
+    );
     check(
         cast(col("d"), DataType::Decimal128(12, 4)),
-        vec![dec(1234500, 12, 4), dec(-500, 12, 4), n.clone(), dec(10000, 12, 4)],
+        vec![
+            dec(1234500, 12, 4),
+            dec(-500, 12, 4),
+            n.clone(),
+            dec(10000, 12, 4),
+        ],
     );
-    check(cast(col("d"), DataType::Float64), vec![f(123.45), f(-0.05), n.clone(), f(1.0)]);
-    check_err(cast(col("d"), DataType::Decimal128(3, 2)), "Could not cast value 123.45 to DECIMAL(3,2)");
+    check(
+        cast(col("d"), DataType::Float64),
+        vec![f(123.45), f(-0.05), n.clone(), f(1.0)],
+    );
+    check_err(
+        cast(col("d"), DataType::Decimal128(3, 2)),
+        "Could not cast value 123.45 to DECIMAL(3,2)",
+    );
     check(
         cast(col("i"), DataType::Decimal128(12, 2)),
-        vec![dec(100, 12, 2), dec(-200, 12, 2), n.clone(), dec(214748364700, 12, 2)],
+        vec![
+            dec(100, 12, 2),
+            dec(-200, 12, 2),
+            n.clone(),
+            dec(214748364700, 12, 2),
+        ],
     );
-    check(cast(col("i"), DataType::Int64), vec![l(1), l(-2), n.clone(), l(i32::MAX as i64)]);
-    check(cast(col("l"), DataType::Int32), vec![i(10), i(0), n.clone(), i(-5)]);
-    check_err(cast(lit(l(1 << 40)), DataType::Int32), "INT64 with value 1099511627776");
-    check(cast(col("l"), DataType::Float64), vec![f(10.0), f(0.0), n.clone(), f(-5.0)]);
+    check(
+        cast(col("i"), DataType::Int64),
+        vec![l(1), l(-2), n.clone(), l(i32::MAX as i64)],
+    );
+    check(
+        cast(col("l"), DataType::Int32),
+        vec![i(10), i(0), n.clone(), i(-5)],
+    );
+    check_err(
+        cast(lit(l(1 << 40)), DataType::Int32),
+        "INT64 with value 1099511627776",
+    );
+    check(
+        cast(col("l"), DataType::Float64),
+        vec![f(10.0), f(0.0), n.clone(), f(-5.0)],
+    );
     // booleans
-    check(cast(col("b"), DataType::Int32), vec![i(1), i(0), n.clone(), i(1)]);
-    check(cast(col("l"), DataType::Boolean), vec![b(true), b(false), n.clone(), b(true)]);
-    check(cast(col("b"), DataType::Float64), vec![f(1.0), f(0.0), n.clone(), f(1.0)]);
+    check(
+        cast(col("b"), DataType::Int32),
+        vec![i(1), i(0), n.clone(), i(1)],
+    );
+    check(
+        cast(col("l"), DataType::Boolean),
+        vec![b(true), b(false), n.clone(), b(true)],
+    );
+    check(
+        cast(col("b"), DataType::Float64),
+        vec![f(1.0), f(0.0), n.clone(), f(1.0)],
+    );
     // untyped NULL to anything
     check(cast(col("n"), DataType::Int32), vec![n.clone(); 4]);
     check(cast(lit(null()), DataType::Utf8), vec![n; 4]);
@@ -663,13 +1049,30 @@ fn casts_between_numbers() {
 #[test]
 fn casts_to_strings_and_dates() {
     let n = null();
-    check(cast(col("i"), DataType::Utf8), vec![st("1"), st("-2"), n.clone(), st("2147483647")]);
-    check(cast(col("f"), DataType::Utf8), vec![st("1.5"), st("-0.0"), n.clone(), st("2.5")]);
-    check(cast(col("d"), DataType::Utf8), vec![st("123.45"), st("-0.05"), n.clone(), st("1.00")]);
-    check(cast(col("b"), DataType::Utf8), vec![st("true"), st("false"), n.clone(), st("true")]);
+    check(
+        cast(col("i"), DataType::Utf8),
+        vec![st("1"), st("-2"), n.clone(), st("2147483647")],
+    );
+    check(
+        cast(col("f"), DataType::Utf8),
+        vec![st("1.5"), st("-0.0"), n.clone(), st("2.5")],
+    );
+    check(
+        cast(col("d"), DataType::Utf8),
+        vec![st("123.45"), st("-0.05"), n.clone(), st("1.00")],
+    );
+    check(
+        cast(col("b"), DataType::Utf8),
+        vec![st("true"), st("false"), n.clone(), st("true")],
+    );
     check(
         cast(col("dt"), DataType::Utf8),
-        vec![st("1994-01-01"), st("1970-01-01"), n.clone(), st("1969-12-31")],
+        vec![
+            st("1994-01-01"),
+            st("1970-01-01"),
+            n.clone(),
+            st("1969-12-31"),
+        ],
     );
     check(
         cast(col("ts"), DataType::Utf8),
@@ -680,7 +1083,15 @@ fn casts_to_strings_and_dates() {
             st("1969-12-31 23:59:59.999999"),
         ],
     );
-    for (v, s) in [(1e16, "1e+16"), (1e-5, "1e-05"), (123.0, "123.0"), (0.1, "0.1"), (f64::NAN, "nan"), (f64::NEG_INFINITY, "-inf"), (1.5e300, "1.5e+300")] {
+    for (v, s) in [
+        (1e16, "1e+16"),
+        (1e-5, "1e-05"),
+        (123.0, "123.0"),
+        (0.1, "0.1"),
+        (f64::NAN, "nan"),
+        (f64::NEG_INFINITY, "-inf"),
+        (1.5e300, "1.5e+300"),
+    ] {
         assert_eq!(cast::format_double(v), s);
     }
     check(
@@ -696,7 +1107,10 @@ fn casts_to_strings_and_dates() {
         cast(col("ts"), DataType::Date32),
         vec![S::Date32(8766), S::Date32(0), n.clone(), S::Date32(-1)],
     );
-    check_err(cast(col("dt"), DataType::Int32), "Unimplemented type for cast");
+    check_err(
+        cast(col("dt"), DataType::Int32),
+        "Unimplemented type for cast",
+    );
 }
 
 // ---------------------------------------------------------------- CASE, coalesce
@@ -720,12 +1134,18 @@ fn case_takes_the_first_true_branch() {
         Some(lit(st("negative"))),
     );
     // the NULL row takes no branch: ELSE
-    check(e, vec![st("big"), st("small"), st("negative"), st("negative")]);
+    check(
+        e,
+        vec![st("big"), st("small"), st("negative"), st("negative")],
+    );
     let e = case(vec![(col("b"), col("i"))], None);
     check(e, vec![i(1), n.clone(), n.clone(), i(i32::MAX)]);
     let e = case(vec![(lit(b(true)), lit(l(7)))], Some(col("l")));
     check(e, vec![l(7); 4]);
-    let e = case(vec![(lit(S::Null(DataType::Boolean)), lit(l(7)))], Some(col("l")));
+    let e = case(
+        vec![(lit(S::Null(DataType::Boolean)), lit(l(7)))],
+        Some(col("l")),
+    );
     check(e, vec![l(10), l(0), n.clone(), l(-5)]);
     // a NULL branch and a typed one
     let e = case(vec![(col("b"), lit(null()))], Some(col("d")));
@@ -748,7 +1168,10 @@ fn guarded_errors_are_not_raised() {
         And,
         bin(bin(lit(i(10)), Divide, col("z")), Gt, lit(i(1))),
     );
-    check(guarded.clone(), vec![b(false), b(false), n.clone(), b(true)]);
+    check(
+        guarded.clone(),
+        vec![b(false), b(false), n.clone(), b(true)],
+    );
     let p = evaluate_predicate(&guarded, &table()).unwrap();
     assert_eq!(p, BooleanArray::from(vec![false, false, false, true]));
     // z = 0 OR 10 / z > 1
@@ -768,18 +1191,39 @@ fn guarded_errors_are_not_raised() {
     );
     check(e, vec![i(5), i(5), n.clone(), i(1)]);
     // FALSE AND <error> never evaluates the right side
-    check(bin(lit(b(false)), And, bin(bin(lit(i(1)), Divide, lit(i(0))), Eq, lit(i(1)))), vec![b(false); 4]);
+    check(
+        bin(
+            lit(b(false)),
+            And,
+            bin(bin(lit(i(1)), Divide, lit(i(0))), Eq, lit(i(1))),
+        ),
+        vec![b(false); 4],
+    );
     // but an unguarded division by zero still fails
-    check_err(bin(bin(lit(i(10)), Divide, col("z")), Gt, lit(i(1))), "Division by zero");
+    check_err(
+        bin(bin(lit(i(10)), Divide, col("z")), Gt, lit(i(1))),
+        "Division by zero",
+    );
 }
 
 #[test]
 fn coalesce_picks_the_first_non_null() {
     let n = null();
-    let e = func(ScalarFunction::Coalesce, vec![col("n"), col("i"), lit(i(-1))]);
+    let e = func(
+        ScalarFunction::Coalesce,
+        vec![col("n"), col("i"), lit(i(-1))],
+    );
     check(e, vec![i(1), i(-2), i(-1), i(i32::MAX)]);
     let e = func(ScalarFunction::Coalesce, vec![col("s"), lit(st("?"))]);
-    check(e, vec![st("hello"), st("special requests"), st("?"), st("Ünïcode_%")]);
+    check(
+        e,
+        vec![
+            st("hello"),
+            st("special requests"),
+            st("?"),
+            st("Ünïcode_%"),
+        ],
+    );
     let e = func(ScalarFunction::Coalesce, vec![lit(null()), col("l")]);
     check(e, vec![l(10), l(0), n.clone(), l(-5)]);
     let e = func(ScalarFunction::Coalesce, vec![col("n"), lit(null())]);
@@ -795,21 +1239,53 @@ fn abs_and_round() {
     let round = |args| func(ScalarFunction::Round, args);
     check(abs(col("i")), vec![i(1), i(2), n.clone(), i(i32::MAX)]);
     check(abs(col("f")), vec![f(1.5), f(0.0), n.clone(), f(2.5)]);
-    check(abs(col("d")), vec![dec(12345, 10, 2), dec(5, 10, 2), n.clone(), dec(100, 10, 2)]);
+    check(
+        abs(col("d")),
+        vec![dec(12345, 10, 2), dec(5, 10, 2), n.clone(), dec(100, 10, 2)],
+    );
     check_err(abs(lit(i(i32::MIN))), "Out of Range");
     // half away from zero
-    check(round(vec![col("f")]), vec![f(2.0), f(-0.0), n.clone(), f(3.0)]);
+    check(
+        round(vec![col("f")]),
+        vec![f(2.0), f(-0.0), n.clone(), f(3.0)],
+    );
     check(round(vec![lit(f(-2.5))]), vec![f(-3.0); 4]);
     check(round(vec![lit(f(1.2345)), lit(i(2))]), vec![f(1.23); 4]);
     check(round(vec![lit(f(1250.0)), lit(i(-2))]), vec![f(1300.0); 4]);
     // DECIMAL(p,s) rounded to k digits has scale min(max(k, 0), s)
-    check(round(vec![col("d"), lit(i(1))]), vec![dec(1235, 10, 1), dec(-1, 10, 1), n.clone(), dec(10, 10, 1)]);
-    check(round(vec![col("d")]), vec![dec(123, 10, 0), dec(0, 10, 0), n.clone(), dec(1, 10, 0)]);
-    check(round(vec![col("d"), lit(i(5))]), vec![dec(12345, 10, 2), dec(-5, 10, 2), n.clone(), dec(100, 10, 2)]);
-    check(round(vec![col("d"), lit(i(-1))]), vec![dec(120, 10, 0), dec(0, 10, 0), n.clone(), dec(0, 10, 0)]);
-    check(round(vec![lit(dec(-125, 5, 1)), lit(l(-1))]), vec![dec(-10, 5, 0); 4]);
-    check(round(vec![col("l"), lit(i(-1))]), vec![l(10), l(0), n.clone(), l(-10)]);
-    check(round(vec![col("i")]), vec![i(1), i(-2), n.clone(), i(i32::MAX)]);
+    check(
+        round(vec![col("d"), lit(i(1))]),
+        vec![dec(1235, 10, 1), dec(-1, 10, 1), n.clone(), dec(10, 10, 1)],
+    );
+    check(
+        round(vec![col("d")]),
+        vec![dec(123, 10, 0), dec(0, 10, 0), n.clone(), dec(1, 10, 0)],
+    );
+    check(
+        round(vec![col("d"), lit(i(5))]),
+        vec![
+            dec(12345, 10, 2),
+            dec(-5, 10, 2),
+            n.clone(),
+            dec(100, 10, 2),
+        ],
+    );
+    check(
+        round(vec![col("d"), lit(i(-1))]),
+        vec![dec(120, 10, 0), dec(0, 10, 0), n.clone(), dec(0, 10, 0)],
+    );
+    check(
+        round(vec![lit(dec(-125, 5, 1)), lit(l(-1))]),
+        vec![dec(-10, 5, 0); 4],
+    );
+    check(
+        round(vec![col("l"), lit(i(-1))]),
+        vec![l(10), l(0), n.clone(), l(-10)],
+    );
+    check(
+        round(vec![col("i")]),
+        vec![i(1), i(-2), n.clone(), i(i32::MAX)],
+    );
     check_err(round(vec![col("i"), lit(i(-1))]), "Out of Range");
 }
 
@@ -817,9 +1293,28 @@ fn abs_and_round() {
 fn string_functions() {
     let n = null();
     let f1 = |fun, e| func(fun, vec![e]);
-    check(f1(ScalarFunction::Lower, col("s")), vec![st("hello"), st("special requests"), n.clone(), st("ünïcode_%")]);
-    check(f1(ScalarFunction::Upper, col("s")), vec![st("HELLO"), st("SPECIAL REQUESTS"), n.clone(), st("ÜNÏCODE_%")]);
-    check(f1(ScalarFunction::Length, col("s")), vec![l(5), l(16), n.clone(), l(9)]);
+    check(
+        f1(ScalarFunction::Lower, col("s")),
+        vec![
+            st("hello"),
+            st("special requests"),
+            n.clone(),
+            st("ünïcode_%"),
+        ],
+    );
+    check(
+        f1(ScalarFunction::Upper, col("s")),
+        vec![
+            st("HELLO"),
+            st("SPECIAL REQUESTS"),
+            n.clone(),
+            st("ÜNÏCODE_%"),
+        ],
+    );
+    check(
+        f1(ScalarFunction::Length, col("s")),
+        vec![l(5), l(16), n.clone(), l(9)],
+    );
     check(f1(ScalarFunction::Length, lit(st(""))), vec![l(0); 4]);
     let substr = |args: Vec<Expr>| func(ScalarFunction::Substr, args);
     let hello = || lit(st("hello"));
@@ -844,9 +1339,18 @@ fn string_functions() {
         }
         check(substr(args), vec![st(want); 4]);
     }
-    check(substr(vec![col("s"), lit(l(2)), lit(l(3))]), vec![st("ell"), st("pec"), n.clone(), st("nïc")]);
-    check(substr(vec![col("s"), col("l")]), vec![st(""), st("special requests"), n.clone(), st("ode_%")]);
-    check(substr(vec![col("s"), lit(l(1)), lit(S::Null(DataType::Int64))]), vec![n.clone(); 4]);
+    check(
+        substr(vec![col("s"), lit(l(2)), lit(l(3))]),
+        vec![st("ell"), st("pec"), n.clone(), st("nïc")],
+    );
+    check(
+        substr(vec![col("s"), col("l")]),
+        vec![st(""), st("special requests"), n.clone(), st("ode_%")],
+    );
+    check(
+        substr(vec![col("s"), lit(l(1)), lit(S::Null(DataType::Int64))]),
+        vec![n.clone(); 4],
+    );
 }
 
 #[test]
@@ -854,7 +1358,10 @@ fn date_part_fields() {
     let n = null();
     let dp = |field: &str, e| func(ScalarFunction::DatePart, vec![lit(st(field)), e]);
     // 1994-01-01 was a Saturday, in ISO week 52 of 1993; 1969-12-31 a Wednesday
-    check(dp("year", col("dt")), vec![l(1994), l(1970), n.clone(), l(1969)]);
+    check(
+        dp("year", col("dt")),
+        vec![l(1994), l(1970), n.clone(), l(1969)],
+    );
     check(dp("month", col("dt")), vec![l(1), l(1), n.clone(), l(12)]);
     check(dp("day", col("dt")), vec![l(1), l(1), n.clone(), l(31)]);
     check(dp("dow", col("dt")), vec![l(6), l(4), n.clone(), l(3)]);
@@ -862,17 +1369,33 @@ fn date_part_fields() {
     check(dp("doy", col("dt")), vec![l(1), l(1), n.clone(), l(365)]);
     check(dp("quarter", col("dt")), vec![l(1), l(1), n.clone(), l(4)]);
     check(dp("week", col("dt")), vec![l(52), l(1), n.clone(), l(1)]);
-    check(dp("epoch", col("dt")), vec![l(8766 * 86400), l(0), n.clone(), l(-86400)]);
+    check(
+        dp("epoch", col("dt")),
+        vec![l(8766 * 86400), l(0), n.clone(), l(-86400)],
+    );
     check(dp("hour", col("dt")), vec![l(0), l(0), n.clone(), l(0)]);
-    check(dp("YEAR", col("ts")), vec![l(1994), l(1970), n.clone(), l(1969)]);
+    check(
+        dp("YEAR", col("ts")),
+        vec![l(1994), l(1970), n.clone(), l(1969)],
+    );
     check(dp("hour", col("ts")), vec![l(10), l(0), n.clone(), l(23)]);
     check(dp("minute", col("ts")), vec![l(24), l(0), n.clone(), l(59)]);
     check(dp("second", col("ts")), vec![l(5), l(0), n.clone(), l(59)]);
-    check(dp("millisecond", col("ts")), vec![l(5123), l(0), n.clone(), l(59999)]);
-    check(dp("epoch", col("ts")), vec![l(757_419_845), l(0), n.clone(), l(-1)]);
+    check(
+        dp("millisecond", col("ts")),
+        vec![l(5123), l(0), n.clone(), l(59999)],
+    );
+    check(
+        dp("epoch", col("ts")),
+        vec![l(757_419_845), l(0), n.clone(), l(-1)],
+    );
     check(dp("dow", col("ts")), vec![l(6), l(4), n.clone(), l(3)]);
     // ISO weeks around new year: 2008-12-29 is in week 1 of 2009, 2010-01-03 in week 53 of 2009
-    let d = |y, m, dd| lit(S::Date32(weir_planner::scalar::days_from_civil(y, m, dd).unwrap()));
+    let d = |y, m, dd| {
+        lit(S::Date32(
+            weir_planner::scalar::days_from_civil(y, m, dd).unwrap(),
+        ))
+    };
     check(dp("week", d(2008, 12, 29)), vec![l(1); 4]);
     check(dp("week", d(2010, 1, 3)), vec![l(53); 4]);
     check(dp("week", d(2021, 6, 15)), vec![l(24); 4]);
@@ -950,7 +1473,10 @@ fn scalars_round_trip_through_arrays() {
     // non-canonical types are widened
     let small = arrow::array::Int16Array::from(vec![Some(7), None]);
     assert_eq!(scalar_from_array(&small, 0).unwrap(), i(7));
-    assert_eq!(scalar_from_array(&small, 1).unwrap(), S::Null(DataType::Int16));
+    assert_eq!(
+        scalar_from_array(&small, 1).unwrap(),
+        S::Null(DataType::Int16)
+    );
 }
 
 #[test]
@@ -977,11 +1503,19 @@ fn all_null_columns_and_extreme_values_do_not_panic() {
             Arc::new(Int32Array::from(vec![None, None, None])),
             Arc::new(StringArray::from(vec![None::<&str>, None, None])),
             Arc::new(
-                Decimal128Array::from(vec![None, Some(i128::MAX / 10), Some(-(10i128.pow(38) - 1))])
-                    .with_precision_and_scale(38, 0)
-                    .unwrap(),
+                Decimal128Array::from(vec![
+                    None,
+                    Some(i128::MAX / 10),
+                    Some(-(10i128.pow(38) - 1)),
+                ])
+                .with_precision_and_scale(38, 0)
+                .unwrap(),
             ),
-            Arc::new(Float64Array::from(vec![Some(f64::NAN), Some(f64::INFINITY), Some(-0.0)])),
+            Arc::new(Float64Array::from(vec![
+                Some(f64::NAN),
+                Some(f64::INFINITY),
+                Some(-0.0),
+            ])),
         ],
     )
     .unwrap();
@@ -1011,8 +1545,16 @@ fn all_null_columns_and_extreme_values_do_not_panic() {
         assert_eq!(out.len(), 3);
     }
     // NaN = NaN and NaN is the greatest double, as in DuckDB
-    check_on(&t, &bin(cf.clone(), Eq, cf.clone()), vec![b(true), b(true), b(true)]);
-    check_on(&t, &bin(cf, Gt, lit(f(f64::INFINITY))), vec![b(true), b(false), b(false)]);
+    check_on(
+        &t,
+        &bin(cf.clone(), Eq, cf.clone()),
+        vec![b(true), b(true), b(true)],
+    );
+    check_on(
+        &t,
+        &bin(cf, Gt, lit(f(f64::INFINITY))),
+        vec![b(true), b(false), b(false)],
+    );
     // overflow of DECIMAL(38) is an error, not a panic
     assert!(evaluate(&cast(cd, DataType::Int64), &t).is_err());
 }
