@@ -178,7 +178,8 @@ impl PipelineExecutor {
             for _ in 0..reserves {
                 let shared = Arc::clone(&executor.shared);
                 let wake_rx = wake_rx.clone();
-                reserve_pool.execute(move || shared.reserve_worker(&wake_rx));
+                let helpers = executor.intake.clone();
+                reserve_pool.execute(move || shared.reserve_worker(&wake_rx, &helpers));
             }
             executor.reserve_pool = Some(reserve_pool);
         }
@@ -287,7 +288,7 @@ impl Shared {
                 Ok(Intake::Stop) | Err(TryRecvError::Disconnected) => return,
             }
             // No job waiting: help the heaviest job on the board.
-            if self.help_board(WorkerKind::Main) {
+            if self.help_board(WorkerKind::Main, helpers) {
                 continue;
             }
             // About to block. Announce idleness, then look once more: either
@@ -309,9 +310,9 @@ impl Shared {
         }
     }
 
-    fn reserve_worker(&self, wake: &Receiver<()>) {
+    fn reserve_worker(&self, wake: &Receiver<()>, helpers: &Sender<Intake>) {
         loop {
-            while self.help_board(WorkerKind::Reserve) {}
+            while self.help_board(WorkerKind::Reserve, helpers) {}
             if wake.recv().is_err() {
                 return; // every main worker has exited
             }
@@ -398,8 +399,16 @@ impl Shared {
     /// Runs (or discards) one step of the heaviest claimable job on the
     /// board, taking exhausted jobs off on the way. False if the board had
     /// nothing to claim.
-    fn help_board(&self, worker: WorkerKind) -> bool {
+    ///
+    /// Before running, a helper that leaves steps unclaimed passes a `Help`
+    /// on to an idle main worker: `Help` messages are best effort (a busy
+    /// worker's `try_recv` can take one meant for a sleeper), and this chain
+    /// brings every idle worker in while a job has steps to spare.
+    fn help_board(&self, worker: WorkerKind, helpers: &Sender<Intake>) -> bool {
         while let Some(handle) = self.board.front() {
+            if handle.steps_unclaimed() > 1 && self.idle_mains.load(Ordering::Relaxed) > 0 {
+                let _ = helpers.try_send(Intake::Help);
+            }
             match self.run_board_step(&handle, worker) {
                 StepClaim::Ran(_) => {
                     Counters::bump(&self.counters.steals);

@@ -591,6 +591,12 @@ impl JobHandle {
         self.core.run_next_step(worker, before_last_retire)
     }
 
+    /// Steps not yet claimed.
+    pub fn steps_unclaimed(&self) -> usize {
+        let claimed = self.core.next_free_slot.load(Ordering::Relaxed);
+        self.core.slots.len().saturating_sub(claimed)
+    }
+
     /// True once every step has been claimed (some may still be running).
     pub fn is_exhausted(&self) -> bool {
         self.core.next_free_slot.load(Ordering::Acquire) >= self.core.slots.len()
