@@ -329,10 +329,13 @@ impl AggregateState {
         let map: Vec<u32> = match (&mut self.groups, &other.groups) {
             (None, None) => vec![0],
             (Some(mine), Some(theirs)) => {
+                // the encoding is the same, but `Rows` only take rows of
+                // their own converter: re-parse the bytes with ours
+                let parser = mine.converter.parser();
                 let map = theirs
                     .keys
                     .iter()
-                    .map(|row| mine.find_or_insert(row))
+                    .map(|row| mine.find_or_insert(parser.parse(row.data())))
                     .collect();
                 let n = mine.len();
                 for acc in &mut self.accumulators {
