@@ -1,0 +1,191 @@
+//! The public API: registration, files, settings, errors, interrupts.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::array::{Array, ArrayRef, Float32Array, Int64Array, RecordBatch, StringViewArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use weir_engine::{Config, Database, Error};
+
+fn single_i64(db: &Database, sql: &str) -> i64 {
+    let result = db.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let column = result.batches()[0].column(0).clone();
+    column
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap_or_else(|| panic!("{sql}: expected BIGINT, got {}", column.data_type()))
+        .value(0)
+}
+
+#[test]
+fn registered_batches_are_stored_with_canonical_types() {
+    let db = Database::new().unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("s", DataType::Utf8View, false),
+        Field::new("f", DataType::Float32, true),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringViewArray::from(vec!["x", "y", "x"])),
+        Arc::new(Float32Array::from(vec![Some(1.5), None, Some(2.5)])),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+    db.register_batches("v", schema, vec![batch]).unwrap();
+    let stored = db.table_schema("V").expect("names are case-insensitive");
+    assert_eq!(stored.field(0).data_type(), &DataType::Utf8);
+    assert_eq!(stored.field(1).data_type(), &DataType::Float64);
+    assert_eq!(
+        single_i64(&db, "SELECT count(*) FROM v WHERE s = 'x' AND f > 2"),
+        1
+    );
+}
+
+#[test]
+fn csv_and_parquet_files_register_and_read_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("t.csv");
+    std::fs::write(&csv, "k,v\n1,a\n2,b\n3,\n").unwrap();
+    let db = Database::new().unwrap();
+    db.register_csv("t", &csv).unwrap();
+    assert_eq!(single_i64(&db, "SELECT count(v) FROM t"), 2);
+
+    // write a Parquet file of the table and read it back both ways
+    let result = db.execute("SELECT k, v FROM t ORDER BY k").unwrap();
+    let parquet = dir.path().join("t.parquet");
+    let mut writer = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&parquet).unwrap(),
+        result.schema().clone(),
+        None,
+    )
+    .unwrap();
+    for b in result.batches() {
+        writer.write(b).unwrap();
+    }
+    writer.close().unwrap();
+    db.register_parquet("p", &parquet).unwrap();
+    assert_eq!(
+        single_i64(&db, "SELECT sum(k) FROM p WHERE v IS NOT NULL"),
+        3
+    );
+    let path = parquet.display();
+    assert_eq!(
+        single_i64(&db, &format!("SELECT count(*) FROM '{path}'")),
+        3
+    );
+    assert_eq!(
+        single_i64(&db, &format!("SELECT max(k) FROM read_parquet('{path}')")),
+        3
+    );
+}
+
+#[test]
+fn a_missing_file_is_an_io_error_naming_the_path() {
+    let db = Database::new().unwrap();
+    let err = db.register_csv("t", "/no/such/file.csv").unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err:?}");
+    assert!(err.to_string().contains("/no/such/file.csv"), "{err}");
+    let err = db
+        .execute("SELECT * FROM '/no/such/file.parquet'")
+        .unwrap_err();
+    assert!(err.to_string().contains("/no/such/file.parquet"), "{err}");
+}
+
+#[test]
+fn a_query_past_its_timeout_is_cancelled() {
+    let db = Database::with_config(Config {
+        threads: 2,
+        timeout: Some(Duration::from_millis(50)),
+        morsel_rows: 4096,
+    })
+    .unwrap();
+    // about 10^8 rows: far more than 50 ms of work on this machine
+    let err = db
+        .execute("SELECT count(*) FROM range(100000000) WHERE range % 7 = 3")
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+    assert!(err.to_string().contains("Timeout"), "{err}");
+    // the database still works afterwards
+    db.set_timeout(None);
+    assert_eq!(single_i64(&db, "SELECT count(*) FROM range(10)"), 10);
+}
+
+#[test]
+fn interrupt_cancels_a_running_query() {
+    let db = Database::with_config(Config {
+        threads: 2,
+        morsel_rows: 4096,
+        ..Config::default()
+    })
+    .unwrap();
+    let progress = Arc::new(weir_engine::Progress::default());
+    let handle = db.interrupt_handle();
+    let runner = {
+        let db = db.clone();
+        let progress = progress.clone();
+        std::thread::spawn(move || {
+            db.execute_with(
+                "SELECT count(*) FROM range(100000000) WHERE range % 7 = 3",
+                &weir_engine::ExecuteOptions {
+                    progress: Some(progress),
+                },
+            )
+        })
+    };
+    // interrupt once the query has demonstrably started
+    while progress.morsels_done() == 0 {
+        std::thread::yield_now();
+    }
+    handle.interrupt();
+    let err = runner.join().unwrap().unwrap_err();
+    assert!(matches!(err, Error::Cancelled), "{err:?}");
+}
+
+#[test]
+fn settings_change_threads() {
+    let db = Database::new().unwrap();
+    db.set_threads(3).unwrap();
+    assert_eq!(db.config().threads, 3);
+    assert_eq!(
+        single_i64(&db, "SELECT count(*) FROM range(1000) WHERE range % 2 = 0"),
+        500
+    );
+    assert!(matches!(db.set_threads(0), Err(Error::InvalidInput(_))));
+}
+
+#[test]
+fn execute_returns_the_last_statement_and_stops_at_the_first_error() {
+    let db = Database::new().unwrap();
+    let r = db
+        .execute(
+            "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1), (2); SELECT count(*) FROM a",
+        )
+        .unwrap();
+    assert_eq!(r.num_rows(), 1);
+    let err = db
+        .execute("INSERT INTO a VALUES (3); SELECT nope FROM a; INSERT INTO a VALUES (4)")
+        .unwrap_err();
+    assert!(err.to_string().contains("nope"), "{err}");
+    assert_eq!(single_i64(&db, "SELECT count(*) FROM a"), 3);
+}
+
+#[test]
+fn explain_shows_steps_without_running_and_analyze_shows_rows() {
+    let db = Database::new().unwrap();
+    db.execute("CREATE TABLE t AS SELECT * FROM range(1000)")
+        .unwrap();
+    let plan = db
+        .execute("EXPLAIN SELECT count(*) FROM t WHERE range > 10 AND range % 3 = 0")
+        .unwrap();
+    let text = plan.to_string();
+    assert!(text.contains("Filter"), "{text}");
+    let analyzed = db
+        .execute("EXPLAIN ANALYZE SELECT count(*) FROM t WHERE range > 10 AND range % 3 = 0")
+        .unwrap()
+        .to_string();
+    assert!(
+        analyzed.contains("1000"),
+        "rows in should be reported: {analyzed}"
+    );
+    let col = db.execute("EXPLAIN SELECT 1").unwrap();
+    assert_eq!(col.schema().field(0).name(), "explain");
+    assert!(col.batches()[0].column(0).len() > 0);
+}

@@ -1,0 +1,4 @@
+//! Integration tests of weir-engine through its public API.
+
+mod api;
+mod differential;
