@@ -17,9 +17,11 @@ use crate::plan::{AggregateExpr, AggregateFunction};
 use crate::scalar::ScalarValue;
 use crate::types::{aggregate_result_type, arithmetic_result_type, sql_type_name, timestamp_type};
 
-/// How deep an expression may nest before the binder refuses it (the
-/// binder, folding and display all recurse).
-pub(crate) const MAX_EXPR_DEPTH: usize = 100;
+/// How deep an expression may nest before the binder refuses it. The
+/// binder, sqlparser's `Display` (used for column names and messages) and
+/// the plan's own `Display` all recurse; 128 levels fit comfortably in a
+/// 2 MiB thread stack in debug builds.
+pub(crate) const MAX_EXPR_DEPTH: usize = 128;
 
 /// The fields an expression can name: one relation, maybe qualified.
 #[derive(Clone, Debug)]
@@ -135,7 +137,8 @@ impl<'s> ExprBinder<'s> {
     pub(crate) fn bind(&mut self, e: &ast::Expr) -> Result<Expr> {
         if self.depth >= MAX_EXPR_DEPTH {
             return Err(bind_err(format!(
-                "expression is nested too deeply (more than {MAX_EXPR_DEPTH} levels)"
+                "expression is nested too deeply (more than {MAX_EXPR_DEPTH} levels; \
+                 write long OR chains of equalities as IN lists)"
             )));
         }
         self.depth += 1;
@@ -144,7 +147,23 @@ impl<'s> ExprBinder<'s> {
         r
     }
 
+    /// The recursive path of common expressions, kept small: deep
+    /// expressions recurse through these frames only.
     fn bind_inner(&mut self, e: &ast::Expr) -> Result<Expr> {
+        use ast::Expr as A;
+        match e {
+            A::Nested(inner) => self.bind(inner),
+            A::BinaryOp { left, op, right } => {
+                let l = self.bind(left)?;
+                let r = self.bind(right)?;
+                self.binary(l, left, op, r, right, e)
+            }
+            _ => self.bind_other(e),
+        }
+    }
+
+    #[inline(never)]
+    fn bind_other(&mut self, e: &ast::Expr) -> Result<Expr> {
         use ast::Expr as A;
         match e {
             A::Identifier(id) => self.column(None, id),
@@ -158,7 +177,11 @@ impl<'s> ExprBinder<'s> {
             A::Value(v) => literal(&v.value, e),
             A::TypedString(ts) => self.typed_string(ts, e),
             A::Nested(inner) => self.bind(inner),
-            A::BinaryOp { left, op, right } => self.binary(left, op, right, e),
+            A::BinaryOp { left, op, right } => {
+                let l = self.bind(left)?;
+                let r = self.bind(right)?;
+                self.binary(l, left, op, r, right, e)
+            }
             A::UnaryOp { op, expr } => self.unary(*op, expr, e),
             A::IsNull(x) | A::IsNotNull(x) => {
                 let v = self.bind(x)?;
@@ -336,10 +359,13 @@ impl<'s> ExprBinder<'s> {
             })
     }
 
+    #[inline(never)]
     fn binary(
         &mut self,
+        l: Expr,
         left: &ast::Expr,
         op: &BinaryOperator,
+        r: Expr,
         right: &ast::Expr,
         e: &ast::Expr,
     ) -> Result<Expr> {
@@ -365,8 +391,6 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        let l = self.bind(left)?;
-        let r = self.bind(right)?;
         let fold = |l, r| fold_binary(op, l, r).map_err(|m| bind_err(format!("{m}{}", at(e.span()))));
         if op.is_comparison() {
             return self.compare(op, l, r, e);
@@ -967,6 +991,10 @@ impl<'s> ExprBinder<'s> {
                 let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
                 let mut out = Vec::with_capacity(args.len());
                 for a in args {
+                    // NULL arguments never decide the result.
+                    if matches!(&a, Expr::Literal(v) if v.is_null()) {
+                        continue;
+                    }
                     let at_ = self.type_of(&a);
                     // A non-NULL constant ends the list.
                     let stop = matches!(&a, Expr::Literal(v) if !v.is_null());
@@ -975,8 +1003,10 @@ impl<'s> ExprBinder<'s> {
                         break;
                     }
                 }
-                if out.len() == 1 {
-                    return Ok(out.remove(0));
+                match out.len() {
+                    0 => return Ok(Expr::Literal(ScalarValue::Null(t))),
+                    1 => return Ok(out.remove(0)),
+                    _ => {}
                 }
                 return Ok(Expr::Function { func, args: out });
             }

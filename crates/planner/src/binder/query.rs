@@ -399,7 +399,7 @@ fn select_over(
             };
         }
     }
-    let items = expand_items(parts.projection, scope)?;
+    let mut items = expand_items(parts.projection, scope)?;
     let mut eb = ExprBinder::new(scope, true, "");
     const NO_AGG_GROUP: &str = "GROUP BY clause cannot contain aggregates";
 
@@ -419,9 +419,15 @@ fn select_over(
     }
 
     let mut exprs = Vec::with_capacity(items.len());
-    for item in &items {
+    for item in &mut items {
         exprs.push(match item.kind {
-            ItemKind::Ast(e) => eb.bind(e)?,
+            ItemKind::Ast(e) => {
+                let bound = eb.bind(e)?;
+                if item.name.is_empty() {
+                    item.name = e.to_string();
+                }
+                bound
+            }
             ItemKind::Column(i) => Expr::column(i, scope.schema.field(i).name().clone()),
         });
     }
@@ -606,7 +612,8 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
                         Some(id) => column_name(scope, id),
                         None => e.to_string(),
                     },
-                    _ => e.to_string(),
+                    // Named after binding, which bounds its depth.
+                    _ => String::new(),
                 };
                 out.push(Item {
                     kind: ItemKind::Ast(e),

@@ -215,3 +215,622 @@ fn select_star_and_columns() {
         ",
     );
 }
+
+#[test]
+fn brief_queries_f1_to_f6() {
+    check(
+        "SELECT count(*) FROM lineitem WHERE l_quantity < 5",
+        "
+        Projection: count(*)
+          Aggregate: groupBy=[], aggr=[count(*)]
+            Filter: (l_quantity < 5.00)
+              Scan: lineitem (13 columns)
+        ",
+    );
+    check(
+        "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24",
+        "
+        Projection: sum((l_extendedprice * l_discount))
+          Aggregate: groupBy=[], aggr=[sum((l_extendedprice * l_discount))]
+            Filter: ((((l_shipdate >= DATE '1994-01-01') AND (l_shipdate < DATE '1995-01-01')) AND ((l_discount >= 0.05) AND (l_discount <= 0.07))) AND (l_quantity < 24.00))
+              Scan: lineitem (13 columns)
+        ",
+    );
+    check_schema(
+        "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem",
+        "revenue DECIMAL(38,4)",
+    );
+    check(
+        "SELECT l_orderkey, l_partkey, l_extendedprice FROM lineitem WHERE l_shipmode = 'AIR' AND l_quantity > 45 AND l_discount = 0.10",
+        "
+        Projection: l_orderkey, l_partkey, l_extendedprice
+          Filter: (((l_shipmode = 'AIR') AND (l_quantity > 45.00)) AND (l_discount = 0.10))
+            Scan: lineitem (13 columns)
+        ",
+    );
+    check(
+        "SELECT count(*) FROM lineitem WHERE l_comment LIKE '%special%'",
+        "
+        Projection: count(*)
+          Aggregate: groupBy=[], aggr=[count(*)]
+            Filter: l_comment LIKE '%special%'
+              Scan: lineitem (13 columns)
+        ",
+    );
+    check(
+        "SELECT count(*) FROM lineitem WHERE l_returnflag = 'R' OR l_linestatus = 'F'",
+        "
+        Projection: count(*)
+          Aggregate: groupBy=[], aggr=[count(*)]
+            Filter: ((l_returnflag = 'R') OR (l_linestatus = 'F'))
+              Scan: lineitem (13 columns)
+        ",
+    );
+    check(
+        "SELECT count(*) FROM lineitem WHERE l_shipmode IN ('MAIL', 'SHIP') AND l_receiptdate BETWEEN DATE '1995-06-01' AND DATE '1995-12-31'",
+        "
+        Projection: count(*)
+          Aggregate: groupBy=[], aggr=[count(*)]
+            Filter: (l_shipmode IN ('MAIL', 'SHIP') AND ((l_receiptdate >= DATE '1995-06-01') AND (l_receiptdate <= DATE '1995-12-31')))
+              Scan: lineitem (13 columns)
+        ",
+    );
+}
+
+#[test]
+fn tpch_q1_and_q6() {
+    let q1 = "SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, \
+        sum(l_extendedprice) AS sum_base_price, \
+        sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price, \
+        sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge, \
+        avg(l_quantity) AS avg_qty, avg(l_extendedprice) AS avg_price, \
+        avg(l_discount) AS avg_disc, count(*) AS count_order \
+        FROM lineitem WHERE l_shipdate <= CAST('1998-09-02' AS date) \
+        GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus";
+    check(
+        q1,
+        "
+        Sort: l_returnflag ASC NULLS LAST, l_linestatus ASC NULLS LAST
+          Projection: l_returnflag, l_linestatus, sum(l_quantity), sum(l_extendedprice), sum((l_extendedprice * (1 - l_discount))), sum(((l_extendedprice * (1 - l_discount)) * (1 + l_tax))), avg(l_quantity), avg(l_extendedprice), avg(l_discount), count(*)
+            Aggregate: groupBy=[l_returnflag, l_linestatus], aggr=[sum(l_quantity), sum(l_extendedprice), sum((l_extendedprice * (1 - l_discount))), sum(((l_extendedprice * (1 - l_discount)) * (1 + l_tax))), avg(l_quantity), avg(l_extendedprice), avg(l_discount), count(*)]
+              Filter: (l_shipdate <= DATE '1998-09-02')
+                Scan: lineitem (13 columns)
+        ",
+    );
+    check_schema(
+        q1,
+        "l_returnflag VARCHAR NOT NULL, l_linestatus VARCHAR NOT NULL, sum_qty DECIMAL(38,2), \
+         sum_base_price DECIMAL(38,2), sum_disc_price DECIMAL(38,4), sum_charge DECIMAL(38,6), \
+         avg_qty DOUBLE, avg_price DOUBLE, avg_disc DOUBLE, count_order BIGINT NOT NULL",
+    );
+    check(
+        "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem \
+         WHERE l_shipdate >= CAST('1994-01-01' AS date) AND l_shipdate < CAST('1995-01-01' AS date) \
+         AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND l_quantity < 24",
+        "
+        Projection: sum((l_extendedprice * l_discount))
+          Aggregate: groupBy=[], aggr=[sum((l_extendedprice * l_discount))]
+            Filter: ((((l_shipdate >= DATE '1994-01-01') AND (l_shipdate < DATE '1995-01-01')) AND ((l_discount >= 0.05) AND (l_discount <= 0.07))) AND (l_quantity < 24.00))
+              Scan: lineitem (13 columns)
+        ",
+    );
+}
+
+#[test]
+fn select_without_from_and_constant_folding() {
+    check(
+        "SELECT 1 + 1, CAST('5' AS INTEGER), -5, 'a' || 'b', 7 / 2, 1.5 * 2, NULL AND FALSE, NULL OR TRUE, NOT NULL",
+        "
+        Projection: 2, 5, -5, 'ab', 3, 3.0, FALSE, TRUE, NULL
+          Values: 1 rows
+        ",
+    );
+    check_schema(
+        "SELECT 1 AS a, 3000000000 AS b, 0.05 AS c, 1e3 AS d, 99999999999999999999 AS e, 'x' AS f, DATE '1994-01-01' + 365 AS g",
+        "a INTEGER NOT NULL, b BIGINT NOT NULL, c DECIMAL(3,2) NOT NULL, d DOUBLE NOT NULL, \
+         e DECIMAL(38,0) NOT NULL, f VARCHAR NOT NULL, g DATE NOT NULL",
+    );
+    check(
+        "SELECT DATE '1994-01-01' + 365, DATE '1995-01-01' - DATE '1994-01-01', -(-2147483648), - - 1, +2",
+        "
+        Projection: DATE '1995-01-01', 365, 2147483648, 1, 2
+          Values: 1 rows
+        ",
+    );
+    check(
+        "SELECT CASE WHEN TRUE THEN 1 END, CASE WHEN FALSE THEN 1 ELSE 2 END, CASE WHEN NULL THEN 1 END, 1 IS NULL, NULL IS NOT NULL",
+        "
+        Projection: 1, 2, NULL, FALSE, FALSE
+          Values: 1 rows
+        ",
+    );
+    // WHERE TRUE disappears; WHERE NULL keeps its (empty) filter.
+    check("SELECT 1 WHERE 1 = 1", "Projection: 1\n  Values: 1 rows");
+    check("SELECT 1 WHERE NULL", "Projection: 1\n  Filter: NULL\n    Values: 1 rows");
+    check_err("SELECT 1/0", "Division by zero in 1 / 0 at line 1, column 8");
+    check_err("SELECT 1.0 % 0.0", "Division by zero");
+    check_err("SELECT 2147483647 + 1", "Overflow in 2147483647 + 1");
+    check_err("SELECT 9223372036854775807 * 2", "Overflow");
+    check_err("SELECT CAST('abc' AS INTEGER)", "Could not convert string 'abc' to INTEGER at line 1, column 13");
+    check_err("SELECT *", "SELECT * with no tables specified is not valid");
+}
+
+#[test]
+fn folding_respects_three_valued_logic_and_errors() {
+    // x = NULL is NULL; x AND FALSE is FALSE only when x cannot fail.
+    check(
+        "SELECT * FROM t WHERE i = NULL OR i + NULL > 1 OR (i / 0 > 1 AND FALSE) OR (i > 1 AND FALSE)",
+        "
+        Projection: i, d, s, b, ts
+          Filter: (NULL OR (((i / 0) > 1) AND FALSE))
+            Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT * FROM t WHERE b AND TRUE",
+        "
+        Projection: i, d, s, b, ts
+          Filter: b
+            Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT b OR TRUE, b AND NULL, NOT NOT b FROM t",
+        "
+        Projection: TRUE, (b AND NULL), b
+          Scan: t (5 columns)
+        ",
+    );
+}
+
+#[test]
+fn coercions() {
+    check(
+        "SELECT l_quantity + 1, l_quantity - 1.5, l_quantity * l_tax, l_quantity / 2, l_shipdate + 1, l_shipdate - l_commitdate, l_quantity + 1e0 FROM lineitem",
+        "
+        Projection: (l_quantity + 1), (l_quantity - 1.5), (l_quantity * l_tax), (l_quantity / 2), (l_shipdate + 1), (l_shipdate - l_commitdate), (CAST(l_quantity AS DOUBLE) + 1.0)
+          Scan: lineitem (13 columns)
+        ",
+    );
+    check_schema(
+        "SELECT l_quantity + 1 AS a, l_quantity * l_tax AS b, l_quantity / 2 AS c, l_shipdate - l_commitdate AS d FROM lineitem",
+        "a DECIMAL(16,2) NOT NULL, b DECIMAL(31,4) NOT NULL, c DOUBLE NOT NULL, d INTEGER NOT NULL",
+    );
+    check_schema(
+        "SELECT i + 3000000000 AS e, i + d AS f, s || 1 AS g, 1 || NULL AS h FROM t",
+        "e BIGINT, f DOUBLE, g VARCHAR, h VARCHAR",
+    );
+    // String literals take the type of the other side, at plan time.
+    check(
+        "SELECT * FROM t WHERE b = 'true' AND i = '5' AND d < '2.5' AND ts > '2020-01-01' AND ts < DATE '2021-01-01'",
+        "
+        Projection: i, d, s, b, ts
+          Filter: (((((b = TRUE) AND (i = 5)) AND (d < 2.5)) AND (ts > TIMESTAMP '2020-01-01 00:00:00')) AND (ts < TIMESTAMP '2021-01-01 00:00:00'))
+            Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT * FROM lineitem WHERE l_shipdate >= '1994-01-01' AND l_quantity = 1.234 AND l_orderkey IN (1, 3000000000)",
+        "
+        Projection: l_orderkey, l_partkey, l_quantity, l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, l_receiptdate, l_shipmode, l_comment
+          Filter: (((l_shipdate >= DATE '1994-01-01') AND (CAST(l_quantity AS DECIMAL(16,3)) = 1.234)) AND l_orderkey IN (1, 3000000000))
+            Scan: lineitem (13 columns)
+        ",
+    );
+    check_err(
+        "SELECT * FROM lineitem WHERE l_shipdate < '1994-13-01'",
+        "Could not convert string '1994-13-01' to DATE in \"l_shipdate < '1994-13-01'\" at line 1, column 30",
+    );
+    check_err("SELECT * FROM t WHERE s = 5", "Cannot compare values of type VARCHAR and type INTEGER in \"s = 5\" at line 1, column 23");
+    check_err("SELECT * FROM t WHERE i = 'x'", "Could not convert string 'x' to INTEGER");
+    check_err("SELECT s + 1 FROM t", "Cannot apply operator + to types VARCHAR and INTEGER");
+    check_err("SELECT ts + 1 FROM t", "Cannot apply operator + to types TIMESTAMP and INTEGER");
+    check_err("SELECT i FROM t WHERE i", "argument of WHERE must be type BOOLEAN, not type INTEGER");
+    check_err("SELECT NOT i FROM t", "argument of NOT must be type BOOLEAN, not type INTEGER");
+    check_err("SELECT * FROM t WHERE i IN (1, 'a', s)", "IN list items must be constants, found \"s\"");
+}
+
+#[test]
+fn order_by_group_by_having_distinct_limit() {
+    check(
+        "SELECT i FROM t WHERE s IS NULL AND b IS NOT NULL ORDER BY d DESC NULLS LAST, 1 LIMIT 10 OFFSET 5",
+        "
+        Limit: 10 offset 5
+          Projection: i
+            Sort: __sort_key_0 DESC NULLS LAST, i ASC NULLS LAST
+              Projection: i, d
+                Filter: (s IS NULL AND b IS NOT NULL)
+                  Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT i AS s FROM t ORDER BY s DESC",
+        "
+        Sort: s DESC NULLS FIRST
+          Projection: i
+            Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT DISTINCT s FROM t ORDER BY s",
+        "
+        Sort: s ASC NULLS LAST
+          Distinct
+            Projection: s
+              Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT s, count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s) FROM t GROUP BY 1 HAVING count(*) > 1 ORDER BY count(*) DESC",
+        "
+        Projection: s, count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s)
+          Sort: __sort_key_0 DESC NULLS FIRST
+            Projection: s, count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s), count(*)
+              Filter: (count(*) > 1)
+                Aggregate: groupBy=[s], aggr=[count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s), count(*)]
+                  Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT s AS name, count(*) FROM t GROUP BY name",
+        "
+        Projection: s, count(*)
+          Aggregate: groupBy=[s], aggr=[count(*)]
+            Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT i * 2 AS k, count(*) FROM t GROUP BY i * 2 ORDER BY k",
+        "
+        Sort: k ASC NULLS LAST
+          Projection: (i * 2), count(*)
+            Aggregate: groupBy=[(i * 2)], aggr=[count(*)]
+              Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT i + 1, count(*) FROM t GROUP BY i ORDER BY i + 1, sum(d)",
+        "
+        Projection: i + 1, count(*)
+          Sort: i + 1 ASC NULLS LAST, __sort_key_0 ASC NULLS LAST
+            Projection: (i + 1), count(*), sum(d)
+              Aggregate: groupBy=[i], aggr=[count(*), sum(d)]
+                Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT count(*), count(), count(1) FROM t HAVING count(*) > 0",
+        "
+        Projection: count(*), count(*), count(1)
+          Filter: (count(*) > 0)
+            Aggregate: groupBy=[], aggr=[count(*), count(1)]
+              Scan: t (5 columns)
+        ",
+    );
+    check("SELECT * FROM t OFFSET 3", "Limit: all offset 3\n  Projection: i, d, s, b, ts\n    Scan: t (5 columns)");
+    check("SELECT * FROM t LIMIT NULL", "Projection: i, d, s, b, ts\n  Scan: t (5 columns)");
+    check(
+        "SELECT * FROM t LIMIT 99999999999999999999999",
+        &format!("Limit: {} offset 0\n  Projection: i, d, s, b, ts\n    Scan: t (5 columns)", usize::MAX),
+    );
+    check_err("SELECT i, count(*) FROM t", "column \"i\" must appear in the GROUP BY clause or must be part of an aggregate function");
+    check_err("SELECT i FROM t GROUP BY i HAVING d > 1", "column \"d\" must appear in the GROUP BY clause");
+    check_err("SELECT * FROM t GROUP BY i", "column \"d\" must appear in the GROUP BY clause");
+    check_err("SELECT i FROM t GROUP BY i ORDER BY d", "column \"d\" must appear in the GROUP BY clause");
+    check_err("SELECT DISTINCT s FROM t ORDER BY i", "for SELECT DISTINCT, ORDER BY expressions must appear in the select list");
+    check_err("SELECT * FROM t ORDER BY 7", "ORDER term out of range - should be between 1 and 5, got 7 at line 1, column 26");
+    check_err("SELECT count(*) FROM t GROUP BY 2", "GROUP BY term out of range - should be between 1 and 1, got 2");
+    check_err("SELECT count(*) AS c FROM t GROUP BY c", "GROUP BY clause cannot contain aggregates");
+    check_err("SELECT * FROM t WHERE count(*) > 1", "WHERE clause cannot contain aggregates: count(*) at line 1, column 23");
+    check_err("SELECT sum(count(i)) FROM t", "aggregate function calls cannot be nested: count(i)");
+    check_err("SELECT sum(s) FROM t", "No function matches the given name and argument types 'sum(VARCHAR)'");
+    check_err("SELECT avg(b) FROM t", "'avg(BOOLEAN)'");
+    check_err("SELECT count(DISTINCT *) FROM t", "count(DISTINCT *) is not supported");
+    check_err("SELECT * FROM t LIMIT -1", "LIMIT must be non-negative, got \"-1\"");
+    check_err("SELECT * FROM t LIMIT 'x'", "LIMIT must be an integer constant, got \"'x'\"");
+    check_err("SELECT * FROM t LIMIT 1.5", "LIMIT must be an integer constant");
+    check_err("SELECT * FROM t LIMIT i", "Referenced column \"i\" not found in FROM clause!");
+    check_err("SELECT * FROM t OFFSET -2", "OFFSET must be non-negative");
+}
+
+#[test]
+fn expressions_and_functions() {
+    check(
+        "SELECT CASE WHEN i > 1 THEN 'big' WHEN i IS NULL THEN NULL ELSE 'small' END, CASE s WHEN 'a' THEN 1 ELSE 2.5 END FROM t",
+        "
+        Projection: CASE WHEN (i > 1) THEN 'big' WHEN i IS NULL THEN NULL ELSE 'small' END, CASE WHEN (s = 'a') THEN 1.0 ELSE 2.5 END
+          Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT abs(i), round(d, 2), lower(s), upper(s), length(s), substr(s, 2, 3), substring(s FROM 2), coalesce(i, 0), extract(year FROM ts), date_part('month', ts) FROM t",
+        "
+        Projection: abs(i), round(d, 2), lower(s), upper(s), length(s), substr(s, 2, 3), substr(s, 2), coalesce(i, 0), date_part('year', ts), date_part('month', ts)
+          Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT coalesce(NULL, 1, i), coalesce(i, d), coalesce(NULL, NULL), extract(dow FROM DATE '1994-01-01'), date_part('years', ts), CAST(i AS VARCHAR), i::BIGINT FROM t",
+        "
+        Projection: 1, coalesce(CAST(i AS DOUBLE), d), NULL, date_part('dow', DATE '1994-01-01'), date_part('year', ts), CAST(i AS VARCHAR), CAST(i AS BIGINT)
+          Scan: t (5 columns)
+        ",
+    );
+    check(
+        "SELECT * FROM t WHERE s ILIKE 'a%' OR s NOT LIKE 'a!%%' ESCAPE '!' OR i NOT BETWEEN 1 AND 3 OR i IN (1, 2.5, NULL) OR d NOT IN (1, 2)",
+        "
+        Projection: i, d, s, b, ts
+          Filter: ((((s ILIKE 'a%' OR s NOT LIKE 'a!%%') OR ((i < 1) OR (i > 3))) OR CAST(i AS DECIMAL(11,1)) IN (1.0, 2.5, NULL)) OR d NOT IN (1.0, 2.0))
+            Scan: t (5 columns)
+        ",
+    );
+    check_schema(
+        "SELECT 'it''s' AS q, -i AS n, CAST(s AS DATE) AS dt, TIMESTAMP '2020-01-01 10:00:00' AS t1, length(s) AS len FROM t",
+        "q VARCHAR NOT NULL, n INTEGER, dt DATE, t1 TIMESTAMP NOT NULL, len BIGINT",
+    );
+    check_err("SELECT foo(i) FROM t", "Scalar Function with name foo does not exist! at line 1, column 8");
+    check_err("SELECT lowr(s) FROM t", "Scalar Function with name lowr does not exist! Did you mean \"lower\"?");
+    check_err("SELECT range(1) FROM t", "range is a table function: use it in FROM");
+    check_err("SELECT abs(i, d) FROM t", "abs() takes 1 arguments but 2 were given");
+    check_err("SELECT lower(i) FROM t", "lower() argument 1 must be VARCHAR, not INTEGER");
+    check_err("SELECT substr(s, 'a') FROM t", "substr() argument 2 must be an integer, not VARCHAR");
+    check_err("SELECT round(d, i) FROM t", "round() argument 2 must be an integer constant");
+    check_err("SELECT * FROM t WHERE i LIKE 'a'", "No function matches LIKE for type INTEGER");
+    check_err("SELECT * FROM t WHERE s LIKE s", "LIKE patterns must be constant strings, found \"s\"");
+    check_err("SELECT * FROM t WHERE s LIKE 'a' ESCAPE 'ab'", "LIKE ESCAPE must be a single character");
+    check_err("SELECT date_part('foo', ts) FROM t", "the first argument of date_part must be a constant naming one of year");
+    check_err("SELECT extract(year FROM s) FROM t", "date_part/EXTRACT needs a DATE or TIMESTAMP, not VARCHAR");
+    check_err("SELECT TIMESTAMP '2020-01-01 25:00:00'", "invalid TIMESTAMP literal '2020-01-01 25:00:00' at line 1, column 18");
+    check_err("SELECT DATE '1995-02-29'", "invalid DATE literal '1995-02-29'");
+    check_err("SELECT CAST(ts AS INTEGER) FROM t", "Unimplemented type for cast (TIMESTAMP -> INTEGER)");
+    check_err("SELECT CASE WHEN i THEN 1 END FROM t", "argument of CASE WHEN must be type BOOLEAN");
+    check_err("SELECT CASE WHEN b THEN 1 ELSE ts END FROM t", "Cannot mix values of type INTEGER and TIMESTAMP");
+}
+
+#[test]
+fn names_and_did_you_mean() {
+    check_err(
+        "SELECT l_quantiy FROM lineitem",
+        "Binder Error: Referenced column \"l_quantiy\" not found in FROM clause! Candidate bindings: \"l_quantity\" at line 1, column 8",
+    );
+    check_err("SELECT zzz FROM t", "Referenced column \"zzz\" not found in FROM clause! at line 1, column 8");
+    check_err(
+        "SELECT *\nFROM lineitme",
+        "Binder Error: Table with name lineitme does not exist! Did you mean \"lineitem\"? at line 2, column 6",
+    );
+    check_err("SELECT x.i FROM t", "Referenced table \"x\" not found! Candidate tables: \"t\" at line 1, column 8");
+    check_err("SELECT lineitem.l_tax FROM lineitem l", "Referenced table \"lineitem\" not found! Candidate tables: \"l\"");
+    check_err("SELECT x.* FROM t", "Referenced table \"x\" not found!");
+    check_err("SELECT a.b.c FROM t", "column reference a.b.c is not supported");
+}
+
+#[test]
+fn files_and_series() {
+    check("SELECT * FROM 'data/x.csv' WHERE id > 3", "Projection: id, csv_col\n  Filter: (id > 3)\n    Scan: 'data/x.csv' (2 columns)");
+    check("SELECT x.id FROM 'data/x.CSV'", "Projection: id\n  Scan: 'data/x.CSV' (2 columns)");
+    check("SELECT r.* FROM read_parquet('p.parquet') r", "Projection: id, parquet_col\n  Scan: 'p.parquet' (2 columns)");
+    check("SELECT * FROM read_csv_auto('p.txt')", "Projection: id, csv_col\n  Scan: 'p.txt' (2 columns)");
+    check("FROM 'p.parquet'", "Projection: id, parquet_col\n  Scan: 'p.parquet' (2 columns)");
+    check("SELECT * FROM range(10)", "Projection: range\n  Scan: range(0, 10, 1) (1 columns)");
+    check("SELECT * FROM range(2, 10, 3)", "Projection: range\n  Scan: range(2, 10, 3) (1 columns)");
+    check("SELECT generate_series FROM generate_series(1, 5)", "Projection: generate_series\n  Scan: range(1, 6, 1) (1 columns)");
+    check("SELECT * FROM generate_series(10, 1, -2)", "Projection: generate_series\n  Scan: range(10, 0, -2) (1 columns)");
+    check("SELECT r.range FROM range(5) r WHERE r.range > 2", "Projection: range\n  Filter: (range > 2)\n    Scan: range(0, 5, 1) (1 columns)");
+    check_schema("SELECT * FROM range(3)", "range BIGINT NOT NULL");
+    check_err("SELECT * FROM range(1, 10, 0)", "range step must not be zero at line 1, column 15");
+    check_err("SELECT * FROM generate_series(1, 9223372036854775807)", "generate_series bound 9223372036854775807 is out of range");
+    check_err("SELECT * FROM range('a')", "arguments of range must be integer constants, found VARCHAR");
+    check_err("SELECT * FROM range(1, 2, 3, 4)", "range takes 1 to 3 integer arguments, got 4");
+    check_err("SELECT * FROM 'x.json'", "cannot tell the format of file 'x.json' from its extension");
+    check_err("SELECT * FROM 'missing.csv'", "IO Error: No files found that match the pattern \"missing.csv\"");
+    check_err("SELECT * FROM read_csv('a.csv', header = true)", "read_csv option header = true is not supported");
+    check_err("SELECT * FROM read_csv(1)", "read_csv takes one argument, a file path string");
+    check_err("SELECT * FROM read_csvv('a.csv')", "Table Function with name read_csvv does not exist! Did you mean \"read_csv\"?");
+}
+
+#[test]
+fn unsupported_constructs_are_named() {
+    for (sql, expect) in [
+        ("SELECT * FROM lineitem JOIN t ON true", "Not implemented Error: JOIN is not supported at line 1, column 29"),
+        ("SELECT * FROM lineitem, t", "FROM with several tables (a cross join) is not supported"),
+        ("SELECT * FROM t WHERE i IN (SELECT 1)", "subqueries are not supported at line 1, column 23"),
+        ("SELECT * FROM t WHERE EXISTS (SELECT 1)", "subqueries are not supported"),
+        ("SELECT * FROM (SELECT 1)", "subqueries in FROM are not supported"),
+        ("SELECT row_number() OVER () FROM t", "window functions are not supported (row_number ... OVER)"),
+        ("WITH a AS (SELECT 1) SELECT * FROM a", "WITH (common table expressions) is not supported"),
+        ("SELECT 1 UNION SELECT 2", "UNION is not supported"),
+        ("SELECT 1 EXCEPT SELECT 2", "EXCEPT is not supported"),
+        ("SELECT DATE '1994-01-01' + INTERVAL '1' DAY", "INTERVAL is not supported"),
+        ("SELECT DISTINCT ON (i) i FROM t", "DISTINCT ON is not supported"),
+        ("SELECT s FROM t GROUP BY ROLLUP (s)", "(grouping sets) is not supported"),
+        ("SELECT i FROM t WHERE $1 = 1", "prepared statement parameters are not supported ($1)"),
+        ("SELECT min(i) FILTER (WHERE i > 1) FROM t", "FILTER, WITHIN GROUP and IGNORE NULLS are not supported (min)"),
+        ("SELECT TRY_CAST(s AS INTEGER) FROM t", "TRY_CAST is not supported"),
+        ("SELECT * FROM main.lineitem", "qualified name main.lineitem is not supported"),
+        ("SELECT * EXCLUDE (i) FROM t", "is not supported"),
+        ("SELECT i FROM t QUALIFY i > 1", "QUALIFY is not supported"),
+        ("SELECT * FROM t ORDER BY ALL", "ORDER BY ALL is not supported"),
+        ("SELECT i IS DISTINCT FROM 1 FROM t", "IS [NOT] DISTINCT FROM is not supported"),
+        ("UPDATE t SET i = 1", "UPDATE statements are not supported"),
+        ("DELETE FROM t", "DELETE statements are not supported"),
+        ("CREATE VIEW v AS SELECT 1", "CREATE VIEW statements are not supported"),
+        ("EXPLAIN INSERT INTO t VALUES (1, 2, 3, 4, 5)", "EXPLAIN of INSERT is not supported"),
+        ("DROP VIEW v", "DROP VIEW is not supported"),
+    ] {
+        check_err(sql, expect);
+    }
+    assert!(matches!(plan_sql("SELECT 1 UNION SELECT 2", &TestCatalog), Err(Error::Unsupported(_))));
+    assert!(matches!(plan_sql("SELEC 1", &TestCatalog), Err(Error::Parse(_))));
+    assert!(matches!(plan_sql("SELECT * FROM 'missing.csv'", &TestCatalog), Err(Error::Catalog(_))));
+}
+
+#[test]
+fn statements() {
+    check(
+        "CREATE TABLE x (a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e NUMERIC, f VARCHAR, g TEXT, h DATE, i TIMESTAMP, j BOOLEAN, k REAL, l INT, m DECIMAL(5), n STRING, o FLOAT8);
+         INSERT INTO x (a, f) VALUES (1, 'x'), (2, NULL);
+         INSERT INTO x SELECT * FROM x;
+         SELECT a FROM x;
+         DROP TABLE x",
+        "
+        CreateTable x (a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k DOUBLE, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE) if_not_exists=false or_replace=false
+        Insert x [a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k DOUBLE, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE]
+        Values: 2 rows
+        values [a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k DOUBLE, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE]
+          (1, NULL, NULL, NULL, NULL, 'x', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+          (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+        Insert x [a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k DOUBLE, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE]
+        Projection: a, b, c, d, e, f, g, h, i, j, k, l, m, n, o
+          Scan: x (15 columns)
+        Projection: a
+          Scan: x (15 columns)
+        DropTable x if_exists=false
+        ",
+    );
+    check(
+        "CREATE OR REPLACE TABLE y AS SELECT l_orderkey, l_quantity * 2 AS q FROM lineitem; INSERT INTO y VALUES (1, 2.5); INSERT INTO y SELECT i, d FROM t",
+        "
+        CreateTableAs y if_not_exists=false or_replace=true [l_orderkey BIGINT NOT NULL, q DECIMAL(26,2) NOT NULL]
+        Projection: l_orderkey, (l_quantity * 2)
+          Scan: lineitem (13 columns)
+        Insert y [l_orderkey BIGINT NOT NULL, q DECIMAL(26,2) NOT NULL]
+        Values: 1 rows
+        values [l_orderkey BIGINT NOT NULL, q DECIMAL(26,2) NOT NULL]
+          (1, 2.50)
+        Insert y [l_orderkey BIGINT NOT NULL, q DECIMAL(26,2) NOT NULL]
+        Projection: CAST(i AS BIGINT), CAST(d AS DECIMAL(26,2))
+          Projection: i, d
+            Scan: t (5 columns)
+        ",
+    );
+    check(
+        "INSERT INTO t (s, i) VALUES ('a', '7'), (NULL, 2 + 3)",
+        "
+        Insert t [i INTEGER, d DOUBLE, s VARCHAR, b BOOLEAN, ts TIMESTAMP]
+        Values: 2 rows
+        values [i INTEGER, d DOUBLE, s VARCHAR, b BOOLEAN, ts TIMESTAMP]
+          (7, NULL, 'a', NULL, NULL)
+          (5, NULL, NULL, NULL, NULL)
+        ",
+    );
+    check(
+        "INSERT INTO t (i, s) SELECT 1, 2",
+        "
+        Insert t [i INTEGER, d DOUBLE, s VARCHAR, b BOOLEAN, ts TIMESTAMP]
+        Projection: 1, NULL, CAST(2 AS VARCHAR), NULL, NULL
+          Projection: 1, 2
+            Values: 1 rows
+        ",
+    );
+    check(
+        "SHOW TABLES; DESCRIBE t; DESCRIBE 'foo.parquet'; DESCRIBE SELECT i, s FROM t; EXPLAIN SELECT 1; EXPLAIN ANALYZE SELECT count(*) FROM t",
+        "
+        ShowTables
+        Describe t: i INTEGER, d DOUBLE, s VARCHAR, b BOOLEAN, ts TIMESTAMP
+        Describe foo.parquet: id BIGINT, parquet_col VARCHAR
+        Describe SELECT i, s FROM t: i INTEGER, s VARCHAR
+        Explain analyze=false
+        Projection: 1
+          Values: 1 rows
+        Explain analyze=true
+        Projection: count(*)
+          Aggregate: groupBy=[], aggr=[count(*)]
+            Scan: t (5 columns)
+        ",
+    );
+    check(
+        "CREATE TABLE IF NOT EXISTS t (a INT); DROP TABLE IF EXISTS nope; DROP TABLE T",
+        "
+        CreateTable t (a INTEGER) if_not_exists=true or_replace=false
+        DropTable nope if_exists=true
+        DropTable t if_exists=false
+        ",
+    );
+    check(
+        "VALUES (1, 'a'), (2.5, NULL) ORDER BY 1 DESC LIMIT 1",
+        "
+        Limit: 1 offset 0
+          Sort: col0 DESC NULLS FIRST
+            Projection: col0, col1
+              Values: 2 rows
+        values [col0 DECIMAL(11,1) NOT NULL, col1 VARCHAR]
+          (1.0, 'a')
+          (2.5, NULL)
+        ",
+    );
+    assert_eq!(plan_sql("", &TestCatalog).map(|s| s.len()).ok(), Some(0));
+    assert_eq!(plan_sql(";;", &TestCatalog).map(|s| s.len()).ok(), Some(0));
+    check_err("DROP TABLE nope", "Table with name nope does not exist! at line 1, column 12");
+    check_err("CREATE TABLE z (a INT); DROP TABLE z; SELECT * FROM z", "Table with name z does not exist!");
+    check_err("CREATE TABLE t (a INT)", "Table with name t already exists! at line 1, column 14");
+    check_err("CREATE OR REPLACE TABLE IF NOT EXISTS z (a INT)", "cannot have both OR REPLACE and IF NOT EXISTS");
+    check_err("CREATE TABLE z (a INT, A INT)", "Column with name A already exists! at line 1, column 24");
+    check_err("CREATE TABLE z (a INT PRIMARY KEY)", "column constraint PRIMARY KEY is not supported (column a)");
+    check_err("CREATE TABLE z (a DECIMAL(40, 2))", "DECIMAL width must be between 1 and 38, got 40");
+    check_err("CREATE TABLE z (a DECIMAL(4, 5))", "DECIMAL scale must be between 0 and the width 4, got 5");
+    check_err("CREATE TABLE z (a BLOB)", "type BLOB is not supported");
+    check_err("CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z (b) VALUES (1)", "NOT NULL constraint failed: z.a");
+    check_err("CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z VALUES (NULL, 1)", "NOT NULL constraint failed: z.a");
+    check_err("CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z (b) SELECT 1", "NOT NULL constraint failed: z.a");
+    check_err("INSERT INTO t VALUES (1, 2)", "table t has 5 columns but 2 values were supplied");
+    check_err("INSERT INTO t (i) SELECT 1, 2", "table t has 1 columns but 2 values were supplied");
+    check_err("INSERT INTO t (i, nope) VALUES (1, 2)", "Table \"t\" does not have a column with name \"nope\"! at line 1, column 19");
+    check_err("INSERT INTO t (i) VALUES ('abc')", "Could not convert string 'abc' to INTEGER (column i)");
+    check_err("INSERT INTO t (i) VALUES (i)", "Referenced column \"i\" not found");
+    check_err("INSERT INTO t (ts) VALUES (1)", "cannot insert a value of type INTEGER into column ts of type TIMESTAMP");
+    check_err("INSERT INTO t (i, i) VALUES (1, 2)", "Duplicate column name \"i\" in INSERT");
+    check_err("INSERT INTO nope VALUES (1)", "Table with name nope does not exist!");
+    check_err("DESCRIBE nope", "Table with name nope does not exist!");
+    check_err("VALUES (1), (1, 2)", "VALUES lists must all be the same length");
+}
+
+#[test]
+fn hostile_input_never_panics() {
+    let deep = format!("SELECT {}1{}", "(".repeat(1000), ")".repeat(1000));
+    check_err(&deep, "recursion limit exceeded");
+    let chain = format!("SELECT {} FROM t", vec!["b"; 5000].join(" AND "));
+    check_err(&chain, "expression is nested too deeply (more than 128 levels");
+    let ok_chain = format!("SELECT {} FROM t", vec!["b"; 100].join(" AND "));
+    assert!(plan_sql(&ok_chain, &TestCatalog).is_ok());
+    let negs = format!("SELECT {}1", "- ".repeat(3000));
+    assert!(plan_sql(&negs, &TestCatalog).is_err());
+    let items: Vec<String> = (0..5000).map(|x| x.to_string()).collect();
+    let in_list = format!("SELECT * FROM t WHERE i IN ({})", items.join(","));
+    assert!(plan_sql(&in_list, &TestCatalog).is_ok());
+    for sql in [
+        "SELECT 1e400",
+        "SELECT 0.0000000000000000000000000000000000000000001",
+        "SELECT -9223372036854775808",
+        "SELECT CAST(1e300 AS INTEGER)",
+        "SELECT CAST('1e5' AS DECIMAL(3,1))",
+        "SELECT * FROM range(-9223372036854775808, 9223372036854775807)",
+        "SELECT 'a' || NULL || 1",
+        "SELECT * FROM t LIMIT 1 OFFSET 99999999999999999999999999",
+        "SELECT",
+        "SELECT FROM",
+        ")(",
+        "'",
+        "SELECT round(1.5, 99999999999)",
+        "SELECT substr('abc', 1, 2, 3)",
+        "SELECT date_part(1, 2)",
+        "SELECT CAST(NULL AS DATE) + 1",
+        "SELECT NULL + NULL, NULL = NULL, -NULL",
+        "SELECT abs(NULL), lower(NULL), coalesce(NULL)",
+        "SELECT 99999999999999999999999999999999999999 + 1",
+        "SELECT 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5",
+        "SELECT CAST('2020-01-01' AS DATE) - CAST('1000-01-01' AS DATE)",
+        "SELECT -2147483648 / -1",
+        "SELECT min(NULL), sum(NULL), avg(NULL) FROM t",
+        "SELECT 1 GROUP BY 0",
+        "SELECT i FROM t ORDER BY 0",
+        "SELECT count(*) FROM t GROUP BY 18446744073709551616",
+        "SELECT CASE WHEN NULL THEN NULL END",
+        "SELECT * FROM t WHERE i IN (NULL)",
+        "SELECT DATE '9999-12-31' + 2147483647",
+    ] {
+        // Planning may succeed or fail, but must not panic.
+        let _ = plan_sql(sql, &TestCatalog);
+    }
+    check_err("SELECT (-2147483647 - 1) / -1", "Overflow");
+    check_err("SELECT 99999999999999999999999999999999999999 + 1", "Overflow");
+}
