@@ -328,9 +328,7 @@ impl Expr {
                 .map(|(_, t)| t.data_type(input))
                 .or_else(|| else_expr.as_ref().map(|e| e.data_type(input)))
                 .unwrap_or(DataType::Null),
-            Expr::Function { func, args } => {
-                crate::types::function_result_type(*func, args, input)
-            }
+            Expr::Function { func, args } => crate::types::function_result_type(*func, args, input),
         }
     }
 }
@@ -365,7 +363,9 @@ impl fmt::Display for Expr {
                 let like = if *case_insensitive { "ILIKE" } else { "LIKE" };
                 write!(f, "{expr} {not}{like} '{}'", pattern.replace('\'', "''"))
             }
-            Expr::Cast { expr, to } => write!(f, "CAST({expr} AS {})", crate::types::sql_type_name(to)),
+            Expr::Cast { expr, to } => {
+                write!(f, "CAST({expr} AS {})", crate::types::sql_type_name(to))
+            }
             Expr::Case {
                 when_then,
                 else_expr,

@@ -236,7 +236,11 @@ impl LogicalPlan {
 
     fn describe(&self) -> String {
         fn list<T: fmt::Display>(items: &[T]) -> String {
-            items.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+            items
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         }
         match self {
             Self::Scan { source, schema } => {

@@ -194,7 +194,12 @@ mod tests {
 
     #[test]
     fn dates_round_trip() {
-        for (s, days) in [("1970-01-01", 0), ("1994-01-01", 8766), ("2000-02-29", 11016), ("1969-12-31", -1)] {
+        for (s, days) in [
+            ("1970-01-01", 0),
+            ("1994-01-01", 8766),
+            ("2000-02-29", 11016),
+            ("1969-12-31", -1),
+        ] {
             assert_eq!(parse_date(s), Some(days), "{s}");
             assert_eq!(format_date(days), s);
         }

@@ -101,8 +101,12 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
                 // round(d) has scale 0; round(d, k) with a constant k keeps
                 // min(k, s) digits (k < 0 rounds left of the point, scale 0)
                 let digits = match args.get(1) {
-                    Some(Expr::Literal(crate::ScalarValue::Int32(k))) => (*k).clamp(0, s as i32) as i8,
-                    Some(Expr::Literal(crate::ScalarValue::Int64(k))) => (*k).clamp(0, s as i64) as i8,
+                    Some(Expr::Literal(crate::ScalarValue::Int32(k))) => {
+                        (*k).clamp(0, s as i32) as i8
+                    }
+                    Some(Expr::Literal(crate::ScalarValue::Int64(k))) => {
+                        (*k).clamp(0, s as i64) as i8
+                    }
                     Some(_) => s,
                     None => 0,
                 };

@@ -5,7 +5,9 @@ use std::cmp::Ordering;
 use arrow_schema::{DataType, TimeUnit};
 
 use crate::expr::{BinaryOp, Expr};
-use crate::scalar::{ScalarValue, format_date, format_decimal, format_timestamp, parse_date, parse_timestamp};
+use crate::scalar::{
+    ScalarValue, format_date, format_decimal, format_timestamp, parse_date, parse_timestamp,
+};
 use crate::types::{arithmetic_result_type, sql_type_name, timestamp_type};
 
 /// The canonical type the planner computes in for a (possibly exotic) file
@@ -189,7 +191,11 @@ fn parse_decimal(s: &str, scale: i8) -> Option<i128> {
     if digits.len() > 38 {
         return None;
     }
-    let raw: i128 = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    let raw: i128 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
     let v = rescale(raw, i8::try_from(frac.len()).ok()?, scale)?;
     Some(if neg { -v } else { v })
 }
@@ -270,9 +276,9 @@ pub(crate) fn cast_scalar(v: &ScalarValue, to: &DataType) -> Result<ScalarValue,
         (S::Date32(d), DataType::Timestamp(TimeUnit::Microsecond, None)) => {
             Ok(S::TimestampMicros(*d as i64 * 86_400_000_000))
         }
-        (S::TimestampMicros(t), DataType::Date32) => {
-            i32::try_from(t.div_euclid(86_400_000_000)).map(S::Date32).map_err(|_| fail())
-        }
+        (S::TimestampMicros(t), DataType::Date32) => i32::try_from(t.div_euclid(86_400_000_000))
+            .map(S::Date32)
+            .map_err(|_| fail()),
         (_, DataType::Boolean) => match (exact, v) {
             (Some((x, _)), _) => Ok(S::Boolean(x != 0)),
             _ => Err(fail()),
@@ -356,7 +362,9 @@ pub(crate) fn fold_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr,
     }
     let (l, r) = match (&left, &right) {
         (Expr::Literal(l), Expr::Literal(r)) => (l, r),
-        (Expr::Literal(n), other) | (other, Expr::Literal(n)) if n.is_null() && cannot_fail(other) => {
+        (Expr::Literal(n), other) | (other, Expr::Literal(n))
+            if n.is_null() && cannot_fail(other) =>
+        {
             // NULL propagates through comparisons, arithmetic and ||.
             let t = result_type(op, &left, &right);
             return Ok(Expr::Literal(S::Null(t)));
@@ -364,7 +372,8 @@ pub(crate) fn fold_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr,
         _ => return Ok(Expr::binary(left, op, right)),
     };
     if l.is_null() || r.is_null() {
-        if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && matches!(r, S::Int32(0) | S::Int64(0))
+        if matches!(op, BinaryOp::Divide | BinaryOp::Modulo)
+            && matches!(r, S::Int32(0) | S::Int64(0))
         {
             return Err("Division by zero".into());
         }
@@ -388,7 +397,11 @@ pub(crate) fn fold_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr,
     let overflow = || format!("Overflow in {shown}");
     let v = match (l, r) {
         (S::Utf8(a), S::Utf8(b)) if op == BinaryOp::Concat => S::Utf8(format!("{a}{b}")),
-        (S::Int32(a), S::Int32(b)) => S::Int32(int_op(op, *a as i64, *b as i64, &shown)?.try_into().map_err(|_| overflow())?),
+        (S::Int32(a), S::Int32(b)) => S::Int32(
+            int_op(op, *a as i64, *b as i64, &shown)?
+                .try_into()
+                .map_err(|_| overflow())?,
+        ),
         (S::Int64(a), S::Int64(b)) => S::Int64(int_op(op, *a, *b, &shown)?),
         (S::Float64(a), S::Float64(b)) => {
             if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && *b == 0.0 {
@@ -414,7 +427,11 @@ pub(crate) fn fold_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr,
                 (BinaryOp::Plus | BinaryOp::Minus, DataType::Decimal128(p, s)) => {
                     let a = rescale(*a, *s1, s).ok_or_else(overflow)?;
                     let b = rescale(*b, *s2, s).ok_or_else(overflow)?;
-                    let v = if op == BinaryOp::Plus { a.checked_add(b) } else { a.checked_sub(b) };
+                    let v = if op == BinaryOp::Plus {
+                        a.checked_add(b)
+                    } else {
+                        a.checked_sub(b)
+                    };
                     match v {
                         Some(v) if fits_precision(v, p) => S::Decimal128(v, p, s),
                         _ => return Err(overflow()),
@@ -442,7 +459,11 @@ pub(crate) fn fold_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr,
                 S::Int64(n) => *n,
                 _ => 0,
             };
-            let v = if op == BinaryOp::Plus { (*d as i64).checked_add(n) } else { (*d as i64).checked_sub(n) };
+            let v = if op == BinaryOp::Plus {
+                (*d as i64).checked_add(n)
+            } else {
+                (*d as i64).checked_sub(n)
+            };
             S::Date32(v.and_then(|v| i32::try_from(v).ok()).ok_or_else(overflow)?)
         }
         (S::Date32(a), S::Date32(b)) if op == BinaryOp::Minus => {
@@ -482,7 +503,11 @@ fn result_type(op: BinaryOp, left: &Expr, right: &Expr) -> DataType {
         _ => DataType::Null,
     };
     let (l, r) = (ty(left), ty(right));
-    let known = if l == DataType::Null { r.clone() } else { l.clone() };
+    let known = if l == DataType::Null {
+        r.clone()
+    } else {
+        l.clone()
+    };
     arithmetic_result_type(op, &l, &r).unwrap_or(known)
 }
 
@@ -517,7 +542,11 @@ fn fold_logic(op: BinaryOp, left: Expr, right: Expr) -> Expr {
             Expr::Literal(v.map_or(ScalarValue::Null(DataType::Boolean), ScalarValue::Boolean))
         }
         (Some(Some(b)), None) | (None, Some(Some(b))) => {
-            let other = if as_bool(&left).is_some() { right } else { left };
+            let other = if as_bool(&left).is_some() {
+                right
+            } else {
+                left
+            };
             if b == dominant {
                 if cannot_fail(&other) {
                     Expr::Literal(ScalarValue::Boolean(b))
@@ -609,10 +638,22 @@ mod tests {
     #[test]
     fn comparison_types_widen() {
         use DataType::*;
-        assert_eq!(comparison_type(&Decimal128(15, 2), &Int32), Some(Decimal128(15, 2)));
-        assert_eq!(comparison_type(&Decimal128(15, 2), &Decimal128(3, 2)), Some(Decimal128(15, 2)));
-        assert_eq!(comparison_type(&Decimal128(4, 1), &Decimal128(5, 3)), Some(Decimal128(6, 3)));
-        assert_eq!(comparison_type(&Int64, &Decimal128(5, 3)), Some(Decimal128(22, 3)));
+        assert_eq!(
+            comparison_type(&Decimal128(15, 2), &Int32),
+            Some(Decimal128(15, 2))
+        );
+        assert_eq!(
+            comparison_type(&Decimal128(15, 2), &Decimal128(3, 2)),
+            Some(Decimal128(15, 2))
+        );
+        assert_eq!(
+            comparison_type(&Decimal128(4, 1), &Decimal128(5, 3)),
+            Some(Decimal128(6, 3))
+        );
+        assert_eq!(
+            comparison_type(&Int64, &Decimal128(5, 3)),
+            Some(Decimal128(22, 3))
+        );
         assert_eq!(comparison_type(&Int32, &Float64), Some(Float64));
         assert_eq!(comparison_type(&Utf8, &Int32), None);
     }
@@ -620,13 +661,35 @@ mod tests {
     #[test]
     fn casts_of_constants() {
         use ScalarValue as S;
-        assert_eq!(cast_scalar(&S::Utf8("5".into()), &DataType::Int32), Ok(S::Int32(5)));
-        assert_eq!(cast_scalar(&S::Int32(24), &DataType::Decimal128(15, 2)), Ok(S::Decimal128(2400, 15, 2)));
-        assert_eq!(cast_scalar(&S::Decimal128(125, 5, 2), &DataType::Int32), Ok(S::Int32(1)));
-        assert_eq!(cast_scalar(&S::Decimal128(-150, 5, 2), &DataType::Int64), Ok(S::Int64(-2)));
-        assert_eq!(cast_scalar(&S::Float64(2.5), &DataType::Decimal128(5, 1)), Ok(S::Decimal128(25, 5, 1)));
+        assert_eq!(
+            cast_scalar(&S::Utf8("5".into()), &DataType::Int32),
+            Ok(S::Int32(5))
+        );
+        assert_eq!(
+            cast_scalar(&S::Int32(24), &DataType::Decimal128(15, 2)),
+            Ok(S::Decimal128(2400, 15, 2))
+        );
+        assert_eq!(
+            cast_scalar(&S::Decimal128(125, 5, 2), &DataType::Int32),
+            Ok(S::Int32(1))
+        );
+        assert_eq!(
+            cast_scalar(&S::Decimal128(-150, 5, 2), &DataType::Int64),
+            Ok(S::Int64(-2))
+        );
+        assert_eq!(
+            cast_scalar(&S::Float64(2.5), &DataType::Decimal128(5, 1)),
+            Ok(S::Decimal128(25, 5, 1))
+        );
         assert!(cast_scalar(&S::Int64(1 << 40), &DataType::Int32).is_err());
-        assert!(cast_scalar(&S::Utf8("abc".into()), &DataType::Int32).unwrap_err().contains("'abc'"));
-        assert_eq!(cast_scalar(&S::Date32(1), &DataType::Utf8), Ok(S::Utf8("1970-01-02".into())));
+        assert!(
+            cast_scalar(&S::Utf8("abc".into()), &DataType::Int32)
+                .unwrap_err()
+                .contains("'abc'")
+        );
+        assert_eq!(
+            cast_scalar(&S::Date32(1), &DataType::Utf8),
+            Ok(S::Utf8("1970-01-02".into()))
+        );
     }
 }

@@ -7,7 +7,7 @@ use sqlparser::ast::{
 };
 
 use super::coerce::{
-    can_cast, canonical, cast_scalar, cast_to, comparison_type, arithmetic_operand_types,
+    arithmetic_operand_types, can_cast, canonical, cast_scalar, cast_to, comparison_type,
     fold_binary, fold_negative, fold_not, number_literal,
 };
 use super::{at, bind_err, data_type_from_sql, did_you_mean, unsupported};
@@ -44,17 +44,33 @@ impl Scope {
     /// Finds a column: exact spelling first, then case-insensitively.
     pub(crate) fn find(&self, name: &str) -> Option<usize> {
         let fields = self.schema.fields();
-        fields
-            .iter()
-            .position(|f| f.name() == name)
-            .or_else(|| fields.iter().position(|f| f.name().eq_ignore_ascii_case(name)))
+        fields.iter().position(|f| f.name() == name).or_else(|| {
+            fields
+                .iter()
+                .position(|f| f.name().eq_ignore_ascii_case(name))
+        })
     }
 }
 
 /// Scalar function names, for "did you mean".
 const SCALAR_FUNCTIONS: &[&str] = &[
-    "abs", "round", "lower", "upper", "length", "len", "substr", "substring", "coalesce",
-    "date_part", "datepart", "extract", "count", "sum", "avg", "min", "max",
+    "abs",
+    "round",
+    "lower",
+    "upper",
+    "length",
+    "len",
+    "substr",
+    "substring",
+    "coalesce",
+    "date_part",
+    "datepart",
+    "extract",
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
 ];
 
 /// Table functions: usable only in FROM.
@@ -221,14 +237,30 @@ impl<'s> ExprBinder<'s> {
                 expr,
                 pattern,
                 escape_char,
-            } => self.like(*negated, *any, false, expr, pattern, escape_char.as_deref(), e),
+            } => self.like(
+                *negated,
+                *any,
+                false,
+                expr,
+                pattern,
+                escape_char.as_deref(),
+                e,
+            ),
             A::ILike {
                 negated,
                 any,
                 expr,
                 pattern,
                 escape_char,
-            } => self.like(*negated, *any, true, expr, pattern, escape_char.as_deref(), e),
+            } => self.like(
+                *negated,
+                *any,
+                true,
+                expr,
+                pattern,
+                escape_char.as_deref(),
+                e,
+            ),
             A::Cast {
                 kind,
                 expr,
@@ -236,10 +268,16 @@ impl<'s> ExprBinder<'s> {
                 format,
             } => {
                 if matches!(kind, CastKind::TryCast | CastKind::SafeCast) {
-                    return Err(unsupported(format!("TRY_CAST is not supported{}", at(e.span()))));
+                    return Err(unsupported(format!(
+                        "TRY_CAST is not supported{}",
+                        at(e.span())
+                    )));
                 }
                 if format.is_some() {
-                    return Err(unsupported(format!("CAST ... FORMAT is not supported{}", at(e.span()))));
+                    return Err(unsupported(format!(
+                        "CAST ... FORMAT is not supported{}",
+                        at(e.span())
+                    )));
                 }
                 let to = data_type_from_sql(data_type)?;
                 let x = self.bind(expr)?;
@@ -283,7 +321,10 @@ impl<'s> ExprBinder<'s> {
                 "subqueries are not supported{}",
                 at(e.span())
             ))),
-            A::Interval(_) => Err(unsupported(format!("INTERVAL is not supported{}", at(e.span())))),
+            A::Interval(_) => Err(unsupported(format!(
+                "INTERVAL is not supported{}",
+                at(e.span())
+            ))),
             A::Wildcard(_) | A::QualifiedWildcard(..) => Err(bind_err(format!(
                 "* is only allowed in the SELECT list and in count(*){}",
                 at(e.span())
@@ -346,7 +387,11 @@ impl<'s> ExprBinder<'s> {
         let to = data_type_from_sql(&ts.data_type)?;
         let s = match &ts.value.value {
             Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s.clone(),
-            other => return Err(unsupported(format!("typed literal {other} is not supported"))),
+            other => {
+                return Err(unsupported(format!(
+                    "typed literal {other} is not supported"
+                )));
+            }
         };
         cast_scalar(&ScalarValue::Utf8(s.clone()), &to)
             .map(Expr::Literal)
@@ -391,7 +436,8 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        let fold = |l, r| fold_binary(op, l, r).map_err(|m| bind_err(format!("{m}{}", at(e.span()))));
+        let fold =
+            |l, r| fold_binary(op, l, r).map_err(|m| bind_err(format!("{m}{}", at(e.span()))));
         if op.is_comparison() {
             return self.compare(op, l, r, e);
         }
@@ -566,7 +612,8 @@ impl<'s> ExprBinder<'s> {
         let mut target = canonical(&xt);
         for v in &items {
             let vt = v.data_type();
-            if matches!(v, ScalarValue::Utf8(_)) && !is_string(&target) && target != DataType::Null {
+            if matches!(v, ScalarValue::Utf8(_)) && !is_string(&target) && target != DataType::Null
+            {
                 continue;
             }
             target = comparison_type(&target, &vt).ok_or_else(|| {
@@ -597,9 +644,10 @@ impl<'s> ExprBinder<'s> {
             } else {
                 Some(negated)
             };
-            return Ok(Expr::Literal(
-                b.map_or(ScalarValue::Null(DataType::Boolean), ScalarValue::Boolean),
-            ));
+            return Ok(Expr::Literal(b.map_or(
+                ScalarValue::Null(DataType::Boolean),
+                ScalarValue::Boolean,
+            )));
         }
         Ok(Expr::InList {
             expr: Box::new(x),
@@ -620,7 +668,10 @@ impl<'s> ExprBinder<'s> {
         e: &ast::Expr,
     ) -> Result<Expr> {
         if any {
-            return Err(unsupported(format!("LIKE ANY is not supported{}", at(e.span()))));
+            return Err(unsupported(format!(
+                "LIKE ANY is not supported{}",
+                at(e.span())
+            )));
         }
         let x = self.bind(expr)?;
         let xt = self.type_of(&x);
@@ -737,7 +788,11 @@ impl<'s> ExprBinder<'s> {
                 ))
             })?;
         }
-        if t == DataType::Null && values.iter().any(|v| matches!(v, Expr::Literal(ScalarValue::Utf8(_)))) {
+        if t == DataType::Null
+            && values
+                .iter()
+                .any(|v| matches!(v, Expr::Literal(ScalarValue::Utf8(_))))
+        {
             t = DataType::Utf8;
         }
         Ok(t)
@@ -767,12 +822,17 @@ impl<'s> ExprBinder<'s> {
             )));
         }
         if !matches!(f.parameters, FunctionArguments::None) {
-            return Err(unsupported(format!("parametric function {name} is not supported")));
+            return Err(unsupported(format!(
+                "parametric function {name} is not supported"
+            )));
         }
         let (args, distinct) = match &f.args {
             FunctionArguments::None => (Vec::new(), false),
             FunctionArguments::Subquery(_) => {
-                return Err(unsupported(format!("subqueries are not supported{}", at(e.span()))));
+                return Err(unsupported(format!(
+                    "subqueries are not supported{}",
+                    at(e.span())
+                )));
             }
             FunctionArguments::List(list) => {
                 if !list.clauses.is_empty() {
@@ -836,7 +896,9 @@ impl<'s> ExprBinder<'s> {
             "coalesce" => ScalarFunction::Coalesce,
             "date_part" | "datepart" => {
                 check_arg_count(&name, bound.len(), 2, 2, e)?;
-                let x = bound.pop().unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+                let x = bound
+                    .pop()
+                    .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
                 let part = match bound.pop() {
                     Some(Expr::Literal(ScalarValue::Utf8(p))) => normalize_date_part(&p),
                     _ => None,
@@ -879,12 +941,19 @@ impl<'s> ExprBinder<'s> {
         e: &ast::Expr,
     ) -> Result<Expr> {
         if self.aggregates.is_none() {
-            return Err(bind_err(format!("{}: {e}{}", self.no_aggregates, at(e.span()))));
+            return Err(bind_err(format!(
+                "{}: {e}{}",
+                self.no_aggregates,
+                at(e.span())
+            )));
         }
         let star = matches!(args, [] | [FunctionArgExpr::Wildcard]);
         let agg = if func == AggregateFunction::Count && star {
             if distinct {
-                return Err(bind_err(format!("count(DISTINCT *) is not supported{}", at(e.span()))));
+                return Err(bind_err(format!(
+                    "count(DISTINCT *) is not supported{}",
+                    at(e.span())
+                )));
             }
             AggregateExpr {
                 func: AggregateFunction::CountStar,
@@ -899,7 +968,8 @@ impl<'s> ExprBinder<'s> {
                     at(e.span())
                 )));
             };
-            let arg = self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
+            let arg =
+                self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
             let t = self.type_of(&arg);
             let want = canonical(&t);
             let arg = cast_to(arg, &t, &want).map_err(bind_err)?;
@@ -922,8 +992,12 @@ impl<'s> ExprBinder<'s> {
             Some(k) => k,
             None => {
                 let arg_type = agg.arg.as_ref().map(|a| a.data_type(&self.types));
-                let t = aggregate_result_type(agg.func, arg_type.as_ref()).unwrap_or(DataType::Null);
-                let nullable = !matches!(agg.func, AggregateFunction::Count | AggregateFunction::CountStar);
+                let t =
+                    aggregate_result_type(agg.func, arg_type.as_ref()).unwrap_or(DataType::Null);
+                let nullable = !matches!(
+                    agg.func,
+                    AggregateFunction::Count | AggregateFunction::CountStar
+                );
                 let mut fields: Vec<_> = self.types.fields().iter().cloned().collect();
                 fields.push(Field::new(agg.to_string(), t, nullable).into());
                 self.types = Schema::new(fields);
@@ -935,7 +1009,12 @@ impl<'s> ExprBinder<'s> {
         Ok(Expr::column(input + k, name))
     }
 
-    fn scalar_function(&self, func: ScalarFunction, mut args: Vec<Expr>, e: &ast::Expr) -> Result<Expr> {
+    fn scalar_function(
+        &self,
+        func: ScalarFunction,
+        mut args: Vec<Expr>,
+        e: &ast::Expr,
+    ) -> Result<Expr> {
         let name = func.name();
         let types: Vec<DataType> = args.iter().map(|a| canonical(&self.type_of(a))).collect();
         let bad_type = |i: usize, want: &str| {
@@ -962,7 +1041,8 @@ impl<'s> ExprBinder<'s> {
                 if args.len() == 2 {
                     match &args[1] {
                         Expr::Literal(v) if v.data_type().is_integer() => {
-                            args[1] = Expr::Literal(cast_scalar(v, &DataType::Int32).map_err(bind_err)?);
+                            args[1] =
+                                Expr::Literal(cast_scalar(v, &DataType::Int32).map_err(bind_err)?);
                         }
                         _ => return Err(bad_type(1, "an integer constant")),
                     }
@@ -979,8 +1059,8 @@ impl<'s> ExprBinder<'s> {
                 if types[0] != DataType::Utf8 && types[0] != null {
                     return Err(bad_type(0, "VARCHAR"));
                 }
-                for i in 1..args.len() {
-                    if !types[i].is_integer() && types[i] != null {
+                for (i, t) in types.iter().enumerate().skip(1) {
+                    if !t.is_integer() && *t != null {
                         return Err(bad_type(i, "an integer"));
                     }
                 }
@@ -1015,12 +1095,26 @@ impl<'s> ExprBinder<'s> {
         // Canonical argument types: VARCHAR for strings, BIGINT positions.
         let want: Vec<DataType> = match func {
             ScalarFunction::Substr => (0..args.len())
-                .map(|i| if i == 0 { DataType::Utf8 } else { DataType::Int64 })
+                .map(|i| {
+                    if i == 0 {
+                        DataType::Utf8
+                    } else {
+                        DataType::Int64
+                    }
+                })
                 .collect(),
-            ScalarFunction::Lower | ScalarFunction::Upper | ScalarFunction::Length => vec![DataType::Utf8],
+            ScalarFunction::Lower | ScalarFunction::Upper | ScalarFunction::Length => {
+                vec![DataType::Utf8]
+            }
             _ => types
                 .iter()
-                .map(|t| if *t == null { DataType::Int32 } else { t.clone() })
+                .map(|t| {
+                    if *t == null {
+                        DataType::Int32
+                    } else {
+                        t.clone()
+                    }
+                })
                 .collect(),
         };
         let args = args

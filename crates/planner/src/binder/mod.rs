@@ -47,10 +47,7 @@ pub fn plan_sql(sql: &str, catalog: &dyn Catalog) -> Result<Vec<Statement>> {
         catalog,
         overrides: Vec::new(),
     };
-    statements
-        .iter()
-        .map(|s| binder.statement(s))
-        .collect()
+    statements.iter().map(|s| binder.statement(s)).collect()
 }
 
 /// Plans statements over the catalog plus the effects of earlier
@@ -120,7 +117,9 @@ impl Binder<'_> {
 
     /// The schema of a file read in place.
     pub(crate) fn file_schema(&self, path: &str, format: FileFormat) -> Result<SchemaRef> {
-        self.catalog.file_schema(path, format).map_err(Error::Catalog)
+        self.catalog
+            .file_schema(path, format)
+            .map_err(Error::Catalog)
     }
 
     fn statement(&mut self, s: &ast::Statement) -> Result<Statement> {
@@ -155,7 +154,7 @@ impl Binder<'_> {
             S::ExplainTable { table_name, .. } => {
                 let id = single_name(table_name)?;
                 if id.quote_style == Some('\'') {
-                    let format = format_from_extension(&id)?;
+                    let format = format_from_extension(id)?;
                     let schema = self.file_schema(&id.value, format)?;
                     return Ok(Statement::Describe {
                         name: id.value.clone(),
@@ -239,7 +238,9 @@ impl Binder<'_> {
             (statement, schema)
         } else {
             if ct.columns.is_empty() {
-                return Err(bind_err(format!("CREATE TABLE {name} needs at least one column")));
+                return Err(bind_err(format!(
+                    "CREATE TABLE {name} needs at least one column"
+                )));
             }
             let mut seen = HashSet::new();
             let mut fields = Vec::with_capacity(ct.columns.len());
@@ -339,7 +340,9 @@ impl Binder<'_> {
             out
         };
         let Some(source) = &ins.source else {
-            return Err(unsupported("INSERT without VALUES or SELECT is not supported"));
+            return Err(unsupported(
+                "INSERT without VALUES or SELECT is not supported",
+            ));
         };
         let count_error = |n: usize| {
             bind_err(format!(
@@ -348,7 +351,9 @@ impl Binder<'_> {
             ))
         };
         let plain_values = match source.body.as_ref() {
-            ast::SetExpr::Values(v) if source.order_by.is_none() && source.limit_clause.is_none() => {
+            ast::SetExpr::Values(v)
+                if source.order_by.is_none() && source.limit_clause.is_none() =>
+            {
                 Some(v)
             }
             _ => None,
@@ -366,7 +371,11 @@ impl Binder<'_> {
                     .map(|f| ScalarValue::Null(f.data_type().clone()))
                     .collect();
                 for (e, &t) in row.iter().zip(&targets) {
-                    let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed in VALUES");
+                    let mut eb = ExprBinder::new(
+                        &scope,
+                        false,
+                        "aggregate functions are not allowed in VALUES",
+                    );
                     let field = schema.field(t);
                     let v = match eb.bind(e)? {
                         Expr::Literal(v) => v,
@@ -481,7 +490,10 @@ pub(crate) fn at(span: Span) -> String {
 
 /// The candidate closest to `name` by edit distance (case-insensitive), if
 /// close enough to be a likely typo.
-pub(crate) fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+pub(crate) fn did_you_mean<'c>(
+    name: &str,
+    candidates: impl Iterator<Item = &'c str>,
+) -> Option<&'c str> {
     let name = name.to_ascii_lowercase();
     let limit = 2.max(name.chars().count() / 3);
     candidates
@@ -542,8 +554,14 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
         D::Boolean | D::Bool => DataType::Boolean,
         D::Int(_) | D::Integer(_) | D::Int4(_) | D::Signed | D::SignedInteger => DataType::Int32,
         D::BigInt(_) | D::Int8(_) | D::Int64 => DataType::Int64,
-        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 | D::Float(_) | D::Real
-        | D::Float4 | D::Float32 => DataType::Float64,
+        D::Double(_)
+        | D::DoublePrecision
+        | D::Float8
+        | D::Float64
+        | D::Float(_)
+        | D::Real
+        | D::Float4
+        | D::Float32 => DataType::Float64,
         D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
             let (p, s) = match info {
                 ExactNumberInfo::None => (18, 3),
@@ -551,7 +569,9 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
                 ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s),
             };
             if !(1..=38).contains(&p) {
-                return Err(bind_err(format!("DECIMAL width must be between 1 and 38, got {p} in {t}")));
+                return Err(bind_err(format!(
+                    "DECIMAL width must be between 1 and 38, got {p} in {t}"
+                )));
             }
             if s < 0 || s as u64 > p {
                 return Err(bind_err(format!(
@@ -560,8 +580,14 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
             }
             DataType::Decimal128(p as u8, s as i8)
         }
-        D::Varchar(_) | D::Text | D::String(_) | D::Char(_) | D::Character(_)
-        | D::CharacterVarying(_) | D::CharVarying(_) | D::Nvarchar(_) => DataType::Utf8,
+        D::Varchar(_)
+        | D::Text
+        | D::String(_)
+        | D::Char(_)
+        | D::Character(_)
+        | D::CharacterVarying(_)
+        | D::CharVarying(_)
+        | D::Nvarchar(_) => DataType::Utf8,
         D::Date => DataType::Date32,
         D::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone)
         | D::Datetime(_)
@@ -588,7 +614,12 @@ fn statement_kind(s: &ast::Statement) -> String {
     let text = s.to_string();
     let words: Vec<&str> = text.split_whitespace().take(2).collect();
     match words.as_slice() {
-        [a, b] if matches!(a.to_ascii_uppercase().as_str(), "CREATE" | "ALTER" | "DROP" | "SHOW") => {
+        [a, b]
+            if matches!(
+                a.to_ascii_uppercase().as_str(),
+                "CREATE" | "ALTER" | "DROP" | "SHOW"
+            ) =>
+        {
             format!("{a} {b}").to_ascii_uppercase()
         }
         [a, ..] => a.to_ascii_uppercase(),

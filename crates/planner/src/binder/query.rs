@@ -78,7 +78,9 @@ impl Binder<'_> {
                 }
                 match &ob.kind {
                     OrderByKind::Expressions(v) => v,
-                    OrderByKind::All(_) => return Err(unsupported("ORDER BY ALL is not supported")),
+                    OrderByKind::All(_) => {
+                        return Err(unsupported("ORDER BY ALL is not supported"));
+                    }
                 }
             }
         };
@@ -105,9 +107,7 @@ impl Binder<'_> {
                 "subqueries are not supported{}",
                 at(inner.span())
             ))),
-            SetExpr::SetOperation { op, .. } => {
-                Err(unsupported(format!("{op} is not supported")))
-            }
+            SetExpr::SetOperation { op, .. } => Err(unsupported(format!("{op} is not supported"))),
             other => Err(unsupported(format!("query {other} is not supported"))),
         }
     }
@@ -145,14 +145,19 @@ impl Binder<'_> {
         let group_by: &[ast::Expr] = match &s.group_by {
             ast::GroupByExpr::Expressions(exprs, modifiers) => {
                 if !modifiers.is_empty() {
-                    return Err(unsupported("GROUP BY ... WITH ROLLUP/CUBE/TOTALS is not supported"));
+                    return Err(unsupported(
+                        "GROUP BY ... WITH ROLLUP/CUBE/TOTALS is not supported",
+                    ));
                 }
                 exprs
             }
             ast::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL is not supported")),
         };
         for g in group_by {
-            if matches!(g, ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_)) {
+            if matches!(
+                g,
+                ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_)
+            ) {
                 return Err(unsupported(format!("{g} (grouping sets) is not supported")));
             }
         }
@@ -445,7 +450,9 @@ fn select_over(
             None | Some(ast::OrderBySort::Asc) => true,
             Some(ast::OrderBySort::Desc) => false,
             Some(ast::OrderBySort::Using(op)) => {
-                return Err(unsupported(format!("ORDER BY ... USING {op} is not supported")));
+                return Err(unsupported(format!(
+                    "ORDER BY ... USING {op} is not supported"
+                )));
             }
         };
         let nulls_first = ob.options.nulls_first.unwrap_or(!asc);
@@ -484,7 +491,10 @@ fn select_over(
         let having = having.map(rewrite).transpose()?;
         for (target, _, _) in &mut sort {
             if let SortTarget::Expr(e) = target {
-                *e = rewrite(std::mem::replace(e, Expr::Literal(ScalarValue::Null(DataType::Null))))?;
+                *e = rewrite(std::mem::replace(
+                    e,
+                    Expr::Literal(ScalarValue::Null(DataType::Null)),
+                ))?;
             }
         }
         plan = LogicalPlan::Aggregate {
@@ -686,7 +696,12 @@ fn column_name(scope: &Scope, id: &ast::Ident) -> String {
 }
 
 /// Binds a SELECT item for GROUP BY (no aggregates allowed).
-fn bind_item(eb: &mut ExprBinder<'_>, item: &Item<'_>, scope: &Scope, reason: &'static str) -> Result<Expr> {
+fn bind_item(
+    eb: &mut ExprBinder<'_>,
+    item: &Item<'_>,
+    scope: &Scope,
+    reason: &'static str,
+) -> Result<Expr> {
     match item.kind {
         ItemKind::Ast(e) => eb.bind_without_aggregates(e, reason),
         ItemKind::Column(i) => Ok(Expr::column(i, scope.schema.field(i).name().clone())),
@@ -729,7 +744,12 @@ fn alias_of(e: &ast::Expr, items: &[Item<'_>], scope: &Scope, prefer_alias: bool
 /// Maps an expression over (scope + aggregate placeholders) onto the
 /// Aggregate's output: group keys and aggregates become its columns; any
 /// other column is an error.
-fn to_aggregate_output(e: Expr, group_by: &[Expr], n_input: usize, schema: &Schema) -> Result<Expr> {
+fn to_aggregate_output(
+    e: Expr,
+    group_by: &[Expr],
+    n_input: usize,
+    schema: &Schema,
+) -> Result<Expr> {
     if let Some(i) = group_by.iter().position(|g| *g == e) {
         return Ok(Expr::column(i, schema.field(i).name().clone()));
     }
@@ -743,7 +763,9 @@ fn to_aggregate_output(e: Expr, group_by: &[Expr], n_input: usize, schema: &Sche
             c.name
         ))),
         Expr::Literal(_) => Ok(e),
-        other => map_children(other, &mut |c| to_aggregate_output(c, group_by, n_input, schema)),
+        other => map_children(other, &mut |c| {
+            to_aggregate_output(c, group_by, n_input, schema)
+        }),
     }
 }
 
@@ -808,10 +830,13 @@ fn nullable(e: &Expr, schema: &Schema) -> bool {
         Expr::Literal(v) => v.is_null(),
         Expr::IsNull(_) | Expr::IsNotNull(_) => false,
         Expr::Binary { left, right, .. } => nullable(left, schema) || nullable(right, schema),
-        Expr::Not(x) | Expr::Negative(x) | Expr::Cast { expr: x, .. } | Expr::Like { expr: x, .. } => {
-            nullable(x, schema)
+        Expr::Not(x)
+        | Expr::Negative(x)
+        | Expr::Cast { expr: x, .. }
+        | Expr::Like { expr: x, .. } => nullable(x, schema),
+        Expr::InList { expr, list, .. } => {
+            nullable(expr, schema) || list.iter().any(|v| v.is_null())
         }
-        Expr::InList { expr, list, .. } => nullable(expr, schema) || list.iter().any(|v| v.is_null()),
         Expr::Case {
             when_then,
             else_expr,
@@ -859,7 +884,11 @@ fn limit(lc: Option<&LimitClause>) -> Result<(usize, Option<usize>)> {
 /// A non-negative integer constant (`None` for NULL).
 fn count(e: &ast::Expr, clause: &str) -> Result<Option<usize>> {
     let scope = Scope::empty();
-    let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed in LIMIT");
+    let mut eb = ExprBinder::new(
+        &scope,
+        false,
+        "aggregate functions are not allowed in LIMIT",
+    );
     let v = eb.bind(e)?;
     let bad = |what: &str| {
         bind_err(format!(
@@ -894,7 +923,11 @@ fn values(v: &ast::Values) -> Result<LogicalPlan> {
         }
         let mut out = Vec::with_capacity(width);
         for e in row.iter() {
-            let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed in VALUES");
+            let mut eb = ExprBinder::new(
+                &scope,
+                false,
+                "aggregate functions are not allowed in VALUES",
+            );
             match eb.bind(e)? {
                 Expr::Literal(x) => out.push(x),
                 _ => {

@@ -128,7 +128,9 @@ fn render(s: &Statement) -> String {
             render_schema(&plan.schema()),
             render_plan(plan)
         ),
-        Statement::DropTable { name, if_exists } => format!("DropTable {name} if_exists={if_exists}\n"),
+        Statement::DropTable { name, if_exists } => {
+            format!("DropTable {name} if_exists={if_exists}\n")
+        }
         Statement::ShowTables => "ShowTables\n".into(),
         Statement::Describe { name, schema } => {
             format!("Describe {name}: {}\n", render_schema(schema))
@@ -173,7 +175,10 @@ fn check_err(sql: &str, expect: &str) {
         ),
         Err(e) => {
             let msg = e.to_string();
-            assert!(msg.contains(expect), "\nSQL: {sql}\nerror: {msg}\nexpected to contain: {expect}");
+            assert!(
+                msg.contains(expect),
+                "\nSQL: {sql}\nerror: {msg}\nexpected to contain: {expect}"
+            );
         }
     }
 }
@@ -204,8 +209,14 @@ fn select_star_and_columns() {
           Scan: lineitem (13 columns)
         ",
     );
-    check_schema("SELECT l.l_quantity AS q, l_tax FROM LineItem l", "q DECIMAL(15,2) NOT NULL, l_tax DECIMAL(15,2) NOT NULL");
-    check_schema("SELECT l.*, 1 FROM t AS l", "i INTEGER, d DOUBLE, s VARCHAR, b BOOLEAN, ts TIMESTAMP, 1 INTEGER NOT NULL");
+    check_schema(
+        "SELECT l.l_quantity AS q, l_tax FROM LineItem l",
+        "q DECIMAL(15,2) NOT NULL, l_tax DECIMAL(15,2) NOT NULL",
+    );
+    check_schema(
+        "SELECT l.*, 1 FROM t AS l",
+        "i INTEGER, d DOUBLE, s VARCHAR, b BOOLEAN, ts TIMESTAMP, 1 INTEGER NOT NULL",
+    );
     check_schema("SELECT I, \"S\" FROM t", "i INTEGER, s VARCHAR");
     check(
         "FROM t",
@@ -346,12 +357,21 @@ fn select_without_from_and_constant_folding() {
     );
     // WHERE TRUE disappears; WHERE NULL keeps its (empty) filter.
     check("SELECT 1 WHERE 1 = 1", "Projection: 1\n  Values: 1 rows");
-    check("SELECT 1 WHERE NULL", "Projection: 1\n  Filter: NULL\n    Values: 1 rows");
-    check_err("SELECT 1/0", "Division by zero in 1 / 0 at line 1, column 8");
+    check(
+        "SELECT 1 WHERE NULL",
+        "Projection: 1\n  Filter: NULL\n    Values: 1 rows",
+    );
+    check_err(
+        "SELECT 1/0",
+        "Division by zero in 1 / 0 at line 1, column 8",
+    );
     check_err("SELECT 1.0 % 0.0", "Division by zero");
     check_err("SELECT 2147483647 + 1", "Overflow in 2147483647 + 1");
     check_err("SELECT 9223372036854775807 * 2", "Overflow");
-    check_err("SELECT CAST('abc' AS INTEGER)", "Could not convert string 'abc' to INTEGER at line 1, column 13");
+    check_err(
+        "SELECT CAST('abc' AS INTEGER)",
+        "Could not convert string 'abc' to INTEGER at line 1, column 13",
+    );
     check_err("SELECT *", "SELECT * with no tables specified is not valid");
 }
 
@@ -421,13 +441,34 @@ fn coercions() {
         "SELECT * FROM lineitem WHERE l_shipdate < '1994-13-01'",
         "Could not convert string '1994-13-01' to DATE in \"l_shipdate < '1994-13-01'\" at line 1, column 30",
     );
-    check_err("SELECT * FROM t WHERE s = 5", "Cannot compare values of type VARCHAR and type INTEGER in \"s = 5\" at line 1, column 23");
-    check_err("SELECT * FROM t WHERE i = 'x'", "Could not convert string 'x' to INTEGER");
-    check_err("SELECT s + 1 FROM t", "Cannot apply operator + to types VARCHAR and INTEGER");
-    check_err("SELECT ts + 1 FROM t", "Cannot apply operator + to types TIMESTAMP and INTEGER");
-    check_err("SELECT i FROM t WHERE i", "argument of WHERE must be type BOOLEAN, not type INTEGER");
-    check_err("SELECT NOT i FROM t", "argument of NOT must be type BOOLEAN, not type INTEGER");
-    check_err("SELECT * FROM t WHERE i IN (1, 'a', s)", "IN list items must be constants, found \"s\"");
+    check_err(
+        "SELECT * FROM t WHERE s = 5",
+        "Cannot compare values of type VARCHAR and type INTEGER in \"s = 5\" at line 1, column 23",
+    );
+    check_err(
+        "SELECT * FROM t WHERE i = 'x'",
+        "Could not convert string 'x' to INTEGER",
+    );
+    check_err(
+        "SELECT s + 1 FROM t",
+        "Cannot apply operator + to types VARCHAR and INTEGER",
+    );
+    check_err(
+        "SELECT ts + 1 FROM t",
+        "Cannot apply operator + to types TIMESTAMP and INTEGER",
+    );
+    check_err(
+        "SELECT i FROM t WHERE i",
+        "argument of WHERE must be type BOOLEAN, not type INTEGER",
+    );
+    check_err(
+        "SELECT NOT i FROM t",
+        "argument of NOT must be type BOOLEAN, not type INTEGER",
+    );
+    check_err(
+        "SELECT * FROM t WHERE i IN (1, 'a', s)",
+        "IN list items must be constants, found \"s\"",
+    );
 }
 
 #[test]
@@ -507,29 +548,86 @@ fn order_by_group_by_having_distinct_limit() {
               Scan: t (5 columns)
         ",
     );
-    check("SELECT * FROM t OFFSET 3", "Limit: all offset 3\n  Projection: i, d, s, b, ts\n    Scan: t (5 columns)");
-    check("SELECT * FROM t LIMIT NULL", "Projection: i, d, s, b, ts\n  Scan: t (5 columns)");
+    check(
+        "SELECT * FROM t OFFSET 3",
+        "Limit: all offset 3\n  Projection: i, d, s, b, ts\n    Scan: t (5 columns)",
+    );
+    check(
+        "SELECT * FROM t LIMIT NULL",
+        "Projection: i, d, s, b, ts\n  Scan: t (5 columns)",
+    );
     check(
         "SELECT * FROM t LIMIT 99999999999999999999999",
-        &format!("Limit: {} offset 0\n  Projection: i, d, s, b, ts\n    Scan: t (5 columns)", usize::MAX),
+        &format!(
+            "Limit: {} offset 0\n  Projection: i, d, s, b, ts\n    Scan: t (5 columns)",
+            usize::MAX
+        ),
     );
-    check_err("SELECT i, count(*) FROM t", "column \"i\" must appear in the GROUP BY clause or must be part of an aggregate function");
-    check_err("SELECT i FROM t GROUP BY i HAVING d > 1", "column \"d\" must appear in the GROUP BY clause");
-    check_err("SELECT * FROM t GROUP BY i", "column \"d\" must appear in the GROUP BY clause");
-    check_err("SELECT i FROM t GROUP BY i ORDER BY d", "column \"d\" must appear in the GROUP BY clause");
-    check_err("SELECT DISTINCT s FROM t ORDER BY i", "for SELECT DISTINCT, ORDER BY expressions must appear in the select list");
-    check_err("SELECT * FROM t ORDER BY 7", "ORDER term out of range - should be between 1 and 5, got 7 at line 1, column 26");
-    check_err("SELECT count(*) FROM t GROUP BY 2", "GROUP BY term out of range - should be between 1 and 1, got 2");
-    check_err("SELECT count(*) AS c FROM t GROUP BY c", "GROUP BY clause cannot contain aggregates");
-    check_err("SELECT * FROM t WHERE count(*) > 1", "WHERE clause cannot contain aggregates: count(*) at line 1, column 23");
-    check_err("SELECT sum(count(i)) FROM t", "aggregate function calls cannot be nested: count(i)");
-    check_err("SELECT sum(s) FROM t", "No function matches the given name and argument types 'sum(VARCHAR)'");
+    check_err(
+        "SELECT i, count(*) FROM t",
+        "column \"i\" must appear in the GROUP BY clause or must be part of an aggregate function",
+    );
+    check_err(
+        "SELECT i FROM t GROUP BY i HAVING d > 1",
+        "column \"d\" must appear in the GROUP BY clause",
+    );
+    check_err(
+        "SELECT * FROM t GROUP BY i",
+        "column \"d\" must appear in the GROUP BY clause",
+    );
+    check_err(
+        "SELECT i FROM t GROUP BY i ORDER BY d",
+        "column \"d\" must appear in the GROUP BY clause",
+    );
+    check_err(
+        "SELECT DISTINCT s FROM t ORDER BY i",
+        "for SELECT DISTINCT, ORDER BY expressions must appear in the select list",
+    );
+    check_err(
+        "SELECT * FROM t ORDER BY 7",
+        "ORDER term out of range - should be between 1 and 5, got 7 at line 1, column 26",
+    );
+    check_err(
+        "SELECT count(*) FROM t GROUP BY 2",
+        "GROUP BY term out of range - should be between 1 and 1, got 2",
+    );
+    check_err(
+        "SELECT count(*) AS c FROM t GROUP BY c",
+        "GROUP BY clause cannot contain aggregates",
+    );
+    check_err(
+        "SELECT * FROM t WHERE count(*) > 1",
+        "WHERE clause cannot contain aggregates: count(*) at line 1, column 23",
+    );
+    check_err(
+        "SELECT sum(count(i)) FROM t",
+        "aggregate function calls cannot be nested: count(i)",
+    );
+    check_err(
+        "SELECT sum(s) FROM t",
+        "No function matches the given name and argument types 'sum(VARCHAR)'",
+    );
     check_err("SELECT avg(b) FROM t", "'avg(BOOLEAN)'");
-    check_err("SELECT count(DISTINCT *) FROM t", "count(DISTINCT *) is not supported");
-    check_err("SELECT * FROM t LIMIT -1", "LIMIT must be non-negative, got \"-1\"");
-    check_err("SELECT * FROM t LIMIT 'x'", "LIMIT must be an integer constant, got \"'x'\"");
-    check_err("SELECT * FROM t LIMIT 1.5", "LIMIT must be an integer constant");
-    check_err("SELECT * FROM t LIMIT i", "Referenced column \"i\" not found in FROM clause!");
+    check_err(
+        "SELECT count(DISTINCT *) FROM t",
+        "count(DISTINCT *) is not supported",
+    );
+    check_err(
+        "SELECT * FROM t LIMIT -1",
+        "LIMIT must be non-negative, got \"-1\"",
+    );
+    check_err(
+        "SELECT * FROM t LIMIT 'x'",
+        "LIMIT must be an integer constant, got \"'x'\"",
+    );
+    check_err(
+        "SELECT * FROM t LIMIT 1.5",
+        "LIMIT must be an integer constant",
+    );
+    check_err(
+        "SELECT * FROM t LIMIT i",
+        "Referenced column \"i\" not found in FROM clause!",
+    );
     check_err("SELECT * FROM t OFFSET -2", "OFFSET must be non-negative");
 }
 
@@ -568,23 +666,74 @@ fn expressions_and_functions() {
         "SELECT 'it''s' AS q, -i AS n, CAST(s AS DATE) AS dt, TIMESTAMP '2020-01-01 10:00:00' AS t1, length(s) AS len FROM t",
         "q VARCHAR NOT NULL, n INTEGER, dt DATE, t1 TIMESTAMP NOT NULL, len BIGINT",
     );
-    check_err("SELECT foo(i) FROM t", "Scalar Function with name foo does not exist! at line 1, column 8");
-    check_err("SELECT lowr(s) FROM t", "Scalar Function with name lowr does not exist! Did you mean \"lower\"?");
-    check_err("SELECT range(1) FROM t", "range is a table function: use it in FROM");
-    check_err("SELECT abs(i, d) FROM t", "abs() takes 1 arguments but 2 were given");
-    check_err("SELECT lower(i) FROM t", "lower() argument 1 must be VARCHAR, not INTEGER");
-    check_err("SELECT substr(s, 'a') FROM t", "substr() argument 2 must be an integer, not VARCHAR");
-    check_err("SELECT round(d, i) FROM t", "round() argument 2 must be an integer constant");
-    check_err("SELECT * FROM t WHERE i LIKE 'a'", "No function matches LIKE for type INTEGER");
-    check_err("SELECT * FROM t WHERE s LIKE s", "LIKE patterns must be constant strings, found \"s\"");
-    check_err("SELECT * FROM t WHERE s LIKE 'a' ESCAPE 'ab'", "LIKE ESCAPE must be a single character");
-    check_err("SELECT date_part('foo', ts) FROM t", "the first argument of date_part must be a constant naming one of year");
-    check_err("SELECT extract(year FROM s) FROM t", "date_part/EXTRACT needs a DATE or TIMESTAMP, not VARCHAR");
-    check_err("SELECT TIMESTAMP '2020-01-01 25:00:00'", "invalid TIMESTAMP literal '2020-01-01 25:00:00' at line 1, column 18");
-    check_err("SELECT DATE '1995-02-29'", "invalid DATE literal '1995-02-29'");
-    check_err("SELECT CAST(ts AS INTEGER) FROM t", "Unimplemented type for cast (TIMESTAMP -> INTEGER)");
-    check_err("SELECT CASE WHEN i THEN 1 END FROM t", "argument of CASE WHEN must be type BOOLEAN");
-    check_err("SELECT CASE WHEN b THEN 1 ELSE ts END FROM t", "Cannot mix values of type INTEGER and TIMESTAMP");
+    check_err(
+        "SELECT foo(i) FROM t",
+        "Scalar Function with name foo does not exist! at line 1, column 8",
+    );
+    check_err(
+        "SELECT lowr(s) FROM t",
+        "Scalar Function with name lowr does not exist! Did you mean \"lower\"?",
+    );
+    check_err(
+        "SELECT range(1) FROM t",
+        "range is a table function: use it in FROM",
+    );
+    check_err(
+        "SELECT abs(i, d) FROM t",
+        "abs() takes 1 arguments but 2 were given",
+    );
+    check_err(
+        "SELECT lower(i) FROM t",
+        "lower() argument 1 must be VARCHAR, not INTEGER",
+    );
+    check_err(
+        "SELECT substr(s, 'a') FROM t",
+        "substr() argument 2 must be an integer, not VARCHAR",
+    );
+    check_err(
+        "SELECT round(d, i) FROM t",
+        "round() argument 2 must be an integer constant",
+    );
+    check_err(
+        "SELECT * FROM t WHERE i LIKE 'a'",
+        "No function matches LIKE for type INTEGER",
+    );
+    check_err(
+        "SELECT * FROM t WHERE s LIKE s",
+        "LIKE patterns must be constant strings, found \"s\"",
+    );
+    check_err(
+        "SELECT * FROM t WHERE s LIKE 'a' ESCAPE 'ab'",
+        "LIKE ESCAPE must be a single character",
+    );
+    check_err(
+        "SELECT date_part('foo', ts) FROM t",
+        "the first argument of date_part must be a constant naming one of year",
+    );
+    check_err(
+        "SELECT extract(year FROM s) FROM t",
+        "date_part/EXTRACT needs a DATE or TIMESTAMP, not VARCHAR",
+    );
+    check_err(
+        "SELECT TIMESTAMP '2020-01-01 25:00:00'",
+        "invalid TIMESTAMP literal '2020-01-01 25:00:00' at line 1, column 18",
+    );
+    check_err(
+        "SELECT DATE '1995-02-29'",
+        "invalid DATE literal '1995-02-29'",
+    );
+    check_err(
+        "SELECT CAST(ts AS INTEGER) FROM t",
+        "Unimplemented type for cast (TIMESTAMP -> INTEGER)",
+    );
+    check_err(
+        "SELECT CASE WHEN i THEN 1 END FROM t",
+        "argument of CASE WHEN must be type BOOLEAN",
+    );
+    check_err(
+        "SELECT CASE WHEN b THEN 1 ELSE ts END FROM t",
+        "Cannot mix values of type INTEGER and TIMESTAMP",
+    );
 }
 
 #[test]
@@ -593,75 +742,207 @@ fn names_and_did_you_mean() {
         "SELECT l_quantiy FROM lineitem",
         "Binder Error: Referenced column \"l_quantiy\" not found in FROM clause! Candidate bindings: \"l_quantity\" at line 1, column 8",
     );
-    check_err("SELECT zzz FROM t", "Referenced column \"zzz\" not found in FROM clause! at line 1, column 8");
+    check_err(
+        "SELECT zzz FROM t",
+        "Referenced column \"zzz\" not found in FROM clause! at line 1, column 8",
+    );
     check_err(
         "SELECT *\nFROM lineitme",
         "Binder Error: Table with name lineitme does not exist! Did you mean \"lineitem\"? at line 2, column 6",
     );
-    check_err("SELECT x.i FROM t", "Referenced table \"x\" not found! Candidate tables: \"t\" at line 1, column 8");
-    check_err("SELECT lineitem.l_tax FROM lineitem l", "Referenced table \"lineitem\" not found! Candidate tables: \"l\"");
+    check_err(
+        "SELECT x.i FROM t",
+        "Referenced table \"x\" not found! Candidate tables: \"t\" at line 1, column 8",
+    );
+    check_err(
+        "SELECT lineitem.l_tax FROM lineitem l",
+        "Referenced table \"lineitem\" not found! Candidate tables: \"l\"",
+    );
     check_err("SELECT x.* FROM t", "Referenced table \"x\" not found!");
-    check_err("SELECT a.b.c FROM t", "column reference a.b.c is not supported");
+    check_err(
+        "SELECT a.b.c FROM t",
+        "column reference a.b.c is not supported",
+    );
 }
 
 #[test]
 fn files_and_series() {
-    check("SELECT * FROM 'data/x.csv' WHERE id > 3", "Projection: id, csv_col\n  Filter: (id > 3)\n    Scan: 'data/x.csv' (2 columns)");
-    check("SELECT x.id FROM 'data/x.CSV'", "Projection: id\n  Scan: 'data/x.CSV' (2 columns)");
-    check("SELECT r.* FROM read_parquet('p.parquet') r", "Projection: id, parquet_col\n  Scan: 'p.parquet' (2 columns)");
-    check("SELECT * FROM read_csv_auto('p.txt')", "Projection: id, csv_col\n  Scan: 'p.txt' (2 columns)");
-    check("FROM 'p.parquet'", "Projection: id, parquet_col\n  Scan: 'p.parquet' (2 columns)");
-    check("SELECT * FROM range(10)", "Projection: range\n  Scan: range(0, 10, 1) (1 columns)");
-    check("SELECT * FROM range(2, 10, 3)", "Projection: range\n  Scan: range(2, 10, 3) (1 columns)");
-    check("SELECT generate_series FROM generate_series(1, 5)", "Projection: generate_series\n  Scan: range(1, 6, 1) (1 columns)");
-    check("SELECT * FROM generate_series(10, 1, -2)", "Projection: generate_series\n  Scan: range(10, 0, -2) (1 columns)");
-    check("SELECT r.range FROM range(5) r WHERE r.range > 2", "Projection: range\n  Filter: (range > 2)\n    Scan: range(0, 5, 1) (1 columns)");
+    check(
+        "SELECT * FROM 'data/x.csv' WHERE id > 3",
+        "Projection: id, csv_col\n  Filter: (id > 3)\n    Scan: 'data/x.csv' (2 columns)",
+    );
+    check(
+        "SELECT x.id FROM 'data/x.CSV'",
+        "Projection: id\n  Scan: 'data/x.CSV' (2 columns)",
+    );
+    check(
+        "SELECT r.* FROM read_parquet('p.parquet') r",
+        "Projection: id, parquet_col\n  Scan: 'p.parquet' (2 columns)",
+    );
+    check(
+        "SELECT * FROM read_csv_auto('p.txt')",
+        "Projection: id, csv_col\n  Scan: 'p.txt' (2 columns)",
+    );
+    check(
+        "FROM 'p.parquet'",
+        "Projection: id, parquet_col\n  Scan: 'p.parquet' (2 columns)",
+    );
+    check(
+        "SELECT * FROM range(10)",
+        "Projection: range\n  Scan: range(0, 10, 1) (1 columns)",
+    );
+    check(
+        "SELECT * FROM range(2, 10, 3)",
+        "Projection: range\n  Scan: range(2, 10, 3) (1 columns)",
+    );
+    check(
+        "SELECT generate_series FROM generate_series(1, 5)",
+        "Projection: generate_series\n  Scan: range(1, 6, 1) (1 columns)",
+    );
+    check(
+        "SELECT * FROM generate_series(10, 1, -2)",
+        "Projection: generate_series\n  Scan: range(10, 0, -2) (1 columns)",
+    );
+    check(
+        "SELECT r.range FROM range(5) r WHERE r.range > 2",
+        "Projection: range\n  Filter: (range > 2)\n    Scan: range(0, 5, 1) (1 columns)",
+    );
     check_schema("SELECT * FROM range(3)", "range BIGINT NOT NULL");
-    check_err("SELECT * FROM range(1, 10, 0)", "range step must not be zero at line 1, column 15");
-    check_err("SELECT * FROM generate_series(1, 9223372036854775807)", "generate_series bound 9223372036854775807 is out of range");
-    check_err("SELECT * FROM range('a')", "arguments of range must be integer constants, found VARCHAR");
-    check_err("SELECT * FROM range(1, 2, 3, 4)", "range takes 1 to 3 integer arguments, got 4");
-    check_err("SELECT * FROM 'x.json'", "cannot tell the format of file 'x.json' from its extension");
-    check_err("SELECT * FROM 'missing.csv'", "IO Error: No files found that match the pattern \"missing.csv\"");
-    check_err("SELECT * FROM read_csv('a.csv', header = true)", "read_csv option header = true is not supported");
-    check_err("SELECT * FROM read_csv(1)", "read_csv takes one argument, a file path string");
-    check_err("SELECT * FROM read_csvv('a.csv')", "Table Function with name read_csvv does not exist! Did you mean \"read_csv\"?");
+    check_err(
+        "SELECT * FROM range(1, 10, 0)",
+        "range step must not be zero at line 1, column 15",
+    );
+    check_err(
+        "SELECT * FROM generate_series(1, 9223372036854775807)",
+        "generate_series bound 9223372036854775807 is out of range",
+    );
+    check_err(
+        "SELECT * FROM range('a')",
+        "arguments of range must be integer constants, found VARCHAR",
+    );
+    check_err(
+        "SELECT * FROM range(1, 2, 3, 4)",
+        "range takes 1 to 3 integer arguments, got 4",
+    );
+    check_err(
+        "SELECT * FROM 'x.json'",
+        "cannot tell the format of file 'x.json' from its extension",
+    );
+    check_err(
+        "SELECT * FROM 'missing.csv'",
+        "IO Error: No files found that match the pattern \"missing.csv\"",
+    );
+    check_err(
+        "SELECT * FROM read_csv('a.csv', header = true)",
+        "read_csv option header = true is not supported",
+    );
+    check_err(
+        "SELECT * FROM read_csv(1)",
+        "read_csv takes one argument, a file path string",
+    );
+    check_err(
+        "SELECT * FROM read_csvv('a.csv')",
+        "Table Function with name read_csvv does not exist! Did you mean \"read_csv\"?",
+    );
 }
 
 #[test]
 fn unsupported_constructs_are_named() {
     for (sql, expect) in [
-        ("SELECT * FROM lineitem JOIN t ON true", "Not implemented Error: JOIN is not supported at line 1, column 29"),
-        ("SELECT * FROM lineitem, t", "FROM with several tables (a cross join) is not supported"),
-        ("SELECT * FROM t WHERE i IN (SELECT 1)", "subqueries are not supported at line 1, column 23"),
-        ("SELECT * FROM t WHERE EXISTS (SELECT 1)", "subqueries are not supported"),
-        ("SELECT * FROM (SELECT 1)", "subqueries in FROM are not supported"),
-        ("SELECT row_number() OVER () FROM t", "window functions are not supported (row_number ... OVER)"),
-        ("WITH a AS (SELECT 1) SELECT * FROM a", "WITH (common table expressions) is not supported"),
+        (
+            "SELECT * FROM lineitem JOIN t ON true",
+            "Not implemented Error: JOIN is not supported at line 1, column 29",
+        ),
+        (
+            "SELECT * FROM lineitem, t",
+            "FROM with several tables (a cross join) is not supported",
+        ),
+        (
+            "SELECT * FROM t WHERE i IN (SELECT 1)",
+            "subqueries are not supported at line 1, column 23",
+        ),
+        (
+            "SELECT * FROM t WHERE EXISTS (SELECT 1)",
+            "subqueries are not supported",
+        ),
+        (
+            "SELECT * FROM (SELECT 1)",
+            "subqueries in FROM are not supported",
+        ),
+        (
+            "SELECT row_number() OVER () FROM t",
+            "window functions are not supported (row_number ... OVER)",
+        ),
+        (
+            "WITH a AS (SELECT 1) SELECT * FROM a",
+            "WITH (common table expressions) is not supported",
+        ),
         ("SELECT 1 UNION SELECT 2", "UNION is not supported"),
         ("SELECT 1 EXCEPT SELECT 2", "EXCEPT is not supported"),
-        ("SELECT DATE '1994-01-01' + INTERVAL '1' DAY", "INTERVAL is not supported"),
-        ("SELECT DISTINCT ON (i) i FROM t", "DISTINCT ON is not supported"),
-        ("SELECT s FROM t GROUP BY ROLLUP (s)", "(grouping sets) is not supported"),
-        ("SELECT i FROM t WHERE $1 = 1", "prepared statement parameters are not supported ($1)"),
-        ("SELECT min(i) FILTER (WHERE i > 1) FROM t", "FILTER, WITHIN GROUP and IGNORE NULLS are not supported (min)"),
-        ("SELECT TRY_CAST(s AS INTEGER) FROM t", "TRY_CAST is not supported"),
-        ("SELECT * FROM main.lineitem", "qualified name main.lineitem is not supported"),
+        (
+            "SELECT DATE '1994-01-01' + INTERVAL '1' DAY",
+            "INTERVAL is not supported",
+        ),
+        (
+            "SELECT DISTINCT ON (i) i FROM t",
+            "DISTINCT ON is not supported",
+        ),
+        (
+            "SELECT s FROM t GROUP BY ROLLUP (s)",
+            "(grouping sets) is not supported",
+        ),
+        (
+            "SELECT i FROM t WHERE $1 = 1",
+            "prepared statement parameters are not supported ($1)",
+        ),
+        (
+            "SELECT min(i) FILTER (WHERE i > 1) FROM t",
+            "FILTER, WITHIN GROUP and IGNORE NULLS are not supported (min)",
+        ),
+        (
+            "SELECT TRY_CAST(s AS INTEGER) FROM t",
+            "TRY_CAST is not supported",
+        ),
+        (
+            "SELECT * FROM main.lineitem",
+            "qualified name main.lineitem is not supported",
+        ),
         ("SELECT * EXCLUDE (i) FROM t", "is not supported"),
         ("SELECT i FROM t QUALIFY i > 1", "QUALIFY is not supported"),
-        ("SELECT * FROM t ORDER BY ALL", "ORDER BY ALL is not supported"),
-        ("SELECT i IS DISTINCT FROM 1 FROM t", "IS [NOT] DISTINCT FROM is not supported"),
+        (
+            "SELECT * FROM t ORDER BY ALL",
+            "ORDER BY ALL is not supported",
+        ),
+        (
+            "SELECT i IS DISTINCT FROM 1 FROM t",
+            "IS [NOT] DISTINCT FROM is not supported",
+        ),
         ("UPDATE t SET i = 1", "UPDATE statements are not supported"),
         ("DELETE FROM t", "DELETE statements are not supported"),
-        ("CREATE VIEW v AS SELECT 1", "CREATE VIEW statements are not supported"),
-        ("EXPLAIN INSERT INTO t VALUES (1, 2, 3, 4, 5)", "EXPLAIN of INSERT is not supported"),
+        (
+            "CREATE VIEW v AS SELECT 1",
+            "CREATE VIEW statements are not supported",
+        ),
+        (
+            "EXPLAIN INSERT INTO t VALUES (1, 2, 3, 4, 5)",
+            "EXPLAIN of INSERT is not supported",
+        ),
         ("DROP VIEW v", "DROP VIEW is not supported"),
     ] {
         check_err(sql, expect);
     }
-    assert!(matches!(plan_sql("SELECT 1 UNION SELECT 2", &TestCatalog), Err(Error::Unsupported(_))));
-    assert!(matches!(plan_sql("SELEC 1", &TestCatalog), Err(Error::Parse(_))));
-    assert!(matches!(plan_sql("SELECT * FROM 'missing.csv'", &TestCatalog), Err(Error::Catalog(_))));
+    assert!(matches!(
+        plan_sql("SELECT 1 UNION SELECT 2", &TestCatalog),
+        Err(Error::Unsupported(_))
+    ));
+    assert!(matches!(
+        plan_sql("SELEC 1", &TestCatalog),
+        Err(Error::Parse(_))
+    ));
+    assert!(matches!(
+        plan_sql("SELECT * FROM 'missing.csv'", &TestCatalog),
+        Err(Error::Catalog(_))
+    ));
 }
 
 #[test]
@@ -760,28 +1041,88 @@ fn statements() {
     );
     assert_eq!(plan_sql("", &TestCatalog).map(|s| s.len()).ok(), Some(0));
     assert_eq!(plan_sql(";;", &TestCatalog).map(|s| s.len()).ok(), Some(0));
-    check_err("DROP TABLE nope", "Table with name nope does not exist! at line 1, column 12");
-    check_err("CREATE TABLE z (a INT); DROP TABLE z; SELECT * FROM z", "Table with name z does not exist!");
-    check_err("CREATE TABLE t (a INT)", "Table with name t already exists! at line 1, column 14");
-    check_err("CREATE OR REPLACE TABLE IF NOT EXISTS z (a INT)", "cannot have both OR REPLACE and IF NOT EXISTS");
-    check_err("CREATE TABLE z (a INT, A INT)", "Column with name A already exists! at line 1, column 24");
-    check_err("CREATE TABLE z (a INT PRIMARY KEY)", "column constraint PRIMARY KEY is not supported (column a)");
-    check_err("CREATE TABLE z (a DECIMAL(40, 2))", "DECIMAL width must be between 1 and 38, got 40");
-    check_err("CREATE TABLE z (a DECIMAL(4, 5))", "DECIMAL scale must be between 0 and the width 4, got 5");
+    check_err(
+        "DROP TABLE nope",
+        "Table with name nope does not exist! at line 1, column 12",
+    );
+    check_err(
+        "CREATE TABLE z (a INT); DROP TABLE z; SELECT * FROM z",
+        "Table with name z does not exist!",
+    );
+    check_err(
+        "CREATE TABLE t (a INT)",
+        "Table with name t already exists! at line 1, column 14",
+    );
+    check_err(
+        "CREATE OR REPLACE TABLE IF NOT EXISTS z (a INT)",
+        "cannot have both OR REPLACE and IF NOT EXISTS",
+    );
+    check_err(
+        "CREATE TABLE z (a INT, A INT)",
+        "Column with name A already exists! at line 1, column 24",
+    );
+    check_err(
+        "CREATE TABLE z (a INT PRIMARY KEY)",
+        "column constraint PRIMARY KEY is not supported (column a)",
+    );
+    check_err(
+        "CREATE TABLE z (a DECIMAL(40, 2))",
+        "DECIMAL width must be between 1 and 38, got 40",
+    );
+    check_err(
+        "CREATE TABLE z (a DECIMAL(4, 5))",
+        "DECIMAL scale must be between 0 and the width 4, got 5",
+    );
     check_err("CREATE TABLE z (a BLOB)", "type BLOB is not supported");
-    check_err("CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z (b) VALUES (1)", "NOT NULL constraint failed: z.a");
-    check_err("CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z VALUES (NULL, 1)", "NOT NULL constraint failed: z.a");
-    check_err("CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z (b) SELECT 1", "NOT NULL constraint failed: z.a");
-    check_err("INSERT INTO t VALUES (1, 2)", "table t has 5 columns but 2 values were supplied");
-    check_err("INSERT INTO t (i) SELECT 1, 2", "table t has 1 columns but 2 values were supplied");
-    check_err("INSERT INTO t (i, nope) VALUES (1, 2)", "Table \"t\" does not have a column with name \"nope\"! at line 1, column 19");
-    check_err("INSERT INTO t (i) VALUES ('abc')", "Could not convert string 'abc' to INTEGER (column i)");
-    check_err("INSERT INTO t (i) VALUES (i)", "Referenced column \"i\" not found");
-    check_err("INSERT INTO t (ts) VALUES (1)", "cannot insert a value of type INTEGER into column ts of type TIMESTAMP");
-    check_err("INSERT INTO t (i, i) VALUES (1, 2)", "Duplicate column name \"i\" in INSERT");
-    check_err("INSERT INTO nope VALUES (1)", "Table with name nope does not exist!");
+    check_err(
+        "CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z (b) VALUES (1)",
+        "NOT NULL constraint failed: z.a",
+    );
+    check_err(
+        "CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z VALUES (NULL, 1)",
+        "NOT NULL constraint failed: z.a",
+    );
+    check_err(
+        "CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z (b) SELECT 1",
+        "NOT NULL constraint failed: z.a",
+    );
+    check_err(
+        "INSERT INTO t VALUES (1, 2)",
+        "table t has 5 columns but 2 values were supplied",
+    );
+    check_err(
+        "INSERT INTO t (i) SELECT 1, 2",
+        "table t has 1 columns but 2 values were supplied",
+    );
+    check_err(
+        "INSERT INTO t (i, nope) VALUES (1, 2)",
+        "Table \"t\" does not have a column with name \"nope\"! at line 1, column 19",
+    );
+    check_err(
+        "INSERT INTO t (i) VALUES ('abc')",
+        "Could not convert string 'abc' to INTEGER (column i)",
+    );
+    check_err(
+        "INSERT INTO t (i) VALUES (i)",
+        "Referenced column \"i\" not found",
+    );
+    check_err(
+        "INSERT INTO t (ts) VALUES (1)",
+        "cannot insert a value of type INTEGER into column ts of type TIMESTAMP",
+    );
+    check_err(
+        "INSERT INTO t (i, i) VALUES (1, 2)",
+        "Duplicate column name \"i\" in INSERT",
+    );
+    check_err(
+        "INSERT INTO nope VALUES (1)",
+        "Table with name nope does not exist!",
+    );
     check_err("DESCRIBE nope", "Table with name nope does not exist!");
-    check_err("VALUES (1), (1, 2)", "VALUES lists must all be the same length");
+    check_err(
+        "VALUES (1), (1, 2)",
+        "VALUES lists must all be the same length",
+    );
 }
 
 #[test]
@@ -789,7 +1130,10 @@ fn hostile_input_never_panics() {
     let deep = format!("SELECT {}1{}", "(".repeat(1000), ")".repeat(1000));
     check_err(&deep, "recursion limit exceeded");
     let chain = format!("SELECT {} FROM t", vec!["b"; 5000].join(" AND "));
-    check_err(&chain, "expression is nested too deeply (more than 128 levels");
+    check_err(
+        &chain,
+        "expression is nested too deeply (more than 128 levels",
+    );
     let ok_chain = format!("SELECT {} FROM t", vec!["b"; 100].join(" AND "));
     assert!(plan_sql(&ok_chain, &TestCatalog).is_ok());
     let negs = format!("SELECT {}1", "- ".repeat(3000));
@@ -832,5 +1176,8 @@ fn hostile_input_never_panics() {
         let _ = plan_sql(sql, &TestCatalog);
     }
     check_err("SELECT (-2147483647 - 1) / -1", "Overflow");
-    check_err("SELECT 99999999999999999999999999999999999999 + 1", "Overflow");
+    check_err(
+        "SELECT 99999999999999999999999999999999999999 + 1",
+        "Overflow",
+    );
 }
