@@ -81,10 +81,10 @@ pub(crate) fn racing_remove_model() {
 
 #[test]
 fn board_removal_succeeds_once_per_job() {
-    check("board_removal", 2, board_removal_model);
+    check("board_removal", board_removal_model);
 }
 
 #[test]
 fn board_racing_remove_succeeds_once() {
-    check("board_racing_remove", 2, racing_remove_model);
+    check("board_racing_remove", racing_remove_model);
 }

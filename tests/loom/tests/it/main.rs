@@ -26,18 +26,22 @@ use loom::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-/// Explores every interleaving of `model` with at most `max_preemptions`
-/// preemptions (or fewer, if `LOOM_MAX_PREEMPTIONS` says so), and reports
-/// how many interleavings that was.
+/// The preemption bound when `LOOM_MAX_PREEMPTIONS` is unset (crossbeam and
+/// tokio CI use 2 as well); `cargo xtask loom` sets it to 2.
 #[cfg(weir_loom)]
-fn check(name: &str, max_preemptions: usize, model: impl Fn() + Sync + Send + 'static) {
+const DEFAULT_MAX_PREEMPTIONS: usize = 2;
+
+/// Explores every interleaving of `model` with a bounded number of
+/// preemptions (`LOOM_MAX_PREEMPTIONS`, else [`DEFAULT_MAX_PREEMPTIONS`])
+/// and reports how many interleavings that was.
+#[cfg(weir_loom)]
+fn check(name: &str, model: impl Fn() + Sync + Send + 'static) {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     let mut builder = loom::model::Builder::new();
-    let bound = builder
+    let bound = *builder
         .preemption_bound
-        .map_or(max_preemptions, |bound| bound.min(max_preemptions));
-    builder.preemption_bound = Some(bound);
+        .get_or_insert(DEFAULT_MAX_PREEMPTIONS);
     let iterations = std::sync::Arc::new(AtomicUsize::new(0));
     let counter = std::sync::Arc::clone(&iterations);
     let started = std::time::Instant::now();

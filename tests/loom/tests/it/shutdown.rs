@@ -23,5 +23,5 @@ pub(crate) fn shutdown_model() {
 
 #[test]
 fn shutdown_drains_and_joins() {
-    check("shutdown", 2, shutdown_model);
+    check("shutdown", shutdown_model);
 }

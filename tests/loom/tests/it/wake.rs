@@ -58,5 +58,5 @@ pub(crate) fn wake_model() {
 
 #[test]
 fn wake_no_lost_wakeup() {
-    check("wake", 2, wake_model);
+    check("wake", wake_model);
 }
