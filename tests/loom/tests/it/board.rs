@@ -12,7 +12,8 @@ use crate::{check, counting_job, run_counts};
 type Removals = [usize; 2];
 
 /// The reserve workers' loop, on the public board API: run a step of the
-/// front job, and take the job off once its steps are all claimed.
+/// front (heaviest) job, and take the job off once its steps are all
+/// claimed.
 fn help_until_empty(board: &JobBoard, worker: WorkerKind) -> Removals {
     let mut removed = [0; 2];
     while let Some(front) = board.front() {
@@ -24,9 +25,10 @@ fn help_until_empty(board: &JobBoard, worker: WorkerKind) -> Removals {
     removed
 }
 
-/// Two helpers race over a board holding a heavy two-step job and a light
-/// one-step job. Each job is removed by exactly one successful `remove`,
-/// every step runs once, and the board ends empty.
+/// Two helper threads race over a board holding a heavy two-step job while
+/// the model's thread inserts a light one-step job and then helps too. Each
+/// job is removed by exactly one successful `remove`, every step runs once,
+/// and the board ends empty.
 pub(crate) fn board_removal_model() {
     let board = Arc::new(JobBoard::default());
     let (heavy, heavy_runs) = counting_job("heavy", 2);
@@ -34,18 +36,23 @@ pub(crate) fn board_removal_model() {
     let heavy = JobHandle::new(heavy.with_cost(5), 0);
     let light = JobHandle::new(light.with_cost(1), 1);
     let tickets = [heavy.ticket(), light.ticket()];
-    for handle in [heavy, light] {
-        assert!(handle.start());
-        board.insert(handle);
+    assert!(heavy.start());
+    board.insert(heavy);
+    let helpers: Vec<_> = [WorkerKind::Main, WorkerKind::Reserve]
+        .into_iter()
+        .map(|worker| {
+            let board = Arc::clone(&board);
+            thread::spawn(move || help_until_empty(&board, worker))
+        })
+        .collect();
+    assert!(light.start());
+    board.insert(light);
+    let mut removals = help_until_empty(&board, WorkerKind::Main);
+    for helper in helpers {
+        let theirs = helper.join().unwrap();
+        removals[0] += theirs[0];
+        removals[1] += theirs[1];
     }
-    assert_eq!(board.front().map(|front| front.seq()), Some(0), "heaviest first");
-    let helper = {
-        let board = Arc::clone(&board);
-        thread::spawn(move || help_until_empty(&board, WorkerKind::Reserve))
-    };
-    let mine = help_until_empty(&board, WorkerKind::Main);
-    let theirs = helper.join().unwrap();
-    let removals = [mine[0] + theirs[0], mine[1] + theirs[1]];
     assert_eq!(removals, [1, 1], "each job removed exactly once");
     assert!(board.is_empty());
     assert_eq!(board.len(), 0);

@@ -42,7 +42,11 @@ pub(crate) fn step_claim_model() {
         ran.extend(claimer.join().unwrap());
     }
     ran.sort_unstable();
-    assert_eq!(ran, (0..STEPS).collect::<Vec<_>>(), "each index claimed once");
+    assert_eq!(
+        ran,
+        (0..STEPS).collect::<Vec<_>>(),
+        "each index claimed once"
+    );
     assert_eq!(run_counts(&runs), [1; STEPS], "each step ran once");
     assert!(handle.is_exhausted());
     assert_eq!(ticket.state(), JobState::Completed);

@@ -56,7 +56,11 @@ pub(crate) fn finish_races_cancel_model() {
         StepClaim::Ran(0) => assert_eq!(ran, 1),
         StepClaim::Discarded(0) => {
             assert_eq!(ran, 0);
-            assert_eq!(seen, JobOutcome::Cancelled, "a step is discarded only once cancelled");
+            assert_eq!(
+                seen,
+                JobOutcome::Cancelled,
+                "a step is discarded only once cancelled"
+            );
         }
         other => panic!("unexpected claim {other:?}"),
     }

@@ -47,7 +47,10 @@ fn expect_deadlock(bug: &str, test: &str) -> String {
         "loom did not catch the planted `{bug}` bug: `{test}` passed"
     );
     let Some(report) = stderr.lines().find(|line| line.starts_with("deadlock;")) else {
-        panic!("`{test}` failed ({}), but not by a deadlock:\n{stderr}", output.status);
+        panic!(
+            "`{test}` failed ({}), but not by a deadlock:\n{stderr}",
+            output.status
+        );
     };
     eprintln!(
         "planted `{bug}` bug caught; `{test}` ended with {} and loom reported: {report}",
