@@ -119,8 +119,17 @@ impl Like {
                 self.matches(&buf)
             });
         }
-        if let Matcher::Contains(f) = &self.matcher {
-            return contains_all(s, f);
+        match &self.matcher {
+            Matcher::Contains(f) => return contains_all(s, f),
+            Matcher::Segments { middle, .. } if !middle.is_empty() => {
+                // rows holding the first middle segment anywhere, found in one
+                // pass over the buffer, are the only candidates
+                let candidates = contains_all(s, &middle[0]);
+                return BooleanBuffer::collect_bool(len, |i| {
+                    candidates.value(i) && self.matches(s.value(i).as_bytes())
+                });
+            }
+            _ => {}
         }
         BooleanBuffer::collect_bool(len, |i| self.matches(s.value(i).as_bytes()))
     }
