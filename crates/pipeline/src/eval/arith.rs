@@ -349,13 +349,8 @@ fn float_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
         BinaryOp::Plus => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a + b)),
         BinaryOp::Minus => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a - b)),
         BinaryOp::Multiply => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a * b)),
-        BinaryOp::Divide => binary_kernel::<F, F, F>(l, r, |a, b| {
-            if b == 0.0 {
-                Err(division_by_zero())
-            } else {
-                Ok(a / b)
-            }
-        }),
+        // IEEE division, as in DuckDB: 1.0 / 0 is inf, 0.0 / 0 is NaN
+        BinaryOp::Divide => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a / b)),
         _ => binary_kernel::<F, F, F>(l, r, |a, b| {
             if b == 0.0 {
                 Err(division_by_zero())

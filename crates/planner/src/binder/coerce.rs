@@ -404,7 +404,9 @@ pub(crate) fn fold_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr,
         ),
         (S::Int64(a), S::Int64(b)) => S::Int64(int_op(op, *a, *b, &shown)?),
         (S::Float64(a), S::Float64(b)) => {
-            if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && *b == 0.0 {
+            // DOUBLE division is IEEE (1.0 / 0 is inf, as in DuckDB);
+            // modulo by zero is an error
+            if op == BinaryOp::Modulo && *b == 0.0 {
                 return Err(format!("Division by zero in {shown}"));
             }
             S::Float64(match op {

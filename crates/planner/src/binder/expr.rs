@@ -414,7 +414,14 @@ impl<'s> ExprBinder<'s> {
         right: &ast::Expr,
         e: &ast::Expr,
     ) -> Result<Expr> {
+        // `/` divides as DOUBLE when both operands are integers, as in
+        // DuckDB; `//` is integer division (truncating).
+        let integer_divide = matches!(
+            op,
+            BinaryOperator::DuckIntegerDivide | BinaryOperator::MyIntegerDivide
+        );
         let op = match op {
+            BinaryOperator::DuckIntegerDivide | BinaryOperator::MyIntegerDivide => BinaryOp::Divide,
             BinaryOperator::Plus => BinaryOp::Plus,
             BinaryOperator::Minus => BinaryOp::Minus,
             BinaryOperator::Multiply => BinaryOp::Multiply,
@@ -450,6 +457,35 @@ impl<'s> ExprBinder<'s> {
             BinaryOp::Concat => {
                 let l = self.to_string_operand(l)?;
                 let r = self.to_string_operand(r)?;
+                fold(l, r)
+            }
+            BinaryOp::Divide => {
+                let is_int = |t: &DataType| {
+                    matches!(
+                        canonical(t),
+                        DataType::Int32 | DataType::Int64 | DataType::Null
+                    )
+                };
+                let (lt, rt) = (self.type_of(&l), self.type_of(&r));
+                let both_int = is_int(&lt) && is_int(&rt);
+                if integer_divide && !both_int {
+                    return Err(bind_err(format!(
+                        "Cannot apply operator // to types {} and {} in \"{e}\": it divides integers{}",
+                        sql_type_name(&lt),
+                        sql_type_name(&rt),
+                        at(e.span())
+                    )));
+                }
+                let (l, r) = if both_int && !integer_divide {
+                    let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
+                    (
+                        cast_to(l, &lt, &DataType::Float64).map_err(conv)?,
+                        cast_to(r, &rt, &DataType::Float64).map_err(conv)?,
+                    )
+                } else {
+                    (l, r)
+                };
+                let (l, r) = self.coerce_arithmetic(op, l, r, e)?;
                 fold(l, r)
             }
             _ => {

@@ -330,7 +330,7 @@ fn tpch_q1_and_q6() {
 #[test]
 fn select_without_from_and_constant_folding() {
     check(
-        "SELECT 1 + 1, CAST('5' AS INTEGER), -5, 'a' || 'b', 7 / 2, 1.5 * 2, NULL AND FALSE, NULL OR TRUE, NOT NULL",
+        "SELECT 1 + 1, CAST('5' AS INTEGER), -5, 'a' || 'b', 7 // 2, 1.5 * 2, NULL AND FALSE, NULL OR TRUE, NOT NULL",
         "
         Projection: 2, 5, -5, 'ab', 3, 3.0, FALSE, TRUE, NULL
           Values: 1 rows
@@ -362,7 +362,7 @@ fn select_without_from_and_constant_folding() {
         "Projection: 1\n  Filter: NULL\n    Values: 1 rows",
     );
     check_err(
-        "SELECT 1/0",
+        "SELECT 1//0",
         "Division by zero in 1 / 0 at line 1, column 8",
     );
     check_err("SELECT 1.0 % 0.0", "Division by zero");
@@ -379,7 +379,7 @@ fn select_without_from_and_constant_folding() {
 fn folding_respects_three_valued_logic_and_errors() {
     // x = NULL is NULL; x AND FALSE is FALSE only when x cannot fail.
     check(
-        "SELECT * FROM t WHERE i = NULL OR i + NULL > 1 OR (i / 0 > 1 AND FALSE) OR (i > 1 AND FALSE)",
+        "SELECT * FROM t WHERE i = NULL OR i + NULL > 1 OR (i // 0 > 1 AND FALSE) OR (i > 1 AND FALSE)",
         "
         Projection: i, d, s, b, ts
           Filter: (NULL OR (((i / 0) > 1) AND FALSE))
@@ -1175,9 +1175,31 @@ fn hostile_input_never_panics() {
         // Planning may succeed or fail, but must not panic.
         let _ = plan_sql(sql, &TestCatalog);
     }
-    check_err("SELECT (-2147483647 - 1) / -1", "Overflow");
+    check_err("SELECT (-2147483647 - 1) // -1", "Overflow");
     check_err(
         "SELECT 99999999999999999999999999999999999999 + 1",
         "Overflow",
     );
+}
+
+#[test]
+fn division_follows_duckdb() {
+    // `/` on integers divides as DOUBLE; `//` is integer division
+    check(
+        "SELECT 7 / 2 AS q, 7 // 2 AS r",
+        "
+        Projection: 3.5, 3
+          Values: 1 rows
+        ",
+    );
+    check_schema(
+        "SELECT 1 / 0 AS inf, 7 // 2 AS r",
+        "inf DOUBLE NOT NULL, r INTEGER NOT NULL",
+    );
+    check_err(
+        "SELECT 1.5 // 2",
+        "Cannot apply operator // to types DECIMAL(2,1) and INTEGER",
+    );
+    check_err("SELECT 1 // 0", "Division by zero");
+    check_err("SELECT 5 % 0", "Division by zero");
 }

@@ -1,0 +1,45 @@
+//! The interactive shell through a pseudo-terminal: line editing, prompts,
+//! multi-line statements, Ctrl-C and the progress bar.
+
+use std::process::Command;
+
+use rexpect::session::spawn_command;
+
+fn shell() -> rexpect::session::PtySession {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("weir"));
+    cmd.env("HOME", std::env::temp_dir()).args(["--threads", "2"]);
+    spawn_command(cmd, Some(60_000)).expect("weir starts on a pty")
+}
+
+#[test]
+fn interactive_statements_span_lines_and_errors_do_not_end_the_shell() {
+    let mut p = shell();
+    p.exp_string("weir> ").unwrap();
+    p.send_line("SELECT 40 +").unwrap();
+    p.exp_string("...> ").unwrap();
+    p.send_line("2 AS answer;").unwrap();
+    p.exp_string("| 42     |").unwrap();
+    p.send_line("SELECT nope;").unwrap();
+    p.exp_string("Error: Binder Error").unwrap();
+    p.send_line(".mode csv").unwrap();
+    p.send_line("SELECT 'still here' AS s;").unwrap();
+    p.exp_string("still here").unwrap();
+    p.send_line(".quit").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn ctrl_c_cancels_the_running_statement_after_the_progress_bar_shows() {
+    let mut p = shell();
+    p.exp_string("weir> ").unwrap();
+    p.send_line("SELECT count(*) FROM range(4000000000) WHERE range % 7 = 1;").unwrap();
+    // the bar appears once the statement has run for 2 s
+    p.exp_regex(r"\[=* *\] +\d+%").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("Error: Interrupted").unwrap();
+    p.exp_string("weir> ").unwrap();
+    p.send_line("SELECT 'alive' AS s;").unwrap();
+    p.exp_string("alive").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}
