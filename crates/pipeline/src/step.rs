@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, UInt32Array};
 use arrow::compute::{FilterBuilder, and, filter, take};
 use arrow::datatypes::{DataType, Schema};
-use weir_planner::{BinaryOp, Expr, ScalarValue};
+use weir_planner::{BinaryOp, Expr, ScalarFunction, ScalarValue};
 
 use crate::error::{Error, Result};
 use crate::eval::evaluate_predicate;
@@ -443,7 +443,19 @@ pub(crate) fn may_fail(expr: &Expr, schema: &Schema) -> bool {
                 fails = true;
             }
         }
-        Expr::Function { .. } => fails = true,
+        // string functions and coalesce cannot fail; abs, round, substr
+        // and date_part can (overflow, bad arguments)
+        Expr::Function { func, .. }
+            if !matches!(
+                func,
+                ScalarFunction::Lower
+                    | ScalarFunction::Upper
+                    | ScalarFunction::Length
+                    | ScalarFunction::Coalesce
+            ) =>
+        {
+            fails = true
+        }
         _ => {}
     });
     fails
@@ -454,7 +466,7 @@ fn cast_is_safe(from: &DataType, to: &DataType) -> bool {
     matches!(
         (from, to),
         (Int32, Int64) | (Int32, Float64) | (Int64, Float64) | (Date32, Timestamp(..)) | (_, Utf8)
-    ) && !matches!(from, Float64 | Decimal128(..) if to == &Utf8)
+    )
 }
 
 /// Estimated fraction of rows passing all `terms` (independence assumed,
@@ -598,5 +610,125 @@ pub fn row_cost(expr: &Expr, schema: &Schema) -> f64 {
                 + else_expr.as_ref().map_or(0.0, |e| row_cost(e, schema))
         }
         Expr::Function { args, .. } => 6.0 + args.iter().map(|a| row_cost(a, schema)).sum::<f64>(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{Field, Schema};
+
+    use super::*;
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+        ])
+    }
+
+    fn a() -> Expr {
+        Expr::column(0, "a")
+    }
+
+    fn lit(v: i64) -> Expr {
+        Expr::Literal(ScalarValue::Int64(v))
+    }
+
+    #[test]
+    fn selectivity_by_shape() {
+        let eq = Expr::binary(a(), BinaryOp::Eq, lit(1));
+        let lt = Expr::binary(a(), BinaryOp::Lt, lit(1));
+        assert_eq!(selectivity(&eq), 0.1);
+        assert_eq!(selectivity(&lt), 0.33);
+        assert!((selectivity(&Expr::Not(Box::new(eq.clone()))) - 0.9).abs() < 1e-12);
+        let or = Expr::binary(eq.clone(), BinaryOp::Or, lt.clone());
+        assert!((selectivity(&or) - (1.0 - 0.9 * 0.67)).abs() < 1e-12);
+        let between = Expr::binary(
+            Expr::binary(a(), BinaryOp::GtEq, lit(1)),
+            BinaryOp::And,
+            Expr::binary(a(), BinaryOp::LtEq, lit(5)),
+        );
+        assert!((selectivity(&between) - 0.25).abs() < 1e-12);
+        let in_list = Expr::InList {
+            expr: Box::new(a()),
+            list: vec![ScalarValue::Int64(1); 3],
+            negated: false,
+        };
+        assert!((selectivity(&in_list) - 0.3).abs() < 1e-12);
+        assert_eq!(selectivity(&Expr::IsNull(Box::new(a()))), 0.05);
+    }
+
+    #[test]
+    fn like_costs_more_than_integer_compare() {
+        let s = schema();
+        let like = Expr::Like {
+            expr: Box::new(Expr::column(1, "s")),
+            pattern: "%x%".into(),
+            negated: false,
+            case_insensitive: false,
+            escape: None,
+        };
+        let lt = Expr::binary(a(), BinaryOp::Lt, lit(1));
+        assert!(row_cost(&like, &s) > 4.0 * row_cost(&lt, &s));
+    }
+
+    #[test]
+    fn division_is_fallible_comparison_is_not() {
+        let s = schema();
+        let div = Expr::binary(
+            Expr::binary(lit(1), BinaryOp::Divide, a()),
+            BinaryOp::Gt,
+            lit(0),
+        );
+        assert!(may_fail(&div, &s));
+        assert!(!may_fail(&Expr::binary(a(), BinaryOp::Gt, lit(0)), &s));
+    }
+
+    #[test]
+    fn remap_to_local_columns() {
+        let e = Expr::binary(Expr::column(3, "x"), BinaryOp::Eq, Expr::column(7, "y"));
+        let local = remap_columns(&e, &[3, 7]);
+        assert_eq!(local.columns(), vec![0, 1]);
+    }
+
+    #[test]
+    fn steps_narrow_the_selection() {
+        let s = Arc::new(schema());
+        let batch = RecordBatch::try_new(
+            Arc::clone(&s),
+            vec![
+                Arc::new(Int64Array::from(vec![
+                    Some(1),
+                    None,
+                    Some(3),
+                    Some(4),
+                    Some(5),
+                ])),
+                Arc::new(arrow::array::StringArray::from(vec![
+                    "a", "b", "c", "d", "e",
+                ])),
+            ],
+        )
+        .unwrap();
+        let predicate = Expr::binary(
+            Expr::binary(a(), BinaryOp::Gt, lit(1)),
+            BinaryOp::And,
+            Expr::binary(
+                Expr::column(1, "s"),
+                BinaryOp::NotEq,
+                Expr::Literal(ScalarValue::Utf8("d".into())),
+            ),
+        );
+        let steps = build_steps(&predicate, &s);
+        assert_eq!(steps.len(), 2);
+        let mut pb = PipelineBatch::new(batch);
+        for step in &steps {
+            pb = step.apply(pb).unwrap();
+        }
+        assert_eq!(pb.num_rows(), 2);
+        assert_eq!(pb.indices().unwrap().values().to_vec(), vec![2, 4]);
+        let out = pb.materialize(&[1]).unwrap();
+        assert_eq!(out.num_rows(), 2);
     }
 }

@@ -151,3 +151,66 @@ pub(crate) fn limit(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{Int64Array, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn batch(values: Vec<Option<i64>>, names: Vec<&str>) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("v", DataType::Int64, true),
+            Field::new("n", DataType::Utf8, false),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(values)),
+                Arc::new(StringArray::from(names)),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn names(b: &RecordBatch) -> Vec<String> {
+        let n = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        n.iter().map(|s| s.unwrap().to_owned()).collect()
+    }
+
+    #[test]
+    fn sort_is_stable() {
+        let b = batch(
+            vec![Some(2), None, Some(1), Some(2), None],
+            vec!["a", "b", "c", "d", "e"],
+        );
+        let key = |asc, nulls_first| SortKey {
+            expr: weir_planner::Expr::column(0, "v"),
+            asc,
+            nulls_first,
+        };
+        assert_eq!(
+            names(&sort(&b, &[key(true, false)]).unwrap()),
+            ["c", "a", "d", "b", "e"]
+        );
+        assert_eq!(
+            names(&sort(&b, &[key(false, true)]).unwrap()),
+            ["b", "e", "a", "d", "c"]
+        );
+    }
+
+    #[test]
+    fn distinct_first_occurrence_nulls_equal() {
+        let b = batch(vec![Some(1), None, Some(1), None], vec!["x", "y", "x", "y"]);
+        assert_eq!(names(&distinct(&b).unwrap()), ["x", "y"]);
+    }
+
+    #[test]
+    fn limit_across_batches() {
+        let b = batch(vec![Some(1), Some(2), Some(3)], vec!["a", "b", "c"]);
+        let out = limit(vec![b.clone(), b.slice(0, 0), b], 2, Some(3));
+        let all: Vec<String> = out.iter().flat_map(names).collect();
+        assert_eq!(all, ["c", "a", "b"]);
+    }
+}
