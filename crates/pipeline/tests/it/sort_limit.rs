@@ -133,11 +133,21 @@ fn order_by_with_limit_reads_everything() {
     let r = Expr::column(0, "range");
     let plan = limit(
         sort(
-            project(big_range(), vec![r.clone()]),
+            project(big_range(), vec![r]),
             vec![(Expr::column(0, "range"), false, false)],
         ),
         0,
         Some(3),
     );
-    check(&tables(), &plan, &["999999", "999998", "999997"]);
+    for threads in [1, 2, 4] {
+        let progress = Arc::new(Progress::new());
+        let opts = ExecOptions {
+            morsel_rows: 10_000,
+            progress: Some(Arc::clone(&progress)),
+            ..ExecOptions::default()
+        };
+        let out = execute(&plan, &tables(), &executor(threads), &opts).unwrap();
+        assert_eq!(rows(&out), vec!["999999", "999998", "999997"]);
+        assert_eq!(progress.morsels_done(), 100);
+    }
 }
