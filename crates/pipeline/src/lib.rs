@@ -1,4 +1,4 @@
-//! `weir-pipeline`: runs a planner [`LogicalPlan`] over in-memory Arrow
+//! `weir-pipeline`: runs a planner [`LogicalPlan`](weir_planner::LogicalPlan) over in-memory Arrow
 //! data as executor jobs, in parallel on all cores.
 //!
 //! It sits between `weir-planner` (which gives it plans) and
