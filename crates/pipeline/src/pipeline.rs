@@ -15,7 +15,7 @@ use crate::aggregate::{AggregatePlan, AggregateState, conform};
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::options::{ExecOptions, Progress};
-use crate::source::{SourceResolver, TableData, values_table};
+use crate::source::{LazySeries, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 
 /// A plan cut in two: the parallel part (leaf, filters, sink) and the
@@ -129,10 +129,63 @@ struct MorselRange {
     len: usize,
 }
 
+/// Where a pipeline's morsels come from.
+enum ScanData {
+    /// In-memory batches, cut into zero-copy morsels.
+    Table(Arc<TableData>),
+    /// `range()`, generated one morsel at a time.
+    Series(LazySeries),
+}
+
+impl ScanData {
+    fn num_rows(&self) -> usize {
+        match self {
+            ScanData::Table(t) => t.num_rows(),
+            ScanData::Series(s) => s.num_rows(),
+        }
+    }
+
+    fn schema(&self) -> &SchemaRef {
+        match self {
+            ScanData::Table(t) => &t.schema,
+            ScanData::Series(s) => s.schema(),
+        }
+    }
+
+    fn morsel(&self, m: &MorselRange) -> Result<RecordBatch> {
+        match self {
+            ScanData::Table(t) => Ok(t.batches[m.batch].slice(m.offset, m.len)),
+            ScanData::Series(s) => s.rows(m.offset, m.len),
+        }
+    }
+
+    /// The morsels: runs of at most `morsel_rows` rows within one batch.
+    fn morsels(&self, morsel_rows: usize) -> Vec<MorselRange> {
+        let lengths: Vec<usize> = match self {
+            ScanData::Table(t) => t.batches.iter().map(RecordBatch::num_rows).collect(),
+            ScanData::Series(s) => vec![s.num_rows()],
+        };
+        let mut morsels = Vec::new();
+        for (b, rows) in lengths.into_iter().enumerate() {
+            let mut offset = 0;
+            while offset < rows {
+                let len = morsel_rows.min(rows - offset);
+                morsels.push(MorselRange {
+                    batch: b,
+                    offset,
+                    len,
+                });
+                offset += len;
+            }
+        }
+        morsels
+    }
+}
+
 /// The built parallel part of a query.
 pub(crate) struct Pipeline {
     pub(crate) source: String,
-    table: Arc<TableData>,
+    table: ScanData,
     pub(crate) steps: Vec<PipelineStep>,
     pub(crate) sink: Sink,
     morsels: Vec<MorselRange>,
@@ -151,6 +204,13 @@ impl Pipeline {
         options: &ExecOptions,
     ) -> Result<Self> {
         let (source, table) = match split.leaf {
+            LogicalPlan::Scan {
+                source: source @ TableSource::Series { start, stop, step },
+                schema,
+            } => (
+                describe_source(source),
+                ScanData::Series(LazySeries::new(*start, *stop, *step, Arc::clone(schema))?),
+            ),
             LogicalPlan::Scan { source, schema } => {
                 let table = sources.resolve(source)?;
                 if table.schema.fields().len() != schema.fields().len() {
@@ -161,11 +221,11 @@ impl Pipeline {
                         schema.fields().len()
                     )));
                 }
-                (describe_source(source), table)
+                (describe_source(source), ScanData::Table(table))
             }
             LogicalPlan::Values { rows, schema } => (
                 format!("values ({} rows)", rows.len()),
-                Arc::new(values_table(rows, schema)?),
+                ScanData::Table(Arc::new(values_table(rows, schema)?)),
             ),
             other => {
                 return Err(Error::Internal(format!(
@@ -220,19 +280,7 @@ impl Pipeline {
             Some(_) => return Err(Error::Internal("unexpected sink node".into())),
         };
         let morsel_rows = options.morsel_rows.max(1);
-        let mut morsels = Vec::new();
-        for (b, batch) in table.batches.iter().enumerate() {
-            let mut offset = 0;
-            while offset < batch.num_rows() {
-                let len = morsel_rows.min(batch.num_rows() - offset);
-                morsels.push(MorselRange {
-                    batch: b,
-                    offset,
-                    len,
-                });
-                offset += len;
-            }
-        }
+        let morsels = table.morsels(morsel_rows);
         let total_threads = (threads.0 + threads.1).max(1);
         let lanes = total_threads.min(morsels.len()).max(1);
         let rows = table.num_rows() as f64;
@@ -269,7 +317,7 @@ impl Pipeline {
 
     /// The schema of the source.
     pub(crate) fn scan_schema(&self) -> &SchemaRef {
-        &self.table.schema
+        self.table.schema()
     }
 
     /// The EXPLAIN lines of the job.
@@ -302,7 +350,7 @@ impl Pipeline {
             out,
             "  scan {} ({} columns)",
             self.source,
-            self.table.schema.fields().len()
+            self.table.schema().fields().len()
         );
         for (i, step) in self.steps.iter().enumerate() {
             let _ = writeln!(out, "  step {}: {step}", i + 1);
@@ -389,13 +437,10 @@ impl LaneShared {
         &self.pipeline
     }
 
-    fn next_morsel(&self) -> Option<(usize, RecordBatch)> {
+    fn next_morsel(&self) -> Option<Result<(usize, RecordBatch)>> {
         let i = self.cursor.fetch_add(1, Ordering::Relaxed);
         let m = self.pipeline.morsels.get(i)?;
-        Some((
-            i,
-            self.pipeline.table.batches[m.batch].slice(m.offset, m.len),
-        ))
+        Some(self.pipeline.table.morsel(m).map(|b| (i, b)))
     }
 
     fn limit_reached(&self) -> bool {
@@ -462,9 +507,10 @@ impl Lane {
             if ctx.is_cancelled() || shared.limit_reached() {
                 break;
             }
-            let Some((index, morsel)) = shared.next_morsel() else {
+            let Some(next) = shared.next_morsel() else {
                 break;
             };
+            let (index, morsel) = next?;
             let rows = morsel.num_rows();
             counters[0].record(worker, rows, rows, None);
             let mut batch = PipelineBatch::new(morsel);

@@ -49,6 +49,66 @@ pub trait SourceResolver: Send + Sync {
     fn resolve(&self, source: &TableSource) -> Result<Arc<TableData>>;
 }
 
+/// `range(start, stop, step)` generated morsel by morsel, so a scan of a
+/// huge series holds only the morsels in flight.
+#[derive(Clone, Debug)]
+pub(crate) struct LazySeries {
+    start: i128,
+    step: i128,
+    rows: usize,
+    schema: SchemaRef,
+}
+
+impl LazySeries {
+    /// The series of `start, start + step, ...` before `stop`, with the
+    /// scan's schema (one BIGINT column, named `range` or
+    /// `generate_series`).
+    pub(crate) fn new(start: i64, stop: i64, step: i64, schema: SchemaRef) -> Result<Self> {
+        Ok(LazySeries {
+            start: i128::from(start),
+            step: i128::from(step),
+            rows: series_len(start, stop, step)?,
+            schema,
+        })
+    }
+
+    /// Number of rows.
+    pub(crate) fn num_rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The schema.
+    pub(crate) fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Rows `offset .. offset + len` as a batch.
+    pub(crate) fn rows(&self, offset: usize, len: usize) -> Result<RecordBatch> {
+        let first = self.start + self.step * offset as i128;
+        let step = self.step;
+        // every value lies between start and stop, so it fits in i64
+        let column: ArrayRef = Arc::new(Int64Array::from_iter_values(
+            (0..len).map(|i| (first + step * i as i128) as i64),
+        ));
+        RecordBatch::try_new(Arc::clone(&self.schema), vec![column]).map_err(Error::arrow)
+    }
+}
+
+/// Rows of `range(start, stop, step)`.
+fn series_len(start: i64, stop: i64, step: i64) -> Result<usize> {
+    if step == 0 {
+        return Err(Error::Execution("range() step must not be zero".to_owned()));
+    }
+    let (start_w, stop_w, step_w) = (i128::from(start), i128::from(stop), i128::from(step));
+    let count = if (step > 0 && start_w < stop_w) || (step < 0 && start_w > stop_w) {
+        ((stop_w - start_w).abs() - 1) / step_w.abs() + 1
+    } else {
+        0
+    };
+    usize::try_from(count)
+        .map_err(|_| Error::Execution(format!("range({start}, {stop}, {step}) has too many rows")))
+}
+
 /// The table of `range(start, stop, step)`: one non-null BIGINT column named
 /// `name` holding `start, start + step, ...` up to but excluding `stop`.
 ///
@@ -59,18 +119,8 @@ pub trait SourceResolver: Send + Sync {
 /// assert_eq!(t.num_rows(), 4); // 0, 3, 6, 9
 /// ```
 pub fn series_table(start: i64, stop: i64, step: i64, name: &str) -> Result<TableData> {
-    if step == 0 {
-        return Err(Error::Execution("range() step must not be zero".to_owned()));
-    }
-    let (start_w, stop_w, step_w) = (i128::from(start), i128::from(stop), i128::from(step));
-    let count = if (step > 0 && start_w < stop_w) || (step < 0 && start_w > stop_w) {
-        ((stop_w - start_w).abs() - 1) / step_w.abs() + 1
-    } else {
-        0
-    };
-    let count = usize::try_from(count).map_err(|_| {
-        Error::Execution(format!("range({start}, {stop}, {step}) has too many rows"))
-    })?;
+    let count = series_len(start, stop, step)?;
+    let (start_w, step_w) = (i128::from(start), i128::from(step));
     let schema = Arc::new(Schema::new(vec![Field::new(name, DataType::Int64, false)]));
     let mut batches = Vec::with_capacity(count.div_ceil(SERIES_BATCH_ROWS));
     let mut done = 0usize;

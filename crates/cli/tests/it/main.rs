@@ -16,7 +16,11 @@ pub(crate) fn weir() -> Command {
 
 /// Runs `weir args`, returning (status code, stdout, stderr).
 pub(crate) fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let out = weir().args(args).write_stdin(stdin).output().expect("weir runs");
+    let out = weir()
+        .args(args)
+        .write_stdin(stdin)
+        .output()
+        .expect("weir runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

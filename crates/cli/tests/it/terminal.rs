@@ -7,23 +7,30 @@ use rexpect::session::spawn_command;
 
 fn shell() -> rexpect::session::PtySession {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("weir"));
-    cmd.env("HOME", std::env::temp_dir()).args(["--threads", "2"]);
+    cmd.env("HOME", std::env::temp_dir())
+        .args(["--threads", "2"]);
     spawn_command(cmd, Some(60_000)).expect("weir starts on a pty")
 }
 
 #[test]
 fn interactive_statements_span_lines_and_errors_do_not_end_the_shell() {
+    // Like a person, wait for each prompt before typing: the line editor
+    // may discard type-ahead when it takes the terminal.
     let mut p = shell();
     p.exp_string("weir> ").unwrap();
     p.send_line("SELECT 40 +").unwrap();
     p.exp_string("...> ").unwrap();
     p.send_line("2 AS answer;").unwrap();
     p.exp_string("| 42     |").unwrap();
+    p.exp_string("weir> ").unwrap();
     p.send_line("SELECT nope;").unwrap();
     p.exp_string("Error: Binder Error").unwrap();
+    p.exp_string("weir> ").unwrap();
     p.send_line(".mode csv").unwrap();
+    p.exp_string("weir> ").unwrap();
     p.send_line("SELECT 'still here' AS s;").unwrap();
-    p.exp_string("still here").unwrap();
+    p.exp_string("s\r\nstill here").unwrap();
+    p.exp_string("weir> ").unwrap();
     p.send_line(".quit").unwrap();
     p.exp_eof().unwrap();
 }
@@ -32,7 +39,8 @@ fn interactive_statements_span_lines_and_errors_do_not_end_the_shell() {
 fn ctrl_c_cancels_the_running_statement_after_the_progress_bar_shows() {
     let mut p = shell();
     p.exp_string("weir> ").unwrap();
-    p.send_line("SELECT count(*) FROM range(4000000000) WHERE range % 7 = 1;").unwrap();
+    p.send_line("SELECT count(*) FROM range(4000000000) WHERE range % 7 = 1;")
+        .unwrap();
     // the bar appears once the statement has run for 2 s
     p.exp_regex(r"\[=* *\] +\d+%").unwrap();
     p.send_control('c').unwrap();
@@ -40,6 +48,7 @@ fn ctrl_c_cancels_the_running_statement_after_the_progress_bar_shows() {
     p.exp_string("weir> ").unwrap();
     p.send_line("SELECT 'alive' AS s;").unwrap();
     p.exp_string("alive").unwrap();
+    p.exp_string("weir> ").unwrap();
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }

@@ -505,7 +505,10 @@ fn division_by_zero_is_an_error() {
             a.iter().flatten().all(|v| v.is_infinite() || v.is_nan()),
             "{e}: {a:?}"
         );
-        assert!(a.iter().flatten().count() > 0, "{e}: some rows are not NULL");
+        assert!(
+            a.iter().flatten().count() > 0,
+            "{e}: some rows are not NULL"
+        );
     }
     // NULL / 0 is NULL: the zero is never used
     check(
