@@ -17,14 +17,20 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         Some("--") | None => ("all", args.get(1..).unwrap_or(&[])),
         Some(other) => bail!("unknown bench `{other}`: executor | queries | all"),
     };
-    let rest: Vec<&str> = rest.iter().map(String::as_str).filter(|a| *a != "--").collect();
+    let rest: Vec<&str> = rest
+        .iter()
+        .map(String::as_str)
+        .filter(|a| *a != "--")
+        .collect();
     if matches!(what, "executor" | "all") {
         exec(cargo().args(["bench", "-p", "weir-executor", "--bench", "executor"]))?;
     }
     if matches!(what, "queries" | "all") {
-        exec(cargo()
-            .args(["bench", "-p", "weir-engine", "--bench", "queries", "--"])
-            .args(&rest))?;
+        exec(
+            cargo()
+                .args(["bench", "-p", "weir-engine", "--bench", "queries", "--"])
+                .args(&rest),
+        )?;
     }
     Ok(())
 }

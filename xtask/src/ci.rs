@@ -7,11 +7,19 @@ use crate::{cargo, exec};
 
 pub(crate) fn run() -> Result<()> {
     exec(cargo().args(["fmt", "--all", "--", "--check"]))?;
-    exec(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    exec(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     exec(cargo().args(["test", "--workspace"]))?;
-    exec(cargo()
-        .args(["doc", "--workspace", "--no-deps"])
-        .env("RUSTDOCFLAGS", "-D warnings"))?;
+    exec(
+        cargo()
+            .args(["doc", "--workspace", "--no-deps"])
+            .env("RUSTDOCFLAGS", "-D warnings"),
+    )?;
     crate::loom::run(&[])
 }
-

@@ -13,7 +13,10 @@ mod tests {
         ("crates/executor", &["weir-pool"]),
         ("crates/planner", &[]),
         ("crates/pipeline", &["weir-executor", "weir-planner"]),
-        ("crates/engine", &["weir-executor", "weir-pipeline", "weir-planner"]),
+        (
+            "crates/engine",
+            &["weir-executor", "weir-pipeline", "weir-planner"],
+        ),
         ("crates/cli", &["weir-engine"]),
         ("tests/loom", &["weir-executor", "weir-pool"]),
         ("xtask", &[]),
@@ -30,7 +33,10 @@ mod tests {
                 continue;
             }
             if in_deps && line.starts_with("weir-") {
-                let name: String = line.chars().take_while(|c| c.is_alphanumeric() || *c == '-').collect();
+                let name: String = line
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '-')
+                    .collect();
                 out.insert(name);
             }
         }
@@ -42,7 +48,8 @@ mod tests {
         let mut seen = BTreeSet::new();
         for (member, allowed) in ALLOWED {
             let path = root().join(member).join("Cargo.toml");
-            let manifest = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let manifest = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             for dep in member_deps(&manifest) {
                 assert!(
                     allowed.contains(&dep.as_str()),
@@ -54,9 +61,19 @@ mod tests {
         // every workspace member is covered by the rule
         let workspace = std::fs::read_to_string(root().join("Cargo.toml")).expect("root manifest");
         let members_start = workspace.find("members = [").expect("members list");
-        let members_end = members_start + workspace[members_start..].find(']').expect("end of members");
-        for member in workspace[members_start..members_end].split('"').skip(1).step_by(2) {
-            assert!(seen.contains(member), "member {member} has no layering rule");
+        let members_end = members_start
+            + workspace[members_start..]
+                .find(']')
+                .expect("end of members");
+        for member in workspace[members_start..members_end]
+            .split('"')
+            .skip(1)
+            .step_by(2)
+        {
+            assert!(
+                seen.contains(member),
+                "member {member} has no layering rule"
+            );
         }
     }
 
@@ -64,6 +81,9 @@ mod tests {
     fn an_upward_edge_is_caught() {
         let manifest = "[dependencies]\nweir-engine.workspace = true\n[dev-dependencies]\nweir-pool = { path = \"x\" }\n";
         let deps = member_deps(manifest);
-        assert_eq!(deps, BTreeSet::from(["weir-engine".to_string(), "weir-pool".to_string()]));
+        assert_eq!(
+            deps,
+            BTreeSet::from(["weir-engine".to_string(), "weir-pool".to_string()])
+        );
     }
 }

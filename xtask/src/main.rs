@@ -26,7 +26,9 @@ fn main() -> Result<()> {
         "loom" => loom::run(&rest),
         "bench" => bench::run(&rest),
         "" | "help" | "--help" | "-h" => {
-            println!("usage: cargo xtask <ci | loom [FILTER] | bench [executor|queries|all] [-- ARGS]>");
+            println!(
+                "usage: cargo xtask <ci | loom [FILTER] | bench [executor|queries|all] [-- ARGS]>"
+            );
             Ok(())
         }
         other => bail!("unknown xtask command `{other}` (try `cargo xtask help`)"),
@@ -52,7 +54,9 @@ fn cargo() -> Command {
 /// Runs `cmd`, failing with its command line if it exits non-zero.
 fn exec(cmd: &mut Command) -> Result<()> {
     eprintln!("$ {cmd:?}");
-    let status = cmd.status().with_context(|| format!("could not start {cmd:?}"))?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not start {cmd:?}"))?;
     if !status.success() {
         bail!("{cmd:?} failed with {status}");
     }
