@@ -187,5 +187,5 @@ fn explain_shows_steps_without_running_and_analyze_shows_rows() {
     );
     let col = db.execute("EXPLAIN SELECT 1").unwrap();
     assert_eq!(col.schema().field(0).name(), "explain");
-    assert!(col.batches()[0].column(0).len() > 0);
+    assert!(!col.batches()[0].column(0).is_empty());
 }
