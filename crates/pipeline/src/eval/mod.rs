@@ -6,7 +6,7 @@
 //! DuckDB: three-valued logic, NULL propagation, checked integer arithmetic,
 //! DuckDB's casts, `LIKE` with `%`, `_` and `ESCAPE`.
 //!
-//! Internally every sub-expression evaluates to a [`Value`]: either a full
+//! Internally every sub-expression evaluates to a `Value`: either a full
 //! array or a one-row "scalar" array (from literals and constant
 //! sub-expressions), so that `column <op> literal` runs against an Arrow
 //! [`Scalar`](arrow::array::Scalar) datum without materialising the literal.
