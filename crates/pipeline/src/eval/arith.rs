@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, ArrowPrimitiveType, AsArray, PrimitiveArray, StringBuilder, new_null_array,
+    Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, PrimitiveArray, StringBuilder,
+    new_null_array,
 };
-use arrow::buffer::NullBuffer;
+use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::kernels::cmp;
 use arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimeUnit,
@@ -204,6 +205,9 @@ pub(crate) fn compare(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
         l = normalize_float(l);
         r = normalize_float(r);
     }
+    if let Some(out) = utf8_equals_literal(op, &l, &r) {
+        return Ok(Value::Array(Arc::new(out)));
+    }
     let out = match op {
         BinaryOp::Eq => cmp::eq(&l, &r)?,
         BinaryOp::NotEq => cmp::neq(&l, &r)?,
@@ -219,6 +223,56 @@ pub(crate) fn compare(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
         }
     };
     Ok(Value::wrap(Arc::new(out), scalar))
+}
+
+/// `column = 'literal'` (or `<>`) on VARCHAR, the commonest string filter,
+/// without a per-row string comparison call: a length check, then the
+/// bytes. `None` when the operands are not a column and a non-NULL literal.
+fn utf8_equals_literal(op: BinaryOp, l: &Value, r: &Value) -> Option<BooleanArray> {
+    let negate = match op {
+        BinaryOp::Eq => false,
+        BinaryOp::NotEq => true,
+        _ => return None,
+    };
+    let (column, literal) = match (l, r) {
+        (Value::Array(c), Value::Scalar(s)) | (Value::Scalar(s), Value::Array(c)) => (c, s),
+        _ => return None,
+    };
+    if *column.data_type() != DataType::Utf8 || literal.is_null(0) {
+        return None;
+    }
+    let needle = literal.as_string::<i32>().value(0).as_bytes();
+    let strings = column.as_string::<i32>();
+    let offsets = strings.value_offsets();
+    let data = strings.value_data();
+    let n = needle.len();
+    // One pass over the offsets, 64 rows to a word. A call to memcmp per row
+    // costs more than short strings take to compare, so those compare inline.
+    let equal = |s: usize, e: usize| -> bool {
+        e - s == n
+            && match n {
+                0 => true,
+                1 => data[s] == needle[0],
+                2..=16 => data[s..e].iter().zip(needle).all(|(a, b)| a == b),
+                _ => &data[s..e] == needle,
+            }
+    };
+    let rows = strings.len();
+    let mut words: Vec<u64> = Vec::with_capacity(rows.div_ceil(64));
+    let (mut word, mut bit) = (0u64, 0);
+    for w in offsets.windows(2) {
+        word |= u64::from(equal(w[0] as usize, w[1] as usize) != negate) << bit;
+        bit += 1;
+        if bit == 64 {
+            words.push(word);
+            (word, bit) = (0, 0);
+        }
+    }
+    if bit > 0 {
+        words.push(word);
+    }
+    let bits = BooleanBuffer::new(arrow::buffer::Buffer::from_vec(words), 0, rows);
+    Some(BooleanArray::new(bits, strings.nulls().cloned()))
 }
 
 /// `l || r`: NULL if either side is NULL.

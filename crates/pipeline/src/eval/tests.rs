@@ -1572,3 +1572,36 @@ fn all_null_columns_and_extreme_values_do_not_panic() {
     // overflow of DECIMAL(38) is an error, not a panic
     assert!(evaluate(&cast(cd, DataType::Int64), &t).is_err());
 }
+
+#[test]
+fn string_equality_with_a_literal_matches_a_row_by_row_comparison() {
+    // the fast path packs 64 rows to a word and compares short strings
+    // inline: check lengths around 64 rows, a sliced array, NULLs, empty
+    // strings and a needle longer than 16 bytes
+    let words = ["R", "", "RR", "F", "a long value over sixteen bytes", "r"];
+    let values: Vec<Option<&str>> = (0..150)
+        .map(|i| (i % 7 != 3).then(|| words[i % words.len()]))
+        .collect();
+    let all = arrow::array::StringArray::from(values.clone());
+    let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+    for (offset, len) in [(0, 150), (5, 64), (13, 65), (1, 0)] {
+        let sliced: arrow::array::ArrayRef = Arc::new(all.slice(offset, len));
+        let batch = RecordBatch::try_new(schema.clone(), vec![sliced]).unwrap();
+        for needle in words {
+            for (op, negate) in [(BinaryOp::Eq, false), (BinaryOp::NotEq, true)] {
+                let e = bin(Expr::column(0, "s"), op, lit(S::Utf8(needle.to_string())));
+                let got = evaluate(&e, &batch).unwrap();
+                let got = got.as_any().downcast_ref::<BooleanArray>().unwrap();
+                let want: Vec<Option<bool>> = values[offset..offset + len]
+                    .iter()
+                    .map(|v| v.map(|v| (v == needle) != negate))
+                    .collect();
+                assert_eq!(
+                    got.iter().collect::<Vec<_>>(),
+                    want,
+                    "{e} at {offset}+{len}"
+                );
+            }
+        }
+    }
+}
