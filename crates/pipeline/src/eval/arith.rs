@@ -481,7 +481,7 @@ fn decimal_arith(op: BinaryOp, l: &Value, r: &Value, result: &DataType) -> Resul
     let int_digits = (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16);
     let fast = match op {
         BinaryOp::Plus | BinaryOp::Minus => {
-            s == s1.max(s2) && s1 >= 0 && s2 >= 0 && int_digits + s as i16 + 1 <= p as i16
+            s == s1.max(s2) && s1 >= 0 && s2 >= 0 && int_digits + i16::from(s) < i16::from(p)
         }
         BinaryOp::Multiply => s == s1 + s2 && p1 as u16 + p2 as u16 <= p as u16,
         _ => false,
