@@ -123,7 +123,7 @@ fn interrupt_cancels_a_running_query() {
         let progress = progress.clone();
         std::thread::spawn(move || {
             db.execute_with(
-                "SELECT count(*) FROM range(100000000) WHERE range % 7 = 3",
+                "SELECT count(*) FROM range(10000000000) WHERE range % 7 = 3",
                 &weir_engine::ExecuteOptions {
                     progress: Some(progress),
                 },
