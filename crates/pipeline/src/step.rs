@@ -2,6 +2,7 @@
 //! read and ordered by estimated selectivity and cost.
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::fmt;
 use std::sync::Arc;
 
@@ -363,8 +364,6 @@ pub(crate) fn conjunction(terms: &[Expr]) -> Expr {
 /// `expr` with every column index `c` replaced by its position in
 /// `columns` (which must contain it).
 pub(crate) fn remap_columns(expr: &Expr, columns: &[usize]) -> Expr {
-    let map = |e: &Expr| remap_columns(e, columns);
-    let bx = |e: &Expr| Box::new(map(e));
     match expr {
         Expr::Column(c) => {
             let index = columns.binary_search(&c.index).unwrap_or_else(|_| {
@@ -375,53 +374,15 @@ pub(crate) fn remap_columns(expr: &Expr, columns: &[usize]) -> Expr {
             });
             Expr::column(index, c.name.clone())
         }
-        Expr::Literal(v) => Expr::Literal(v.clone()),
-        Expr::Binary { op, left, right } => Expr::Binary {
-            op: *op,
-            left: bx(left),
-            right: bx(right),
-        },
-        Expr::Not(e) => Expr::Not(bx(e)),
-        Expr::Negative(e) => Expr::Negative(bx(e)),
-        Expr::IsNull(e) => Expr::IsNull(bx(e)),
-        Expr::IsNotNull(e) => Expr::IsNotNull(bx(e)),
-        Expr::InList {
-            expr,
-            list,
-            negated,
-        } => Expr::InList {
-            expr: bx(expr),
-            list: list.clone(),
-            negated: *negated,
-        },
-        Expr::Like {
-            expr,
-            pattern,
-            negated,
-            case_insensitive,
-            escape,
-        } => Expr::Like {
-            expr: bx(expr),
-            pattern: pattern.clone(),
-            negated: *negated,
-            case_insensitive: *case_insensitive,
-            escape: *escape,
-        },
-        Expr::Cast { expr, to } => Expr::Cast {
-            expr: bx(expr),
-            to: to.clone(),
-        },
-        Expr::Case {
-            when_then,
-            else_expr,
-        } => Expr::Case {
-            when_then: when_then.iter().map(|(w, t)| (map(w), map(t))).collect(),
-            else_expr: else_expr.as_ref().map(|e| bx(e)),
-        },
-        Expr::Function { func, args } => Expr::Function {
-            func: *func,
-            args: args.iter().map(map).collect(),
-        },
+        other => {
+            let remapped = other
+                .clone()
+                .try_map_children(&mut |e| Ok::<_, Infallible>(remap_columns(&e, columns)));
+            match remapped {
+                Ok(e) => e,
+                Err(never) => match never {},
+            }
+        }
     }
 }
 

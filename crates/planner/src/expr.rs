@@ -272,6 +272,66 @@ impl Expr {
         }
     }
 
+    /// Rebuilds this expression with `f` applied to each direct child (a
+    /// bottom-up rewrite calls it recursively from `f`). Leaves come back
+    /// unchanged.
+    pub fn try_map_children<E>(
+        self,
+        f: &mut impl FnMut(Expr) -> Result<Expr, E>,
+    ) -> Result<Expr, E> {
+        let e = self;
+        let mut b = |x: Box<Expr>| f(*x).map(Box::new);
+        Ok(match e {
+            Expr::Column(_) | Expr::Literal(_) => e,
+            Expr::Binary { op, left, right } => Expr::Binary {
+                op,
+                left: b(left)?,
+                right: b(right)?,
+            },
+            Expr::Not(x) => Expr::Not(b(x)?),
+            Expr::Negative(x) => Expr::Negative(b(x)?),
+            Expr::IsNull(x) => Expr::IsNull(b(x)?),
+            Expr::IsNotNull(x) => Expr::IsNotNull(b(x)?),
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: b(expr)?,
+                list,
+                negated,
+            },
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+                escape,
+            } => Expr::Like {
+                expr: b(expr)?,
+                pattern,
+                negated,
+                case_insensitive,
+                escape,
+            },
+            Expr::Cast { expr, to } => Expr::Cast { expr: b(expr)?, to },
+            Expr::Case {
+                when_then,
+                else_expr,
+            } => Expr::Case {
+                when_then: when_then
+                    .into_iter()
+                    .map(|(w, t)| Ok((f(w)?, f(t)?)))
+                    .collect::<Result<_, E>>()?,
+                else_expr: else_expr.map(|x| f(*x).map(Box::new)).transpose()?,
+            },
+            Expr::Function { func, args } => Expr::Function {
+                func,
+                args: args.into_iter().map(&mut *f).collect::<Result<_, E>>()?,
+            },
+        })
+    }
+
     /// Splits a predicate into its top-level `AND` terms.
     pub fn conjuncts(&self) -> Vec<&Expr> {
         let mut out = Vec::new();

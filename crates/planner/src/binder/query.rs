@@ -763,64 +763,8 @@ fn to_aggregate_output(
             c.name
         ))),
         Expr::Literal(_) => Ok(e),
-        other => map_children(other, &mut |c| {
-            to_aggregate_output(c, group_by, n_input, schema)
-        }),
+        other => other.try_map_children(&mut |c| to_aggregate_output(c, group_by, n_input, schema)),
     }
-}
-
-/// Rebuilds `e` with `f` applied to each direct child.
-fn map_children(e: Expr, f: &mut impl FnMut(Expr) -> Result<Expr>) -> Result<Expr> {
-    let mut b = |x: Box<Expr>| f(*x).map(Box::new);
-    Ok(match e {
-        Expr::Column(_) | Expr::Literal(_) => e,
-        Expr::Binary { op, left, right } => Expr::Binary {
-            op,
-            left: b(left)?,
-            right: b(right)?,
-        },
-        Expr::Not(x) => Expr::Not(b(x)?),
-        Expr::Negative(x) => Expr::Negative(b(x)?),
-        Expr::IsNull(x) => Expr::IsNull(b(x)?),
-        Expr::IsNotNull(x) => Expr::IsNotNull(b(x)?),
-        Expr::InList {
-            expr,
-            list,
-            negated,
-        } => Expr::InList {
-            expr: b(expr)?,
-            list,
-            negated,
-        },
-        Expr::Like {
-            expr,
-            pattern,
-            negated,
-            case_insensitive,
-            escape,
-        } => Expr::Like {
-            expr: b(expr)?,
-            pattern,
-            negated,
-            case_insensitive,
-            escape,
-        },
-        Expr::Cast { expr, to } => Expr::Cast { expr: b(expr)?, to },
-        Expr::Case {
-            when_then,
-            else_expr,
-        } => Expr::Case {
-            when_then: when_then
-                .into_iter()
-                .map(|(w, t)| Ok((f(w)?, f(t)?)))
-                .collect::<Result<_>>()?,
-            else_expr: else_expr.map(|x| f(*x).map(Box::new)).transpose()?,
-        },
-        Expr::Function { func, args } => Expr::Function {
-            func,
-            args: args.into_iter().map(&mut *f).collect::<Result<_>>()?,
-        },
-    })
 }
 
 /// Whether `e` over `schema` can be NULL (conservatively true).
