@@ -13,6 +13,12 @@ use std::process::ExitCode;
 
 use args::{Args, Mode};
 
+/// The system allocator hands freed pages back to the kernel and faults them
+/// in again on every morsel; mimalloc keeps them (TPC-H Q1 at SF1 on two
+/// threads: 332 ms with the system allocator, 231 ms with mimalloc).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = match args::parse(std::env::args_os().skip(1)) {
         Ok(args) => args,
