@@ -7,9 +7,9 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use weir_executor::{ExecutorConfig, Job, JobOutcome, PipelineExecutor, StepContext, step_fn};
 
-/// Tiny jobs per iteration: 100,000 (1M takes ~1 s per iteration here,
-/// too slow for criterion's sampling on a 2-core machine).
-const TINY_JOBS: u64 = 100_000;
+/// Tiny jobs per iteration: one million, about a second per iteration here,
+/// so that group takes ten samples over a longer measurement time.
+const TINY_JOBS: u64 = 1_000_000;
 
 fn executor(threads: usize, split: Option<(usize, usize)>) -> PipelineExecutor {
     PipelineExecutor::new(ExecutorConfig {
@@ -59,6 +59,8 @@ fn latency(c: &mut Criterion) {
 fn throughput(c: &mut Criterion) {
     let mut group = c.benchmark_group("tiny_jobs");
     group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(22));
     group.throughput(Throughput::Elements(TINY_JOBS));
     for (label, split) in [("weir_split_1_1", None), ("weir_split_2_0", Some((2, 0)))] {
         let executor = executor(2, split);
