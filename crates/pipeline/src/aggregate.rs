@@ -242,11 +242,18 @@ impl GroupTable {
             .convert_columns(columns)
             .map_err(Error::arrow)?;
         let mut ids = Vec::with_capacity(rows.num_rows());
+        // Neighbouring rows often share their group (data arrives in runs):
+        // compare with the previous row before hashing.
+        let mut last: Option<(arrow::row::Row<'_>, u32)> = None;
         for row in rows.iter() {
-            let id = match self.map.get(row.as_ref()) {
-                Some(&id) => id,
-                None => self.insert(row),
+            let id = match last {
+                Some((prev, id)) if prev == row => id,
+                _ => match self.map.get(row.as_ref()) {
+                    Some(&id) => id,
+                    None => self.insert(row),
+                },
             };
+            last = Some((row, id));
             ids.push(id);
         }
         Ok(ids)
