@@ -33,6 +33,27 @@ pub(crate) struct Scope {
 }
 
 impl Scope {
+    /// Checks that `q` names this scope's table (or its alias), as in
+    /// `l.x` or `l.*`.
+    pub(crate) fn check_qualifier(&self, q: &Ident) -> Result<()> {
+        let ok = self
+            .qualifier
+            .as_deref()
+            .is_some_and(|s| s.eq_ignore_ascii_case(&q.value));
+        if ok {
+            return Ok(());
+        }
+        let hint = match &self.qualifier {
+            Some(s) => format!(" Candidate tables: \"{s}\""),
+            None => String::new(),
+        };
+        Err(bind_err(format!(
+            "Referenced table \"{}\" not found!{hint}{}",
+            q.value,
+            at(q.span)
+        )))
+    }
+
     /// No columns (`SELECT 1`, `VALUES`, `LIMIT`).
     pub(crate) fn empty() -> Self {
         Self {
@@ -349,22 +370,7 @@ impl<'s> ExprBinder<'s> {
 
     fn column(&self, qualifier: Option<&Ident>, name: &Ident) -> Result<Expr> {
         if let Some(q) = qualifier {
-            let ok = self
-                .scope
-                .qualifier
-                .as_deref()
-                .is_some_and(|s| s.eq_ignore_ascii_case(&q.value));
-            if !ok {
-                let hint = match &self.scope.qualifier {
-                    Some(s) => format!(" Candidate tables: \"{s}\""),
-                    None => String::new(),
-                };
-                return Err(bind_err(format!(
-                    "Referenced table \"{}\" not found!{hint}{}",
-                    q.value,
-                    at(q.span)
-                )));
-            }
+            self.scope.check_qualifier(q)?;
         }
         match self.scope.find(&name.value) {
             Some(i) => Ok(Expr::column(i, self.scope.schema.field(i).name().clone())),

@@ -648,21 +648,7 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
                         return Err(unsupported(format!("{e}.* is not supported")));
                     }
                 };
-                let ok = scope
-                    .qualifier
-                    .as_deref()
-                    .is_some_and(|s| s.eq_ignore_ascii_case(&q.value));
-                if !ok {
-                    let hint = match &scope.qualifier {
-                        Some(s) => format!(" Candidate tables: \"{s}\""),
-                        None => String::new(),
-                    };
-                    return Err(bind_err(format!(
-                        "Referenced table \"{}\" not found!{hint}{}",
-                        q.value,
-                        at(q.span)
-                    )));
-                }
+                scope.check_qualifier(q)?;
                 all_columns(&mut out)?;
             }
             SelectItem::ExprWithAliases { .. } => {
