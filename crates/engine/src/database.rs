@@ -325,6 +325,15 @@ impl Database {
                 let schema = existing.data.schema.clone();
                 let mut batches = existing.data.batches.clone();
                 for b in out.batches.into_iter().filter(|b| b.num_rows() > 0) {
+                    for (field, column) in schema.fields().iter().zip(b.columns()) {
+                        if !field.is_nullable() && column.null_count() > 0 {
+                            return Err(Error::Constraint(format!(
+                                "NOT NULL constraint failed: {}.{}",
+                                existing.name,
+                                field.name()
+                            )));
+                        }
+                    }
                     batches.push(
                         RecordBatch::try_new(schema.clone(), b.columns().to_vec()).map_err(
                             |e| Error::InvalidInput(format!("INSERT into \"{table}\": {e}")),

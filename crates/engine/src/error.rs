@@ -21,6 +21,10 @@ pub enum Error {
     /// A table name is taken, or missing.
     #[error("Catalog Error: {0}")]
     Catalog(String),
+    /// A constraint of the table (NOT NULL) rejected the rows; nothing was
+    /// inserted.
+    #[error("Constraint Error: {0}")]
+    Constraint(String),
     /// A file could not be read.
     #[error("IO Error: could not read \"{path}\": {source}")]
     Io {

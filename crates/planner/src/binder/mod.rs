@@ -11,6 +11,7 @@ mod query;
 mod tests;
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use sqlparser::ast::{self, ColumnOption, ExactNumberInfo, ObjectName, ObjectType, Spanned};
@@ -458,10 +459,17 @@ impl Binder<'_> {
             if identity {
                 plan
             } else {
+                // The rows may hold NULLs whatever the table declares: the
+                // engine checks NOT NULL as it appends them.
+                let fields: Vec<_> = schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.as_ref().clone().with_nullable(true))
+                    .collect();
                 LogicalPlan::Projection {
                     input: Box::new(plan),
                     exprs,
-                    schema: schema.clone(),
+                    schema: Arc::new(Schema::new(fields)),
                 }
             }
         };

@@ -978,7 +978,7 @@ fn statements() {
         Values: 1 rows
         values [l_orderkey BIGINT NOT NULL, q DECIMAL(26,2) NOT NULL]
           (1, 2.50)
-        Insert y [l_orderkey BIGINT NOT NULL, q DECIMAL(26,2) NOT NULL]
+        Insert y [l_orderkey BIGINT, q DECIMAL(26,2)]
         Projection: CAST(i AS BIGINT), CAST(d AS DECIMAL(26,2))
           Projection: i, d
             Scan: t (5 columns)
