@@ -189,3 +189,35 @@ fn explain_shows_steps_without_running_and_analyze_shows_rows() {
     assert_eq!(col.schema().field(0).name(), "explain");
     assert!(!col.batches()[0].column(0).is_empty());
 }
+
+#[test]
+fn clones_run_queries_from_many_threads_on_one_executor() {
+    let db = Database::with_config(Config {
+        threads: 2,
+        morsel_rows: 1000,
+        ..Config::default()
+    })
+    .unwrap();
+    db.execute("CREATE TABLE t AS SELECT range AS v FROM range(100000)")
+        .unwrap();
+    let threads: Vec<_> = (0..4_i64)
+        .map(|k| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                (0..20_i64)
+                    .map(|i| {
+                        let m = 2 + (k * 20 + i) % 9;
+                        let got =
+                            single_i64(&db, &format!("SELECT count(*) FROM t WHERE v % {m} = 0"));
+                        (got, (100_000 + m - 1) / m)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for t in threads {
+        for (got, want) in t.join().unwrap() {
+            assert_eq!(got, want);
+        }
+    }
+}
