@@ -52,3 +52,27 @@ fn ctrl_c_cancels_the_running_statement_after_the_progress_bar_shows() {
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn history_recalls_earlier_statements_and_is_saved() {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("weir"));
+    cmd.env("HOME", home.path()).args(["--threads", "1"]);
+    let mut p = spawn_command(cmd, Some(60_000)).expect("weir starts on a pty");
+    p.exp_string("weir> ").unwrap();
+    p.send_line("SELECT 6 * 7 AS answer;").unwrap();
+    p.exp_string("| 42     |").unwrap();
+    p.exp_string("weir> ").unwrap();
+    // Up arrow brings the statement back; Enter runs it again
+    p.send("\x1b[A").unwrap();
+    p.flush().unwrap();
+    p.exp_string("SELECT 6 * 7 AS answer;").unwrap();
+    p.send("\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("| 42     |").unwrap();
+    p.exp_string("weir> ").unwrap();
+    p.send_line(".quit").unwrap();
+    p.exp_eof().unwrap();
+    let history = std::fs::read_to_string(home.path().join(".weir_history")).unwrap();
+    assert!(history.contains("SELECT 6 * 7 AS answer;"), "{history}");
+}
