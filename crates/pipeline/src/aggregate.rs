@@ -537,14 +537,8 @@ fn new_plain_accumulator(
                 DataType::Timestamp(TimeUnit::Microsecond, _) => {
                     Box::new(PrimMinMax::<TimestampMicrosecondType>::new(min, input))
                 }
-                DataType::Utf8 => Box::new(StrMinMax {
-                    values: Vec::new(),
-                    min,
-                }),
-                DataType::Boolean => Box::new(BoolMinMax {
-                    values: Vec::new(),
-                    min,
-                }),
+                DataType::Utf8 => Box::new(OrdMinMax::<String>::new(min)),
+                DataType::Boolean => Box::new(OrdMinMax::<bool>::new(min)),
                 DataType::Null => Box::new(CountAcc::null_result(output.clone())),
                 _ => return Err(unsupported()),
             }
@@ -965,22 +959,32 @@ impl<T: ArrowPrimitiveType> Accumulator for PrimMinMax<T> {
     }
 }
 
-struct StrMinMax {
-    values: Vec<Option<String>>,
+/// `min`/`max` of the non-primitive types (VARCHAR, BOOLEAN): the best
+/// value per group, by the type's own order (`false < true`).
+struct OrdMinMax<T> {
+    values: Vec<Option<T>>,
     min: bool,
 }
 
-impl StrMinMax {
-    fn offer(&mut self, g: usize, v: &str) {
+impl<T> OrdMinMax<T> {
+    fn new(min: bool) -> Self {
+        OrdMinMax {
+            values: Vec::new(),
+            min,
+        }
+    }
+
+    /// Keeps `v` for group `g` if it beats the value there; copies it only
+    /// then.
+    fn offer<Q>(&mut self, g: usize, v: &Q)
+    where
+        Q: ?Sized + Ord + ToOwned<Owned = T>,
+        T: std::borrow::Borrow<Q>,
+    {
         let replace = match &self.values[g] {
             None => true,
-            Some(cur) => {
-                if self.min {
-                    v < cur.as_str()
-                } else {
-                    v > cur.as_str()
-                }
-            }
+            Some(cur) if self.min => v < cur.borrow(),
+            Some(cur) => v > cur.borrow(),
         };
         if replace {
             self.values[g] = Some(v.to_owned());
@@ -988,34 +992,65 @@ impl StrMinMax {
     }
 }
 
-impl Accumulator for StrMinMax {
-    fn resize(&mut self, groups: usize) {
-        self.values.resize(groups, None);
-    }
+/// How an [`OrdMinMax`] reads its input and builds its result.
+trait MinMaxValue: Sized + Send + 'static {
+    fn update(acc: &mut OrdMinMax<Self>, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()>;
+    fn finish(values: Vec<Option<Self>>) -> ArrayRef;
+}
 
-    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+impl MinMaxValue for String {
+    fn update(acc: &mut OrdMinMax<Self>, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
         let values = conform(Arc::clone(values), &DataType::Utf8)?;
         let array = values.as_string::<i32>();
         match groups {
             None => {
-                let best = if self.min {
+                let best = if acc.min {
                     arrow::compute::min_string(array)
                 } else {
                     arrow::compute::max_string(array)
                 };
                 if let Some(b) = best {
-                    self.offer(0, b);
+                    acc.offer(0, b);
                 }
             }
             Some(ids) => {
                 for (i, v) in array.iter().enumerate() {
                     if let Some(v) = v {
-                        self.offer(ids[i] as usize, v);
+                        acc.offer(ids[i] as usize, v);
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    fn finish(values: Vec<Option<Self>>) -> ArrayRef {
+        Arc::new(StringArray::from(values))
+    }
+}
+
+impl MinMaxValue for bool {
+    fn update(acc: &mut OrdMinMax<Self>, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        for (i, v) in values.as_boolean().iter().enumerate() {
+            if let Some(v) = v {
+                acc.offer(groups.map_or(0, |ids| ids[i] as usize), &v);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(values: Vec<Option<Self>>) -> ArrayRef {
+        Arc::new(BooleanArray::from(values))
+    }
+}
+
+impl<T: MinMaxValue + Ord + Clone> Accumulator for OrdMinMax<T> {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize(groups, None);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        T::update(self, values, groups)
     }
 
     fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
@@ -1029,57 +1064,7 @@ impl Accumulator for StrMinMax {
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
-        Ok(Arc::new(StringArray::from(self.values)))
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
-}
-
-struct BoolMinMax {
-    values: Vec<Option<bool>>,
-    min: bool,
-}
-
-impl BoolMinMax {
-    fn offer(&mut self, g: usize, v: bool) {
-        let cur = &mut self.values[g];
-        *cur = Some(match *cur {
-            None => v,
-            Some(c) if self.min => c && v,
-            Some(c) => c || v,
-        });
-    }
-}
-
-impl Accumulator for BoolMinMax {
-    fn resize(&mut self, groups: usize) {
-        self.values.resize(groups, None);
-    }
-
-    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
-        let array = values.as_boolean();
-        for (i, v) in array.iter().enumerate() {
-            if let Some(v) = v {
-                self.offer(groups.map_or(0, |ids| ids[i] as usize), v);
-            }
-        }
-        Ok(())
-    }
-
-    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
-        let other = downcast::<Self>(other)?;
-        for (i, v) in other.values.iter().enumerate() {
-            if let Some(v) = v {
-                self.offer(map[i] as usize, *v);
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(self: Box<Self>) -> Result<ArrayRef> {
-        Ok(Arc::new(BooleanArray::from(self.values)))
+        Ok(T::finish(self.values))
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
