@@ -454,35 +454,87 @@ impl JobCore {
         let step = self.slots[index]
             .with_mut(|slot| unsafe { (*slot).take() })
             .expect("a step slot is claimed exactly once (likely caused by a bug)");
-        let claim = if self.shared.is_stopped() {
-            drop(step);
+        // From here on the guard owns the step: however the step's code
+        // panics (run, name or drop), the guard fails the job, drops the
+        // step and retires the slot exactly once.
+        let mut claimed = Claimed {
+            core: self,
+            index,
+            step: Some(step),
+            before_last_retire: Some(before_last_retire),
+        };
+        if self.shared.is_stopped() {
+            drop(claimed);
             StepClaim::Discarded(index)
         } else {
-            self.run_step(&*step, index, worker);
-            drop(step);
+            claimed.run(worker);
+            drop(claimed);
             StepClaim::Ran(index)
-        };
-        if self.finished.fetch_add(1, Ordering::AcqRel) + 1 == self.slots.len() {
-            before_last_retire();
-            self.shared.complete();
         }
-        claim
     }
 
-    fn run_step(&self, step: &dyn Step, index: usize, worker: WorkerKind) {
-        let counters = &self.shared.counters;
+    /// Fails the job because step `index` panicked or returned an error.
+    fn fail_step(&self, index: usize, step_name: String, message: String) {
+        self.shared.fail(JobFailure {
+            step: index,
+            step_name,
+            message,
+        });
+    }
+}
+
+impl Drop for JobCore {
+    /// Drops the steps nobody claimed (a job cancelled while queued, or a
+    /// stand-alone handle dropped early). A panic in a step's `Drop` is
+    /// counted in `step_panics` and goes no further.
+    fn drop(&mut self) {
+        for slot in self.slots.iter() {
+            // SAFETY: `&mut self`: no other access to any slot exists.
+            let step = slot.with_mut(|slot| unsafe { (*slot).take() });
+            if let Some(step) = step
+                && catch_unwind(AssertUnwindSafe(move || drop(step))).is_err()
+            {
+                Counters::bump(&self.shared.counters.step_panics);
+            }
+        }
+    }
+}
+
+/// A claimed step and the duty to retire its slot.
+///
+/// Whoever claims an index builds one; its `Drop` drops the step (catching
+/// a panic there, which fails the job), then bumps `finished` (exactly once
+/// per index, since each index is claimed once) and, for the job's last
+/// slot, calls `before_last_retire` and completes the job. Nothing a step
+/// does can unwind past it, so the worker loop always lives on.
+struct Claimed<'a, F: FnOnce()> {
+    core: &'a JobCore,
+    index: usize,
+    /// `None` once dropped.
+    step: Option<Box<dyn Step>>,
+    /// `None` once called.
+    before_last_retire: Option<F>,
+}
+
+impl<F: FnOnce()> Claimed<'_, F> {
+    /// Runs the step, catching a panic; an error or panic fails the job.
+    fn run(&mut self, worker: WorkerKind) {
+        let core = self.core;
+        let index = self.index;
+        let step = self.step.as_deref().expect("a claimed step runs once");
+        let counters = &core.shared.counters;
         Counters::bump(match worker {
             WorkerKind::Main => &counters.steps_run_main,
             WorkerKind::Reserve => &counters.steps_run_reserve,
         });
         let ctx = StepContext {
-            job: &self.shared,
+            job: &core.shared,
             worker,
             step_index: index,
         };
         let message = match catch_unwind(AssertUnwindSafe(|| step.run(&ctx))) {
             Ok(Ok(())) => {
-                self.shared.steps_ok.fetch_add(1, Ordering::Release);
+                core.shared.steps_ok.fetch_add(1, Ordering::Release);
                 return;
             }
             Ok(Err(error)) => error.to_string(),
@@ -491,11 +543,47 @@ impl JobCore {
                 panic_message(payload)
             }
         };
-        self.shared.fail(JobFailure {
-            step: index,
-            step_name: step.name().to_owned(),
-            message,
-        });
+        match catch_unwind(AssertUnwindSafe(|| step.name().to_owned())) {
+            Ok(name) => core.fail_step(index, name, message),
+            Err(payload) => {
+                Counters::bump(&counters.step_panics);
+                let name_panic = panic_message(payload);
+                core.fail_step(
+                    index,
+                    format!("step {index}"),
+                    format!("{message} (and its name() panicked: {name_panic})"),
+                );
+            }
+        }
+    }
+}
+
+impl<F: FnOnce()> Drop for Claimed<'_, F> {
+    fn drop(&mut self) {
+        let core = self.core;
+        if let Some(step) = self.step.take()
+            && let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(step)))
+        {
+            Counters::bump(&core.shared.counters.step_panics);
+            // The step is gone, so its name is too.
+            core.fail_step(
+                self.index,
+                format!("step {}", self.index),
+                panic_message(payload),
+            );
+        }
+        #[cfg(not(weir_loom_bug = "finished"))]
+        let finished = core.finished.fetch_add(1, Ordering::AcqRel);
+        // Planted bug: a relaxed count does not carry the other workers'
+        // step effects to the one completing the job.
+        #[cfg(weir_loom_bug = "finished")]
+        let finished = core.finished.fetch_add(1, Ordering::Relaxed);
+        if finished + 1 == core.slots.len() {
+            if let Some(before_last_retire) = self.before_last_retire.take() {
+                before_last_retire();
+            }
+            core.shared.complete();
+        }
     }
 }
 

@@ -26,7 +26,7 @@ pub struct ExecutorStats {
     pub jobs_failed: u64,
     /// Jobs cancelled through their ticket.
     pub jobs_cancelled: u64,
-    /// Steps that panicked.
+    /// Panics caught in a step's `run`, `name` or `Drop`.
     pub step_panics: u64,
     /// Jobs taken off the board; each job put on the board is taken off
     /// exactly once.

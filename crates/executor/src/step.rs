@@ -82,7 +82,14 @@ pub enum WorkerKind {
 ///   [`StepContext::is_cancelled`] become true. They (and long steps of a
 ///   cancelled job) should poll it and return early.
 /// - A step is dropped by the worker that claimed it, right after it runs
-///   (or instead of running, once its job is cancelled or failed).
+///   (or instead of running, once its job is cancelled or failed). A job
+///   cancelled while queued drops its steps unrun.
+/// - A panic anywhere in a step's life is contained: in `run` it fails the
+///   job with the panic message; in `name` (called only to report a
+///   failure) the failure says so; in `Drop` it fails the job with the
+///   panic message unless the job has already ended. Each panic counts in
+///   [`ExecutorStats::step_panics`](crate::ExecutorStats::step_panics), the
+///   step's slot is retired exactly once, and the worker lives on.
 pub trait Step: Send + Sync {
     /// Does the work.
     fn run(&self, ctx: &StepContext<'_>) -> StepResult;

@@ -3,6 +3,7 @@
 mod board;
 mod config;
 mod lifecycle;
+mod panics;
 mod running;
 mod stress;
 
