@@ -73,6 +73,18 @@ impl JobBoard {
         removed
     }
 
+    /// The highest-priority handle for which `pred` holds, if any.
+    pub(crate) fn find(&self, pred: impl Fn(&JobHandle) -> bool) -> Option<JobHandle> {
+        #[cfg(not(weir_loom))]
+        return self
+            .set
+            .iter()
+            .find(|entry| pred(entry.value()))
+            .map(|entry| entry.value().clone());
+        #[cfg(weir_loom)]
+        return self.set.lock().unwrap().iter().find(|h| pred(h)).cloned();
+    }
+
     /// Number of handles on the board. Exact (it counts the entries rather
     /// than reading the skip list's relaxed counter), and O(len): the board
     /// holds about one job per main worker.

@@ -1,16 +1,17 @@
 //! The dual-pool executor: main workers take jobs from the queue, reserve
 //! workers help the heaviest jobs on the board.
 
+use std::cell::Cell;
 use std::fmt;
 
 use weir_pool::ThreadPool;
 
 use crate::board::JobBoard;
 use crate::error::{Error, Result, TrySubmitError};
-use crate::job::{Job, JobHandle, JobId, JobShared, JobTicket, StepClaim};
+use crate::job::{Job, JobHandle, JobId, JobShared, JobTicket, StepClaim, enter_worker};
 use crate::split::split_threads;
 use crate::stats::{Counters, ExecutorStats};
-use crate::step::WorkerKind;
+use crate::step::{Lender, WorkerKind};
 use crate::sync::channel::{self, Receiver, Sender, TryRecvError, TrySendError};
 use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering, fence};
 
@@ -120,6 +121,10 @@ struct Submission {
     seq: u64,
 }
 
+/// How deep borrowed work may nest on one worker (a step yields, the
+/// borrowed step yields again, ...); bounds the stack a worker uses.
+const MAX_NESTING: usize = 8;
+
 /// State shared by the executor and its workers.
 struct Shared {
     board: JobBoard,
@@ -127,6 +132,15 @@ struct Shared {
     /// Main workers about to block on the job queue.
     idle_mains: AtomicUsize,
     reserves: usize,
+    /// Jobs sent on the queue and not yet received (a hint for
+    /// `should_yield`; exact once quiet).
+    queued: AtomicUsize,
+    /// The next receive stamp: jobs are stamped in the order main workers
+    /// receive them.
+    next_stamp: AtomicU64,
+    /// The highest stamp ever put on the board (a hint that lets
+    /// `should_yield` skip the board walk).
+    youngest: AtomicU64,
 }
 
 impl PipelineExecutor {
@@ -146,6 +160,9 @@ impl PipelineExecutor {
             counters: Arc::new(Counters::new()),
             idle_mains: AtomicUsize::new(0),
             reserves,
+            queued: AtomicUsize::new(0),
+            next_stamp: AtomicU64::new(0),
+            youngest: AtomicU64::new(0),
         });
         let main_pool = ThreadPool::builder()
             .name(format!("{}-main", config.thread_name))
@@ -190,9 +207,12 @@ impl PipelineExecutor {
     /// ticket.
     pub fn submit(&self, job: Job) -> Result<JobTicket> {
         let (submission, ticket) = self.prepare(job);
-        self.intake
-            .send(Intake::Job(submission))
-            .map_err(|_| Error::ShutDown)?;
+        // Counted before it is sent, so the count never goes below zero.
+        self.shared.queued.fetch_add(1, Ordering::Relaxed);
+        if self.intake.send(Intake::Job(submission)).is_err() {
+            self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+            return Err(Error::ShutDown);
+        }
         Counters::bump(&self.shared.counters.jobs_submitted);
         Ok(ticket)
     }
@@ -201,7 +221,12 @@ impl PipelineExecutor {
     /// [`TrySubmitError::Full`].
     pub fn try_submit(&self, job: Job) -> Result<JobTicket, TrySubmitError> {
         let (submission, ticket) = self.prepare(job);
-        match self.intake.try_send(Intake::Job(submission)) {
+        self.shared.queued.fetch_add(1, Ordering::Relaxed);
+        let sent = self.intake.try_send(Intake::Job(submission));
+        if sent.is_err() {
+            self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        match sent {
             Ok(()) => {
                 Counters::bump(&self.shared.counters.jobs_submitted);
                 Ok(ticket)
@@ -223,6 +248,7 @@ impl PipelineExecutor {
             JobId::from_seq(seq),
             job.len(),
             Arc::clone(&self.shared.counters),
+            self.shared.id(),
         ));
         let ticket = JobTicket::from_shared(Arc::clone(&shared));
         (Submission { job, shared, seq }, ticket)
@@ -276,25 +302,42 @@ impl fmt::Debug for PipelineExecutor {
 }
 
 impl Shared {
+    /// This executor's identity for the wait check: the shared state's
+    /// address, never 0.
+    fn id(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
     fn main_worker(&self, intake: &Receiver<Intake>, helpers: &Sender<Intake>, wake: &Sender<()>) {
-        loop {
+        enter_worker(self.id());
+        let stop = Cell::new(false);
+        let lender = WorkerLender {
+            shared: self,
+            kind: WorkerKind::Main,
+            main: Some((intake, wake)),
+            helpers,
+            depth: 0,
+            stop: &stop,
+        };
+        while !stop.get() {
             // New jobs first.
             match intake.try_recv() {
                 Ok(Intake::Job(submission)) => {
-                    self.run_received(submission, helpers, wake);
+                    self.run_received(submission, &lender);
                     continue;
                 }
                 Ok(Intake::Help) | Err(TryRecvError::Empty) => {}
                 Ok(Intake::Stop) | Err(TryRecvError::Disconnected) => return,
             }
             // No job waiting: help the heaviest job on the board.
-            if self.help_board(WorkerKind::Main, helpers) {
+            if self.help_board(&lender) {
                 continue;
             }
             // About to block. Announce idleness, then look once more: either
             // this look sees a job inserted concurrently, or its announcer
             // sees us idle and sends a `Help` (see `wake`).
             self.idle_mains.fetch_add(1, Ordering::Relaxed);
+            #[cfg(not(weir_loom_bug = "fences"))]
             fence(Ordering::SeqCst);
             if self.board.front().is_some() {
                 self.idle_mains.fetch_sub(1, Ordering::Relaxed);
@@ -303,7 +346,7 @@ impl Shared {
             let message = intake.recv();
             self.idle_mains.fetch_sub(1, Ordering::Relaxed);
             match message {
-                Ok(Intake::Job(submission)) => self.run_received(submission, helpers, wake),
+                Ok(Intake::Job(submission)) => self.run_received(submission, &lender),
                 Ok(Intake::Help) => {}
                 Ok(Intake::Stop) | Err(_) => return,
             }
@@ -311,34 +354,48 @@ impl Shared {
     }
 
     fn reserve_worker(&self, wake: &Receiver<()>, helpers: &Sender<Intake>) {
+        enter_worker(self.id());
+        let stop = Cell::new(false);
+        let lender = WorkerLender {
+            shared: self,
+            kind: WorkerKind::Reserve,
+            main: None,
+            helpers,
+            depth: 0,
+            stop: &stop,
+        };
         loop {
-            while self.help_board(WorkerKind::Reserve, helpers) {}
+            while self.help_board(&lender) {}
             if wake.recv().is_err() {
                 return; // every main worker has exited
             }
             // Pairs with the fence in `wake`: see there.
+            #[cfg(not(weir_loom_bug = "fences"))]
             fence(Ordering::SeqCst);
         }
     }
 
     /// Runs a job received from the queue: announce it, then claim and run
     /// its steps until none is left.
-    fn run_received(&self, submission: Submission, helpers: &Sender<Intake>, wake: &Sender<()>) {
+    fn run_received(&self, submission: Submission, lender: &WorkerLender<'_>) {
+        self.queued.fetch_sub(1, Ordering::Relaxed);
         let Submission { job, shared, seq } = submission;
-        let handle = JobHandle::from_parts(job, seq, shared);
+        let stamp = self.next_stamp.fetch_add(1, Ordering::Relaxed);
+        let handle = JobHandle::from_parts(job, seq, stamp, shared);
         if !handle.start() {
             return; // cancelled while queued; its steps drop with `handle`
         }
         // A single step has nobody to share with.
         let announced = handle.steps_total() > 1;
-        if announced {
-            self.announce(&handle, helpers, wake);
-        }
         if !announced {
-            while handle.run_next_step(WorkerKind::Main) != StepClaim::Exhausted {}
+            while handle.run_next_step_with(lender.kind, Some(lender), || {})
+                != StepClaim::Exhausted
+            {}
             return;
         }
-        while self.run_board_step(&handle, WorkerKind::Main) != StepClaim::Exhausted {}
+        let (_, wake) = lender.main.expect("only main workers receive jobs");
+        self.announce(&handle, lender.helpers, wake);
+        while self.run_board_step(&handle, lender) != StepClaim::Exhausted {}
         self.retire(&handle);
     }
 
@@ -348,6 +405,7 @@ impl Shared {
         #[cfg(weir_loom_bug = "wake")]
         self.wake(handle, helpers, wake); // planted bug: wake before insert
         self.board.insert(handle.clone());
+        self.youngest.fetch_max(handle.stamp(), Ordering::Relaxed);
         #[cfg(not(weir_loom_bug = "wake"))]
         self.wake(handle, helpers, wake);
     }
@@ -367,6 +425,7 @@ impl Shared {
     /// is only best effort, because the job's own main worker claims every
     /// step anyway.
     fn wake(&self, handle: &JobHandle, helpers: &Sender<Intake>, wake: &Sender<()>) {
+        #[cfg(not(weir_loom_bug = "fences"))]
         fence(Ordering::SeqCst);
         let spare = handle.steps_total().saturating_sub(1);
         for _ in 0..spare.min(self.reserves) {
@@ -385,8 +444,8 @@ impl Shared {
     /// Runs the next step of a job on the board. Whoever retires its last
     /// step takes it off the board before completing it, so a job is off
     /// the board by the time its ticket reports `Completed`.
-    fn run_board_step(&self, handle: &JobHandle, worker: WorkerKind) -> StepClaim {
-        handle.run_next_step_with(worker, || self.retire(handle))
+    fn run_board_step(&self, handle: &JobHandle, lender: &WorkerLender<'_>) -> StepClaim {
+        handle.run_next_step_with(lender.kind, Some(lender), || self.retire(handle))
     }
 
     /// Takes an exhausted job off the board; only one caller wins.
@@ -404,12 +463,12 @@ impl Shared {
     /// on to an idle main worker: `Help` messages are best effort (a busy
     /// worker's `try_recv` can take one meant for a sleeper), and this chain
     /// brings every idle worker in while a job has steps to spare.
-    fn help_board(&self, worker: WorkerKind, helpers: &Sender<Intake>) -> bool {
+    fn help_board(&self, lender: &WorkerLender<'_>) -> bool {
         while let Some(handle) = self.board.front() {
             if handle.steps_unclaimed() > 1 && self.idle_mains.load(Ordering::Relaxed) > 0 {
-                let _ = helpers.try_send(Intake::Help);
+                let _ = lender.helpers.try_send(Intake::Help);
             }
-            match self.run_board_step(&handle, worker) {
+            match self.run_board_step(&handle, lender) {
                 StepClaim::Ran(_) => {
                     Counters::bump(&self.counters.steals);
                     return true;
@@ -419,5 +478,85 @@ impl Shared {
             }
         }
         false
+    }
+}
+
+/// A worker's view of the executor, lent to the steps it runs so they can
+/// yield (see [`StepContext::yield_now`](crate::StepContext::yield_now)).
+#[derive(Clone, Copy)]
+struct WorkerLender<'a> {
+    shared: &'a Shared,
+    kind: WorkerKind,
+    /// A main worker's job queue and wake sender; `None` on a reserve
+    /// worker, which never receives jobs.
+    main: Option<(&'a Receiver<Intake>, &'a Sender<()>)>,
+    helpers: &'a Sender<Intake>,
+    /// How many borrowed steps this one runs inside.
+    depth: usize,
+    /// Set when a yield received the worker's `Stop`: the worker exits once
+    /// its current work is done.
+    stop: &'a Cell<bool>,
+}
+
+impl WorkerLender<'_> {
+    /// A queued job that this (main) worker could take.
+    fn job_queued(&self) -> bool {
+        self.main.is_some()
+            && self.shared.queued.load(Ordering::Relaxed) > 0
+            && self.shared.idle_mains.load(Ordering::Relaxed) == 0
+    }
+
+    /// The highest-priority job on the board received after `stamp` that
+    /// has unclaimed steps.
+    fn younger_job(&self, stamp: u64) -> Option<JobHandle> {
+        if self.shared.youngest.load(Ordering::Relaxed) <= stamp {
+            return None;
+        }
+        self.shared
+            .board
+            .find(|handle| handle.stamp() > stamp && handle.steps_unclaimed() > 0)
+    }
+}
+
+impl Lender for WorkerLender<'_> {
+    fn should_yield(&self, stamp: u64) -> bool {
+        self.depth < MAX_NESTING && (self.job_queued() || self.younger_job(stamp).is_some())
+    }
+
+    fn yield_now(&self, stamp: u64) -> bool {
+        if self.depth >= MAX_NESTING {
+            return false;
+        }
+        let nested = WorkerLender {
+            depth: self.depth + 1,
+            ..*self
+        };
+        if self.job_queued()
+            && let Some((intake, _)) = self.main
+        {
+            // Any job received now is stamped after this step's job.
+            match intake.try_recv() {
+                Ok(Intake::Job(submission)) => {
+                    self.shared.run_received(submission, &nested);
+                    return true;
+                }
+                Ok(Intake::Help) | Err(TryRecvError::Empty) => {}
+                Ok(Intake::Stop) | Err(TryRecvError::Disconnected) => self.stop.set(true),
+            }
+        }
+        let Some(handle) = self.younger_job(stamp) else {
+            return false;
+        };
+        match self.shared.run_board_step(&handle, &nested) {
+            StepClaim::Ran(_) => {
+                Counters::bump(&self.shared.counters.steals);
+                true
+            }
+            StepClaim::Discarded(_) => true,
+            StepClaim::Exhausted => {
+                self.shared.retire(&handle);
+                false
+            }
+        }
     }
 }

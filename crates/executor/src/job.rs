@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 use crate::stats::Counters;
-use crate::step::{Step, StepContext, WorkerKind};
+use crate::step::{Lender, Step, StepContext, WorkerKind};
 use crate::sync::{Arc, AtomicU8, AtomicUsize, Condvar, Mutex, Ordering, UnsafeCell};
 
 /// A job: named, ordered steps plus a cost that sets its priority on the
@@ -192,11 +192,20 @@ pub(crate) struct JobShared {
     outcome: Mutex<Option<JobOutcome>>,
     done: Condvar,
     counters: Arc<Counters>,
+    /// The executor running the job ([`worker_of`]), or 0 for a
+    /// stand-alone [`JobHandle`].
+    executor: usize,
 }
 
 impl JobShared {
-    pub(crate) fn new(id: JobId, steps_total: usize, counters: Arc<Counters>) -> Self {
+    pub(crate) fn new(
+        id: JobId,
+        steps_total: usize,
+        counters: Arc<Counters>,
+        executor: usize,
+    ) -> Self {
         JobShared {
+            executor,
             id,
             steps_total,
             state: AtomicU8::new(QUEUED),
@@ -288,7 +297,22 @@ impl JobShared {
         self.done.notify_all();
     }
 
+    /// Panics on a worker thread of the job's own executor: a step that
+    /// waits for another job of its executor can deadlock it (every worker
+    /// may end up in such a wait, with nobody left to run the jobs waited
+    /// for).
+    fn check_waiter(&self) {
+        if self.executor != 0 && worker_of() == self.executor {
+            panic!(
+                "a step must not wait for {} of its own executor: it can deadlock \
+                 (submit the work as further steps, or wait outside the executor)",
+                self.id
+            );
+        }
+    }
+
     fn wait(&self) -> JobOutcome {
+        self.check_waiter();
         let mut slot = self.outcome.lock().unwrap();
         loop {
             if let Some(outcome) = &*slot {
@@ -299,6 +323,9 @@ impl JobShared {
     }
 
     fn wait_timeout(&self, timeout: Duration) -> Option<JobOutcome> {
+        if !timeout.is_zero() {
+            self.check_waiter();
+        }
         let deadline = Instant::now().checked_add(timeout);
         let mut slot = self.outcome.lock().unwrap();
         loop {
@@ -313,6 +340,29 @@ impl JobShared {
             slot = self.done.wait_timeout(slot, left).unwrap().0;
         }
     }
+}
+
+#[cfg(not(weir_loom))]
+std::thread_local! {
+    static WORKER_OF: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks this thread as a worker of executor `executor` (non-zero) for the
+/// rest of its life.
+pub(crate) fn enter_worker(executor: usize) {
+    #[cfg(not(weir_loom))]
+    WORKER_OF.with(|cell| cell.set(executor));
+    // Loom threads share the OS thread's locals, so the check is off there.
+    #[cfg(weir_loom)]
+    let _ = executor;
+}
+
+/// The executor this thread is a worker of, or 0.
+fn worker_of() -> usize {
+    #[cfg(not(weir_loom))]
+    return WORKER_OF.with(std::cell::Cell::get);
+    #[cfg(weir_loom)]
+    0
 }
 
 /// A handle to a submitted job: wait for it, cancel it, read its state.
@@ -338,12 +388,19 @@ impl JobTicket {
     }
 
     /// Blocks until the job ends and returns how.
+    ///
+    /// # Panics
+    ///
+    /// On a worker thread of the executor running this job, that is from a
+    /// step of that executor: such a wait can deadlock the executor (see
+    /// [`Step`]). Inside a step the panic fails the step's job.
     pub fn wait(&self) -> JobOutcome {
         self.shared.wait()
     }
 
     /// Like [`JobTicket::wait`], but gives up after `timeout` and returns
-    /// `None` if the job has not ended by then.
+    /// `None` if the job has not ended by then. Panics like
+    /// [`JobTicket::wait`] unless `timeout` is zero (a poll never blocks).
     pub fn wait_timeout(&self, timeout: Duration) -> Option<JobOutcome> {
         self.shared.wait_timeout(timeout)
     }
@@ -395,6 +452,10 @@ struct JobCore {
     shared: Arc<JobShared>,
     name: String,
     seq: u64,
+    /// When a worker received the job: the executor's receive order
+    /// (`seq` for a stand-alone handle). A yielding step only lends its
+    /// worker to jobs with a higher stamp; see [`StepContext::yield_now`].
+    stamp: u64,
     cost: u64,
     /// Slot `i` is taken (and its step dropped) only by the unique claimer
     /// of index `i`.
@@ -445,7 +506,12 @@ impl JobCore {
         }
     }
 
-    fn run_next_step(&self, worker: WorkerKind, before_last_retire: impl FnOnce()) -> StepClaim {
+    fn run_next_step(
+        &self,
+        worker: WorkerKind,
+        lender: Option<&dyn Lender>,
+        before_last_retire: impl FnOnce(),
+    ) -> StepClaim {
         let Some(index) = self.claim_slot() else {
             return StepClaim::Exhausted;
         };
@@ -467,7 +533,7 @@ impl JobCore {
             drop(claimed);
             StepClaim::Discarded(index)
         } else {
-            claimed.run(worker);
+            claimed.run(worker, lender);
             drop(claimed);
             StepClaim::Ran(index)
         }
@@ -518,7 +584,7 @@ struct Claimed<'a, F: FnOnce()> {
 
 impl<F: FnOnce()> Claimed<'_, F> {
     /// Runs the step, catching a panic; an error or panic fails the job.
-    fn run(&mut self, worker: WorkerKind) {
+    fn run(&mut self, worker: WorkerKind, lender: Option<&dyn Lender>) {
         let core = self.core;
         let index = self.index;
         let step = self.step.as_deref().expect("a claimed step runs once");
@@ -531,6 +597,8 @@ impl<F: FnOnce()> Claimed<'_, F> {
             job: &core.shared,
             worker,
             step_index: index,
+            stamp: core.stamp,
+            lender,
         };
         let message = match catch_unwind(AssertUnwindSafe(|| step.run(&ctx))) {
             Ok(Ok(())) => {
@@ -616,11 +684,11 @@ impl JobHandle {
     /// A stand-alone handle for `job` with sequence number (and id) `seq`,
     /// in state `Queued`. Call [`JobHandle::start`] before running steps.
     pub fn new(job: Job, seq: u64) -> Self {
-        let shared = JobShared::new(JobId(seq), job.len(), Arc::new(Counters::new()));
-        JobHandle::from_parts(job, seq, Arc::new(shared))
+        let shared = JobShared::new(JobId(seq), job.len(), Arc::new(Counters::new()), 0);
+        JobHandle::from_parts(job, seq, seq, Arc::new(shared))
     }
 
-    pub(crate) fn from_parts(job: Job, seq: u64, shared: Arc<JobShared>) -> Self {
+    pub(crate) fn from_parts(job: Job, seq: u64, stamp: u64, shared: Arc<JobShared>) -> Self {
         let cost = job.cost();
         let slots = job
             .steps
@@ -632,6 +700,7 @@ impl JobHandle {
                 shared,
                 name: job.name,
                 seq,
+                stamp,
                 cost,
                 slots,
                 next_free_slot: AtomicUsize::new(0),
@@ -666,7 +735,7 @@ impl JobHandle {
     /// across all callers; the caller that retires the last step completes
     /// the job. A step's panic is caught and fails the job.
     pub fn run_next_step(&self, worker: WorkerKind) -> StepClaim {
-        self.core.run_next_step(worker, || {})
+        self.core.run_next_step(worker, None, || {})
     }
 
     /// [`JobHandle::run_next_step`], calling `before_last_retire` when this
@@ -674,9 +743,10 @@ impl JobHandle {
     pub(crate) fn run_next_step_with(
         &self,
         worker: WorkerKind,
+        lender: Option<&dyn Lender>,
         before_last_retire: impl FnOnce(),
     ) -> StepClaim {
-        self.core.run_next_step(worker, before_last_retire)
+        self.core.run_next_step(worker, lender, before_last_retire)
     }
 
     /// Steps not yet claimed.
@@ -703,6 +773,11 @@ impl JobHandle {
     /// The submission sequence number.
     pub fn seq(&self) -> u64 {
         self.core.seq
+    }
+
+    /// The receive order stamp (see [`StepContext::yield_now`]).
+    pub(crate) fn stamp(&self) -> u64 {
+        self.core.stamp
     }
 
     /// The job's cost (its priority on the board).

@@ -152,11 +152,24 @@ impl<F> fmt::Debug for FnStep<F> {
     }
 }
 
+/// What a worker lends the steps it runs, so they can yield to waiting
+/// work (see [`StepContext::yield_now`]).
+pub(crate) trait Lender {
+    /// Whether work younger than `stamp` waits that this worker could run.
+    fn should_yield(&self, stamp: u64) -> bool;
+    /// Runs some waiting work younger than `stamp`; true if it ran any.
+    fn yield_now(&self, stamp: u64) -> bool;
+}
+
 /// What a running step can see of its job and worker.
 pub struct StepContext<'a> {
     pub(crate) job: &'a JobShared,
     pub(crate) worker: WorkerKind,
     pub(crate) step_index: usize,
+    /// The job's receive stamp.
+    pub(crate) stamp: u64,
+    /// `None` outside an executor (a stand-alone [`JobHandle`](crate::JobHandle)).
+    pub(crate) lender: Option<&'a dyn Lender>,
 }
 
 impl StepContext<'_> {
@@ -180,6 +193,44 @@ impl StepContext<'_> {
     pub fn job_id(&self) -> JobId {
         self.job.id
     }
+
+    /// True when other work waits that [`StepContext::yield_now`] would
+    /// run here: a job still in the executor's queue (on a main worker,
+    /// while no main worker is idle to take it), or a job received after
+    /// this one that has unclaimed steps. A few relaxed loads (plus a walk
+    /// of the board, about one entry per main worker, when some job is
+    /// younger than this one); cheap enough to ask between morsels.
+    pub fn should_yield(&self) -> bool {
+        self.lender
+            .is_some_and(|lender| lender.should_yield(self.stamp))
+    }
+
+    /// Gives this worker to waiting work for a while, then returns: the
+    /// cooperative yield that keeps a long job from holding every worker
+    /// while short jobs wait behind it.
+    ///
+    /// If [`StepContext::should_yield`] holds, the worker runs, here on this
+    /// thread, either the next queued job (a main worker; every step of it
+    /// this worker can claim) or one step of the highest-priority job on the
+    /// board that was received after this step's job; then this step
+    /// resumes. Returns true if it ran anything. A step calls it between
+    /// units of work (for example between morsels), keeping its own
+    /// progress in its locals.
+    ///
+    /// Rules:
+    /// - Call it holding no lock and no resource another step may wait for:
+    ///   the borrowed work runs before this step resumes.
+    /// - Steps waiting on this one (higher-index steps of its job) wait
+    ///   longer; nothing else changes for this job.
+    /// - It never deadlocks through the step contract: a yielding step only
+    ///   runs work of jobs received after its own, so the chain "paused
+    ///   under" always leads to younger jobs and ends.
+    /// - Nesting is bounded (a borrowed step may yield again, up to a fixed
+    ///   depth); beyond it, and outside an executor, it returns false.
+    pub fn yield_now(&self) -> bool {
+        self.lender
+            .is_some_and(|lender| lender.yield_now(self.stamp))
+    }
 }
 
 impl fmt::Debug for StepContext<'_> {
@@ -188,6 +239,7 @@ impl fmt::Debug for StepContext<'_> {
             .field("job_id", &self.job.id)
             .field("worker", &self.worker)
             .field("step_index", &self.step_index)
+            .field("stamp", &self.stamp)
             .finish()
     }
 }

@@ -2,6 +2,7 @@
 
 mod board;
 mod config;
+mod fairness;
 mod lifecycle;
 mod panics;
 mod running;
