@@ -128,16 +128,29 @@ impl Database {
         self.shared.config.lock().expect("config poisoned").clone()
     }
 
-    /// Sets the number of worker threads. Running statements finish on the
-    /// old executor.
+    /// Sets the number of worker threads.
+    ///
+    /// Statements never wait for the switch: the new executor is started
+    /// before any lock is taken and swapped in under a write lock held only
+    /// for the swap; statements starting after it use the new executor,
+    /// statements already running finish on the old one. The old executor
+    /// is dropped after the lock is released: if no running statement still
+    /// holds it, this call waits while it drains its queued work and joins
+    /// its threads; otherwise the last such statement does, as it ends.
+    /// Must not be called from a step running on this database's executor.
     pub fn set_threads(&self, threads: usize) -> Result<()> {
-        let executor = new_executor(threads)?;
-        *self
-            .shared
-            .executor
-            .write()
-            .expect("executor lock poisoned") = Arc::new(executor);
+        let executor = Arc::new(new_executor(threads)?);
+        let old = std::mem::replace(
+            &mut *self
+                .shared
+                .executor
+                .write()
+                .expect("executor lock poisoned"),
+            executor,
+        );
         self.shared.config.lock().expect("config poisoned").threads = threads;
+        // Outside every lock: dropping the last handle joins its threads.
+        drop(old);
         Ok(())
     }
 
@@ -488,5 +501,76 @@ impl SourceResolver for Resolver<'_> {
                 weir_pipeline::series_table(*start, *stop, *step, "range").map(Arc::new)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod set_threads_tests {
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    use weir_executor::{Job, JobOutcome, step_fn};
+
+    use super::*;
+
+    /// Bound for waits that should end almost at once.
+    const PATIENCE: Duration = Duration::from_secs(30);
+
+    #[test]
+    fn set_threads_does_not_block_statements_while_the_old_executor_drains() {
+        let db = Database::with_config(Config {
+            threads: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        // Hold the old executor's only worker in a step until told.
+        let (open_tx, open_rx) = mpsc::channel::<()>();
+        let (started_tx, started_rx) = mpsc::channel::<()>();
+        let open_rx = Mutex::new(open_rx);
+        let held = db
+            .executor()
+            .submit(Job::new("held").with_step(step_fn("held", move |_ctx| {
+                started_tx.send(()).unwrap();
+                open_rx
+                    .lock()
+                    .unwrap()
+                    .recv_timeout(PATIENCE)
+                    .map_err(|_| "never released")?;
+                Ok(())
+            })))
+            .unwrap();
+        started_rx.recv_timeout(PATIENCE).unwrap();
+        // The database holds the old executor's last handle: set_threads
+        // drops it and so waits for the held step.
+        let switcher = {
+            let db = db.clone();
+            std::thread::spawn(move || db.set_threads(2))
+        };
+        let deadline = Instant::now() + PATIENCE;
+        while db.config().threads != 2 {
+            assert!(Instant::now() < deadline, "set_threads never swapped");
+            std::thread::yield_now();
+        }
+        // A statement runs on the new executor meanwhile.
+        let (done_tx, done_rx) = mpsc::channel();
+        {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let _ = done_tx.send(db.execute("SELECT 1 + 1 AS two").map(|r| r.num_rows()));
+            });
+        }
+        let rows = done_rx.recv_timeout(PATIENCE);
+        assert!(
+            !switcher.is_finished(),
+            "set_threads joins the old executor"
+        );
+        open_tx.send(()).unwrap();
+        assert_eq!(
+            rows.expect("a statement waited for set_threads").unwrap(),
+            1
+        );
+        switcher.join().unwrap().unwrap();
+        assert_eq!(held.wait(), JobOutcome::Completed);
+        assert_eq!(db.executor().threads(), 2);
     }
 }
