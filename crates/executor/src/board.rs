@@ -13,7 +13,13 @@ use crate::job::JobHandle;
 ///
 /// Backed by a lock-free `crossbeam_skiplist::SkipSet`; under
 /// `cfg(weir_loom)` a `loom` `Mutex<BTreeSet>` stands in (loom cannot see
-/// the skip list's atomics). The skip list frees removed entries through
+/// the skip list's atomics). The stand-in must not order more than the
+/// skip list: a scan of the real board that misses a concurrent insert
+/// synchronises with nobody, so `front` and `find` first read a length
+/// kept beside the set (stored under the lock) and return `None` without
+/// locking when it reads zero. Loom may hand them a stale zero, just as
+/// the skip list may miss an insert that does not happen-before the scan;
+/// the executor's wake-up fences are what rule that out. The skip list frees removed entries through
 /// epoch-based reclamation, so a removed handle's memory may outlive
 /// `remove` briefly; the executor drops every step before removing it, so
 /// only bookkeeping lingers.
@@ -22,6 +28,9 @@ pub struct JobBoard {
     set: crossbeam_skiplist::SkipSet<JobHandle>,
     #[cfg(weir_loom)]
     set: crate::sync::Mutex<std::collections::BTreeSet<JobHandle>>,
+    /// The set's length, stored under the lock.
+    #[cfg(weir_loom)]
+    len: crate::sync::AtomicUsize,
 }
 
 impl Default for JobBoard {
@@ -31,6 +40,8 @@ impl Default for JobBoard {
             set: crossbeam_skiplist::SkipSet::new(),
             #[cfg(weir_loom)]
             set: crate::sync::Mutex::new(std::collections::BTreeSet::new()),
+            #[cfg(weir_loom)]
+            len: crate::sync::AtomicUsize::new(0),
         }
     }
 }
@@ -41,7 +52,11 @@ impl JobBoard {
         #[cfg(not(weir_loom))]
         self.set.insert(handle);
         #[cfg(weir_loom)]
-        self.set.lock().unwrap().insert(handle);
+        {
+            let mut set = self.set.lock().unwrap();
+            set.insert(handle);
+            self.len.store(set.len(), crate::sync::Ordering::Release);
+        }
     }
 
     /// The highest-priority handle (heaviest, then oldest), if any.
@@ -49,7 +64,7 @@ impl JobBoard {
         #[cfg(not(weir_loom))]
         return self.set.front().map(|entry| entry.value().clone());
         #[cfg(weir_loom)]
-        return self.set.lock().unwrap().first().cloned();
+        return self.find(|_| true);
     }
 
     /// Takes `handle` off the board; true iff this call removed it.
@@ -62,7 +77,12 @@ impl JobBoard {
         #[cfg(not(weir_loom))]
         let removed = self.set.get(handle).is_some_and(|entry| entry.remove());
         #[cfg(weir_loom)]
-        let removed = self.set.lock().unwrap().remove(handle);
+        let removed = {
+            let mut set = self.set.lock().unwrap();
+            let removed = set.remove(handle);
+            self.len.store(set.len(), crate::sync::Ordering::Release);
+            removed
+        };
         #[cfg(weir_loom_bug = "pop")]
         {
             // Planted bug: ignore whether this caller's removal succeeded.
@@ -82,7 +102,12 @@ impl JobBoard {
             .find(|entry| pred(entry.value()))
             .map(|entry| entry.value().clone());
         #[cfg(weir_loom)]
-        return self.set.lock().unwrap().iter().find(|h| pred(h)).cloned();
+        {
+            if self.len.load(crate::sync::Ordering::Acquire) == 0 {
+                return None;
+            }
+            self.set.lock().unwrap().iter().find(|h| pred(h)).cloned()
+        }
     }
 
     /// Number of handles on the board. Exact (it counts the entries rather

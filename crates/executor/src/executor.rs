@@ -13,6 +13,7 @@ use crate::split::split_threads;
 use crate::stats::{Counters, ExecutorStats};
 use crate::step::{Lender, WorkerKind};
 use crate::sync::channel::{self, Receiver, Sender, TryRecvError, TrySendError};
+#[cfg_attr(weir_loom_bug = "fences", allow(unused_imports))]
 use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering, fence};
 
 /// How to build a [`PipelineExecutor`].

@@ -43,8 +43,24 @@
 //! Under `cfg(weir_loom)` every atomic, lock, channel and thread comes from
 //! `loom` (see `src/sync.rs`) and the board is a `Mutex<BTreeSet>`, so the
 //! whole executor runs inside loom models. `cfg(weir_loom_bug = "claim" |
-//! "pop" | "complete" | "wake")` plants one known bug each, for checking
-//! that the models catch it.
+//! "pop" | "complete" | "wake" | "finished" | "fences")` plants one known
+//! bug each, for checking that the models catch it.
+//!
+//! # Fairness
+//!
+//! A step that runs long (a query lane draining a morsel cursor) should call
+//! [`StepContext::yield_now`] between units of work: when a job waits in
+//! the queue, or a job received later has unclaimed steps, the worker runs
+//! that work right there and then resumes the step, so a short job
+//! submitted behind a long one finishes in about its own time.
+//!
+//! # Waiting
+//!
+//! A step must not block waiting for another job of its own executor
+//! ([`JobTicket::wait`] panics there, which fails the step's job): if every
+//! worker did, nobody would be left to run the jobs waited for. Submit
+//! further work as steps of the same job (a step may wait on lower-index
+//! steps), or wait outside the executor.
 
 mod board;
 mod error;

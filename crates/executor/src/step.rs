@@ -75,6 +75,11 @@ pub enum WorkerKind {
 ///   lower-index steps** of its job (for example on a channel they feed).
 ///   It must **never** wait for a higher-index step: that step may not be
 ///   claimed until this one returns.
+/// - A step must not block waiting for another job of its own executor:
+///   [`JobTicket::wait`](crate::JobTicket::wait) (and `wait_timeout` with a
+///   non-zero timeout) panics on the executor's worker threads, failing the
+///   step's job. A long step should instead call
+///   [`StepContext::yield_now`] between units of work.
 /// - Apart from that, steps are independent and may run in parallel on
 ///   different workers, main or reserve.
 /// - A step that returns `Err` or panics fails its job: no further steps of

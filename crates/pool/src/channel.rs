@@ -11,6 +11,12 @@
 //!
 //! The loom stand-in has no rendezvous mode: `bounded(0)` behaves like
 //! `bounded(1)` there.
+//!
+//! The stand-in must not order more than crossbeam does, or loom cannot see
+//! the orderings its users rely on: a `try_send` that finds the channel
+//! full is a pure read in crossbeam (it releases nothing to the receiver
+//! that later empties the slot), so the stand-in decides "full" from a
+//! relaxed length without taking the lock.
 
 pub use crossbeam_channel::{RecvError, SendError, TryRecvError, TrySendError};
 
@@ -26,7 +32,7 @@ mod loom_channel {
     use std::fmt;
 
     use super::{RecvError, SendError, TryRecvError, TrySendError};
-    use crate::sync::{Arc, Condvar, Mutex};
+    use crate::sync::{Arc, AtomicUsize, Condvar, Mutex, Ordering};
 
     struct State<T> {
         queue: VecDeque<T>,
@@ -39,11 +45,19 @@ mod loom_channel {
         not_empty: Condvar,
         not_full: Condvar,
         capacity: Option<usize>,
+        /// `state.queue.len()`, stored under the lock after every change
+        /// and read without it by `try_send`'s full check.
+        len: AtomicUsize,
     }
 
     impl<T> Chan<T> {
         fn is_full(&self, state: &State<T>) -> bool {
             self.capacity.is_some_and(|cap| state.queue.len() >= cap)
+        }
+
+        /// Records the queue's length; called under the lock.
+        fn record_len(&self, state: &State<T>) {
+            self.len.store(state.queue.len(), Ordering::Relaxed);
         }
     }
 
@@ -77,6 +91,7 @@ mod loom_channel {
             not_empty: Condvar::new(),
             not_full: Condvar::new(),
             capacity,
+            len: AtomicUsize::new(0),
         });
         (
             Sender {
@@ -96,6 +111,7 @@ mod loom_channel {
                 }
                 if !self.chan.is_full(&state) {
                     state.queue.push_back(msg);
+                    self.chan.record_len(&state);
                     drop(state);
                     self.chan.not_empty.notify_one();
                     return Ok(());
@@ -106,6 +122,15 @@ mod loom_channel {
 
         /// Sends `msg` unless the channel is full or disconnected.
         pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
+            // A pure read, like crossbeam's: finding the channel full
+            // synchronises with nobody.
+            if self
+                .chan
+                .capacity
+                .is_some_and(|cap| self.chan.len.load(Ordering::Relaxed) >= cap)
+            {
+                return Err(TrySendError::Full(msg));
+            }
             let mut state = self.chan.state.lock().unwrap();
             if state.receivers == 0 {
                 return Err(TrySendError::Disconnected(msg));
@@ -114,6 +139,7 @@ mod loom_channel {
                 return Err(TrySendError::Full(msg));
             }
             state.queue.push_back(msg);
+            self.chan.record_len(&state);
             drop(state);
             self.chan.not_empty.notify_one();
             Ok(())
@@ -127,6 +153,7 @@ mod loom_channel {
             let mut state = self.chan.state.lock().unwrap();
             loop {
                 if let Some(msg) = state.queue.pop_front() {
+                    self.chan.record_len(&state);
                     drop(state);
                     self.chan.not_full.notify_one();
                     return Ok(msg);
@@ -143,6 +170,7 @@ mod loom_channel {
             let mut state = self.chan.state.lock().unwrap();
             match state.queue.pop_front() {
                 Some(msg) => {
+                    self.chan.record_len(&state);
                     drop(state);
                     self.chan.not_full.notify_one();
                     Ok(msg)

@@ -15,6 +15,8 @@ mod planted;
 #[cfg(weir_loom)]
 mod shutdown;
 #[cfg(weir_loom)]
+mod visibility;
+#[cfg(weir_loom)]
 mod wake;
 
 #[cfg(weir_loom)]

@@ -102,3 +102,26 @@ fn planted_complete_bug_is_caught() {
 fn planted_wake_bug_is_caught() {
     expect_deadlock("wake", "wake::wake_no_lost_wakeup");
 }
+
+#[cfg(weir_loom_bug = "finished")]
+#[test]
+fn planted_finished_bug_is_caught() {
+    let message = expect_failure("finished", || {
+        crate::check(
+            "visibility",
+            crate::visibility::step_writes_seen_by_the_waiter_model,
+        );
+    });
+    // The waiter reads a cell whose write it is not ordered after.
+    assert!(message.contains("Causality violation"), "{message}");
+}
+
+#[cfg(weir_loom_bug = "fences")]
+#[test]
+fn planted_fences_bug_is_caught() {
+    // A reserve worker sleeps through a job announced while an old token
+    // was pending, and an idle main worker through one announced as it
+    // went idle.
+    expect_deadlock("fences", "wake::wake_pending_token_no_lost_wakeup");
+    expect_deadlock("fences", "wake::wake_idle_main_no_lost_wakeup");
+}
