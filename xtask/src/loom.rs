@@ -12,7 +12,9 @@ use anyhow::Result;
 use crate::{cargo, exec, root};
 
 /// The planted bugs, as declared in the workspace's `check-cfg`.
-const PLANTED: &[&str] = &["claim", "pop", "complete", "wake", "finished", "fences"];
+const PLANTED: &[&str] = &[
+    "claim", "pop", "complete", "wake", "finished", "fences", "dag",
+];
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let target = match std::env::var_os("CARGO_TARGET_DIR") {

@@ -14,6 +14,10 @@ pub enum Error {
     /// The [`ExecutorConfig`](crate::ExecutorConfig) cannot make an executor.
     #[error("invalid executor configuration: {0}")]
     InvalidConfig(String),
+    /// A [`DagBuilder`](crate::DagBuilder) does not describe a DAG: a
+    /// duplicate node name, a dependency on a missing node, or a cycle.
+    #[error("invalid DAG: {0}")]
+    InvalidDag(String),
     /// A worker thread could not be started.
     #[error("could not start the executor's worker threads")]
     Spawn(#[source] weir_pool::Error),

@@ -96,9 +96,9 @@ impl ExecutorConfig {
 /// Dropping the executor **drains**: every job already submitted still runs
 /// to completion (unless a ticket cancels it), then every thread is joined.
 pub struct PipelineExecutor {
-    intake: Sender<Intake>,
-    shared: Arc<Shared>,
-    next_seq: AtomicU64,
+    submitter: Submitter,
+    /// Kept to cancel, on drop, jobs submitted after the workers stopped.
+    leftovers: Receiver<Intake>,
     split: (usize, usize),
     /// `None` only while dropping.
     main_pool: Option<ThreadPool>,
@@ -122,6 +122,15 @@ struct Submission {
     seq: u64,
 }
 
+impl Submission {
+    /// The job as it was given, its done hook back in place.
+    fn into_job(self) -> Job {
+        let mut job = self.job;
+        job.restore_on_done(self.shared.take_on_done());
+        job
+    }
+}
+
 /// How deep borrowed work may nest on one worker (a step yields, the
 /// borrowed step yields again, ...); bounds the stack a worker uses.
 const MAX_NESTING: usize = 8;
@@ -142,6 +151,8 @@ struct Shared {
     /// The highest stamp ever put on the board (a hint that lets
     /// `should_yield` skip the board walk).
     youngest: AtomicU64,
+    /// The next submission sequence number.
+    next_seq: AtomicU64,
 }
 
 impl PipelineExecutor {
@@ -164,6 +175,7 @@ impl PipelineExecutor {
             queued: AtomicUsize::new(0),
             next_stamp: AtomicU64::new(0),
             youngest: AtomicU64::new(0),
+            next_seq: AtomicU64::new(0),
         });
         let main_pool = ThreadPool::builder()
             .name(format!("{}-main", config.thread_name))
@@ -179,9 +191,11 @@ impl PipelineExecutor {
         }
         drop(wake_tx);
         let mut executor = PipelineExecutor {
-            intake: intake_tx,
-            shared,
-            next_seq: AtomicU64::new(0),
+            submitter: Submitter {
+                intake: intake_tx,
+                shared,
+            },
+            leftovers: intake_rx,
             split: (mains, reserves),
             main_pool: Some(main_pool),
             reserve_pool: None,
@@ -194,9 +208,9 @@ impl PipelineExecutor {
                 .build()
                 .map_err(Error::Spawn)?;
             for _ in 0..reserves {
-                let shared = Arc::clone(&executor.shared);
+                let shared = Arc::clone(&executor.submitter.shared);
                 let wake_rx = wake_rx.clone();
-                let helpers = executor.intake.clone();
+                let helpers = executor.submitter.intake.clone();
                 reserve_pool.execute(move || shared.reserve_worker(&wake_rx, &helpers));
             }
             executor.reserve_pool = Some(reserve_pool);
@@ -204,6 +218,87 @@ impl PipelineExecutor {
         Ok(executor)
     }
 
+    /// Queues `job`, blocking while a bounded queue is full, and returns its
+    /// ticket.
+    pub fn submit(&self, job: Job) -> Result<JobTicket> {
+        self.submitter.submit(job)
+    }
+
+    /// Queues `job` if the queue has room; otherwise hands it back in
+    /// [`TrySubmitError::Full`].
+    pub fn try_submit(&self, job: Job) -> Result<JobTicket, TrySubmitError> {
+        self.submitter.try_submit(job)
+    }
+
+    /// A handle that submits to this executor without keeping it alive:
+    /// for code that runs on the workers (a job's
+    /// [`on_done`](Job::on_done) hook starting the next job, the
+    /// [`Dag`](crate::Dag) scheduler), which must never own the executor
+    /// (dropping it on one of its own workers would join that worker).
+    /// Once the executor is dropped, it fails with [`Error::ShutDown`].
+    pub fn submitter(&self) -> Submitter {
+        self.submitter.clone()
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> ExecutorStats {
+        self.submitter
+            .shared
+            .counters
+            .snapshot(self.submitter.shared.board.len())
+    }
+
+    /// Jobs on the board now; zero once every job has finished.
+    pub fn board_len(&self) -> usize {
+        self.submitter.shared.board.len()
+    }
+
+    /// `(main, reserve)` worker counts.
+    pub fn split(&self) -> (usize, usize) {
+        self.split
+    }
+
+    /// Total worker threads.
+    pub fn threads(&self) -> usize {
+        self.split.0 + self.split.1
+    }
+}
+
+impl Drop for PipelineExecutor {
+    /// Drains: queued jobs still run; then every thread is joined.
+    fn drop(&mut self) {
+        // Stops queue up behind every submitted job; each main worker takes
+        // exactly one and exits (a worker that has taken one takes no more).
+        for _ in 0..self.split.0 {
+            if self.submitter.intake.send(Intake::Stop).is_err() {
+                break; // no main worker left to stop
+            }
+        }
+        // Joins the main workers. Their exit drops every wake sender, which
+        // disconnects the wake channel and lets the reserve workers exit.
+        drop(self.main_pool.take());
+        drop(self.reserve_pool.take());
+        // Jobs submitted behind the stops (by the done hooks of draining
+        // jobs, through a `Submitter`) have no worker left: cancel them,
+        // which may submit more (cancelled in turn) until none is left.
+        while let Ok(message) = self.leftovers.try_recv() {
+            if let Intake::Job(submission) = message {
+                self.submitter.shared.queued.fetch_sub(1, Ordering::Relaxed);
+                JobTicket::from_shared(submission.shared).cancel();
+            }
+        }
+    }
+}
+
+/// Submits jobs to a [`PipelineExecutor`] without keeping it alive; see
+/// [`PipelineExecutor::submitter`]. Cheap to clone.
+#[derive(Clone)]
+pub struct Submitter {
+    intake: Sender<Intake>,
+    shared: Arc<Shared>,
+}
+
+impl Submitter {
     /// Queues `job`, blocking while a bounded queue is full, and returns its
     /// ticket.
     pub fn submit(&self, job: Job) -> Result<JobTicket> {
@@ -233,63 +328,33 @@ impl PipelineExecutor {
                 Ok(ticket)
             }
             Err(TrySendError::Full(Intake::Job(submission))) => {
-                Err(TrySubmitError::Full(submission.job))
+                Err(TrySubmitError::Full(submission.into_job()))
             }
             Err(TrySendError::Disconnected(Intake::Job(submission))) => {
-                Err(TrySubmitError::ShutDown(submission.job))
+                Err(TrySubmitError::ShutDown(submission.into_job()))
             }
             Err(_) => unreachable!("try_send hands back the message it was given"),
         }
     }
 
-    fn prepare(&self, job: Job) -> (Submission, JobTicket) {
+    fn prepare(&self, mut job: Job) -> (Submission, JobTicket) {
         // Relaxed: the number only has to be unique and increasing.
-        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        let seq = self.shared.next_seq.fetch_add(1, Ordering::Relaxed);
         let shared = Arc::new(JobShared::new(
             JobId::from_seq(seq),
             job.len(),
             Arc::clone(&self.shared.counters),
             self.shared.id(),
+            job.take_on_done(),
         ));
         let ticket = JobTicket::from_shared(Arc::clone(&shared));
         (Submission { job, shared, seq }, ticket)
     }
-
-    /// A snapshot of the counters.
-    pub fn stats(&self) -> ExecutorStats {
-        self.shared.counters.snapshot(self.shared.board.len())
-    }
-
-    /// Jobs on the board now; zero once every job has finished.
-    pub fn board_len(&self) -> usize {
-        self.shared.board.len()
-    }
-
-    /// `(main, reserve)` worker counts.
-    pub fn split(&self) -> (usize, usize) {
-        self.split
-    }
-
-    /// Total worker threads.
-    pub fn threads(&self) -> usize {
-        self.split.0 + self.split.1
-    }
 }
 
-impl Drop for PipelineExecutor {
-    /// Drains: queued jobs still run; then every thread is joined.
-    fn drop(&mut self) {
-        // Stops queue up behind every submitted job; each main worker takes
-        // exactly one and exits (a worker that has taken one takes no more).
-        for _ in 0..self.split.0 {
-            if self.intake.send(Intake::Stop).is_err() {
-                break; // no main worker left to stop
-            }
-        }
-        // Joins the main workers. Their exit drops every wake sender, which
-        // disconnects the wake channel and lets the reserve workers exit.
-        drop(self.main_pool.take());
-        drop(self.reserve_pool.take());
+impl fmt::Debug for Submitter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Submitter").finish_non_exhaustive()
     }
 }
 

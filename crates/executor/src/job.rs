@@ -15,7 +15,11 @@ pub struct Job {
     name: String,
     steps: Vec<Box<dyn Step>>,
     cost: Option<u64>,
+    on_done: Option<DoneHook>,
 }
+
+/// Called once a job has ended and none of its steps runs or will run.
+pub(crate) type DoneHook = Box<dyn FnOnce(&JobOutcome) + Send>;
 
 impl Job {
     /// An empty job (it completes as soon as it is received).
@@ -24,7 +28,31 @@ impl Job {
             name: name.into(),
             steps: Vec::new(),
             cost: None,
+            on_done: None,
         }
+    }
+
+    /// Calls `hook` with the job's outcome exactly once, when the job has
+    /// ended **and** none of its steps is running or will run (a failed or
+    /// cancelled job's outcome is signalled to tickets at once, while steps
+    /// already running may still be finishing; the hook waits for them).
+    /// It runs on whichever thread got there last: a worker retiring the
+    /// last step, or the thread that cancelled a queued job. It must not
+    /// block; it may submit further jobs. A panic in it is caught and
+    /// counted in `step_panics`. A job dropped unsubmitted never calls it.
+    pub fn on_done(mut self, hook: impl FnOnce(&JobOutcome) + Send + 'static) -> Self {
+        self.on_done = Some(Box::new(hook));
+        self
+    }
+
+    /// Takes the hook set by [`Job::on_done`].
+    pub(crate) fn take_on_done(&mut self) -> Option<DoneHook> {
+        self.on_done.take()
+    }
+
+    /// Puts back a hook taken by [`Job::take_on_done`].
+    pub(crate) fn restore_on_done(&mut self, hook: Option<DoneHook>) {
+        self.on_done = hook;
     }
 
     /// Appends a step.
@@ -60,7 +88,8 @@ impl Job {
         self.steps.len()
     }
 
-    /// The steps, in order (to rebuild or merge jobs).
+    /// The steps, in order (to rebuild or merge jobs); an
+    /// [`on_done`](Job::on_done) hook is dropped.
     pub fn into_steps(self) -> Vec<Box<dyn Step>> {
         self.steps
     }
@@ -192,6 +221,10 @@ pub(crate) struct JobShared {
     outcome: Mutex<Option<JobOutcome>>,
     done: Condvar,
     counters: Arc<Counters>,
+    /// Parties arrived for the done hook: the outcome's publication and the
+    /// steps' quiescence arrive once each; the second to arrive calls it.
+    done_parties: AtomicU8,
+    on_done: Mutex<Option<DoneHook>>,
     /// The executor running the job ([`worker_of`]), or 0 for a
     /// stand-alone [`JobHandle`].
     executor: usize,
@@ -203,8 +236,11 @@ impl JobShared {
         steps_total: usize,
         counters: Arc<Counters>,
         executor: usize,
+        on_done: Option<DoneHook>,
     ) -> Self {
         JobShared {
+            done_parties: AtomicU8::new(0),
+            on_done: Mutex::new(on_done),
             executor,
             id,
             steps_total,
@@ -269,6 +305,11 @@ impl JobShared {
             ) {
                 Ok(_) => {
                     self.publish(JobOutcome::Cancelled);
+                    if current == QUEUED {
+                        // No step ever runs: the worker that receives the
+                        // job fails to start it and drops its steps.
+                        self.arrive_quiet();
+                    }
                     return true;
                 }
                 Err(actual) => current = actual,
@@ -295,6 +336,37 @@ impl JobShared {
         *slot = Some(outcome);
         drop(slot);
         self.done.notify_all();
+        self.arrive(1);
+    }
+
+    /// Takes the done hook back (from a job that was never queued).
+    pub(crate) fn take_on_done(&self) -> Option<DoneHook> {
+        self.on_done.lock().unwrap().take()
+    }
+
+    /// No step of the job runs or will run any more.
+    pub(crate) fn arrive_quiet(&self) {
+        self.arrive(1);
+    }
+
+    /// One party of the done hook arrives; the second calls the hook. The
+    /// read-modify-write decides who is second, so the hook runs once.
+    fn arrive(&self, parties: u8) {
+        if self.done_parties.fetch_add(parties, Ordering::AcqRel) + parties != 2 {
+            return;
+        }
+        let Some(hook) = self.on_done.lock().unwrap().take() else {
+            return;
+        };
+        let outcome = self
+            .outcome
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("the outcome is published before the done hook runs");
+        if catch_unwind(AssertUnwindSafe(move || hook(&outcome))).is_err() {
+            Counters::bump(&self.counters.step_panics);
+        }
     }
 
     /// Panics on a worker thread of the job's own executor: a step that
@@ -651,11 +723,12 @@ impl<F: FnOnce()> Drop for Claimed<'_, F> {
                 before_last_retire();
             }
             core.shared.complete();
+            core.shared.arrive_quiet();
         }
     }
 }
 
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = payload.downcast_ref::<String>() {
@@ -683,8 +756,9 @@ pub struct JobHandle {
 impl JobHandle {
     /// A stand-alone handle for `job` with sequence number (and id) `seq`,
     /// in state `Queued`. Call [`JobHandle::start`] before running steps.
-    pub fn new(job: Job, seq: u64) -> Self {
-        let shared = JobShared::new(JobId(seq), job.len(), Arc::new(Counters::new()), 0);
+    pub fn new(mut job: Job, seq: u64) -> Self {
+        let on_done = job.take_on_done();
+        let shared = JobShared::new(JobId(seq), job.len(), Arc::new(Counters::new()), 0, on_done);
         JobHandle::from_parts(job, seq, seq, Arc::new(shared))
     }
 
@@ -725,6 +799,7 @@ impl JobHandle {
         }
         if self.core.slots.is_empty() {
             self.core.shared.complete();
+            self.core.shared.arrive_quiet();
         }
         true
     }

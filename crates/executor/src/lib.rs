@@ -43,8 +43,15 @@
 //! Under `cfg(weir_loom)` every atomic, lock, channel and thread comes from
 //! `loom` (see `src/sync.rs`) and the board is a `Mutex<BTreeSet>`, so the
 //! whole executor runs inside loom models. `cfg(weir_loom_bug = "claim" |
-//! "pop" | "complete" | "wake" | "finished" | "fences")` plants one known
+//! "pop" | "complete" | "wake" | "finished" | "fences" | "dag")` plants one known
 //! bug each, for checking that the models catch it.
+//!
+//! # DAGs
+//!
+//! [`DagBuilder`] describes nodes (each a [`Job`], or a closure making one)
+//! with dependencies, timeouts and mutex groups; [`Dag::run`] starts every
+//! node as soon as its dependencies allow and returns a [`DagHandle`]; the
+//! protocol is described on [`Dag`].
 //!
 //! # Fairness
 //!
@@ -63,6 +70,7 @@
 //! steps), or wait outside the executor.
 
 mod board;
+mod dag;
 mod error;
 mod executor;
 mod job;
@@ -72,8 +80,12 @@ mod step;
 mod sync;
 
 pub use crate::board::JobBoard;
+pub use crate::dag::{
+    Dag, DagBuilder, DagHandle, DagOutcome, ErrorMode, Launcher, Node, NodeError, NodeFailure,
+    NodeState,
+};
 pub use crate::error::{Error, Result, TrySubmitError};
-pub use crate::executor::{ExecutorConfig, PipelineExecutor};
+pub use crate::executor::{ExecutorConfig, PipelineExecutor, Submitter};
 pub use crate::job::{
     Job, JobFailure, JobHandle, JobId, JobOutcome, JobState, JobTicket, StepClaim,
 };

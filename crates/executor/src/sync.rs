@@ -10,13 +10,13 @@ pub(crate) use weir_pool::channel;
 #[cfg(weir_loom)]
 pub(crate) use loom::sync::{
     Arc, Condvar, Mutex,
-    atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering, fence},
+    atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence},
 };
 
 #[cfg(not(weir_loom))]
 pub(crate) use std::sync::{
     Arc, Condvar, Mutex,
-    atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering, fence},
+    atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence},
 };
 
 #[cfg(weir_loom)]

@@ -12,6 +12,7 @@
 //! | `wake_pending_token` | no lost wake-up when an old wake token is still pending          | `fences`    |
 //! | `wake_idle_main`     | two main workers: the idle one helps (`idle_mains`, `Help`)      | `fences`    |
 //! | `completion`         | finish or failure racing cancel: one outcome, signalled once     | `complete`  |
+//! | `dag`                | two DAG nodes ending at once start their dependant exactly once  | `dag`       |
 //! | `shutdown`           | dropping the executor with work in flight drains and joins       | —           |
 //! | `board_history`      | the real `SkipSet` board against the board's contract           | —           |
 //!
@@ -36,7 +37,7 @@
 //! `RUSTFLAGS="--cfg weir_loom"`, `LOOM_MAX_PREEMPTIONS=2` and
 //! `CARGO_TARGET_DIR=target/loom` (or `$CARGO_TARGET_DIR-loom`). Then, for
 //! each bug planted in the executor by `--cfg weir_loom_bug="claim" | "pop" |
-//! "complete" | "wake" | "finished" | "fences"`,
+//! "complete" | "wake" | "finished" | "fences" | "dag"`,
 //! it rebuilds and runs only the tests named `planted_*`: each runs the
 //! model that should catch its bug and passes only if loom reports a
 //! failure.

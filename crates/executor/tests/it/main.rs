@@ -2,6 +2,7 @@
 
 mod board;
 mod config;
+mod dag;
 mod fairness;
 mod lifecycle;
 mod panics;

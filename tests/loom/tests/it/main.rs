@@ -11,6 +11,8 @@ mod claim;
 #[cfg(weir_loom)]
 mod completion;
 #[cfg(weir_loom)]
+mod dag;
+#[cfg(weir_loom)]
 mod planted;
 #[cfg(weir_loom)]
 mod shutdown;

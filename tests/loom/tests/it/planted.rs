@@ -125,3 +125,11 @@ fn planted_fences_bug_is_caught() {
     expect_deadlock("fences", "wake::wake_pending_token_no_lost_wakeup");
     expect_deadlock("fences", "wake::wake_idle_main_no_lost_wakeup");
 }
+
+#[cfg(weir_loom_bug = "dag")]
+#[test]
+fn planted_dag_bug_is_caught() {
+    // Both finishers read the join's count as 2 and write 1: it never
+    // starts, and the waiter waits for ever.
+    expect_deadlock("dag", "dag::dag_join_starts_once");
+}

@@ -1,0 +1,451 @@
+//! The DAG scheduler: greedy starts, failure modes, mutex groups,
+//! timeouts, cancel, cycles.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use weir_executor::{
+    DagBuilder, DagOutcome, Error, ErrorMode, Job, JobFailure, JobOutcome, Node, NodeError,
+    NodeFailure, NodeState, StepContext, StepResult, step_fn,
+};
+
+use crate::{Gate, PATIENCE, Rendezvous, executor};
+
+/// A one-step job that appends `name` to `log`.
+fn logging(name: &str, log: &Arc<Mutex<Vec<String>>>) -> Job {
+    let log = Arc::clone(log);
+    let entry = name.to_owned();
+    Job::new(name).with_step(step_fn(name.to_owned(), move |_ctx| {
+        log.lock().unwrap().push(entry.clone());
+        Ok(())
+    }))
+}
+
+/// A one-step job that runs until its job is cancelled (an error after
+/// `PATIENCE`).
+fn until_cancelled(name: &str) -> Job {
+    Job::new(name).with_step(step_fn(name.to_owned(), |ctx| -> StepResult {
+        let deadline = Instant::now() + PATIENCE;
+        while !ctx.is_cancelled() {
+            if Instant::now() > deadline {
+                return Err("never cancelled".into());
+            }
+            std::thread::yield_now();
+        }
+        Ok(())
+    }))
+}
+
+fn failing(name: &str) -> Job {
+    Job::new(name).with_step(step_fn("bad", |_ctx| Err("bad row".into())))
+}
+
+fn failure_of(node: &str) -> NodeFailure {
+    NodeFailure {
+        node: node.to_owned(),
+        error: NodeError::Job(JobFailure {
+            step: 0,
+            step_name: "bad".to_owned(),
+            message: "bad row".to_owned(),
+        }),
+    }
+}
+
+fn states(pairs: &[(&str, NodeState)]) -> Vec<(String, NodeState)> {
+    pairs.iter().map(|(n, s)| ((*n).to_owned(), *s)).collect()
+}
+
+#[test]
+fn a_diamond_runs_its_middle_nodes_at_once_and_in_dependency_order() {
+    let executor = executor(4);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    // B and C meet: each waits until the other has started, so they must
+    // run at the same time.
+    let meet = Rendezvous::new(2);
+    let middle = |name: &str| {
+        let meet = meet.clone();
+        let log = Arc::clone(&log);
+        let entry = name.to_owned();
+        Job::new(name).with_step(move |_: &StepContext<'_>| {
+            meet.arrive()?;
+            log.lock().unwrap().push(entry.clone());
+            Ok(())
+        })
+    };
+    let dag = DagBuilder::new()
+        .node(Node::job("d", logging("d", &log)).after("b").after("c"))
+        .node(Node::job("b", middle("b")).after("a"))
+        .node(Node::job("c", middle("c")).after("a"))
+        .node(Node::job("a", logging("a", &log)))
+        .build()
+        .unwrap();
+    let handle = dag.run(&executor);
+    assert_eq!(handle.wait_timeout(PATIENCE), Some(DagOutcome::Completed));
+    let log = log.lock().unwrap().clone();
+    assert_eq!(log.first().map(String::as_str), Some("a"));
+    assert_eq!(log.last().map(String::as_str), Some("d"));
+    assert_eq!(log.len(), 4);
+    assert!(
+        handle
+            .states()
+            .iter()
+            .all(|(_, s)| *s == NodeState::Succeeded)
+    );
+    assert_eq!(executor.stats().jobs_completed, 4);
+}
+
+/// a -> b (fails) -> c, and x beside them.
+fn failing_chain(mode: ErrorMode, x: Job, log: &Arc<Mutex<Vec<String>>>) -> DagBuilder {
+    DagBuilder::new()
+        .error_mode(mode)
+        .node(Node::job("a", logging("a", log)))
+        .node(Node::job("b", failing("b")).after("a"))
+        .node(Node::job("c", logging("c", log)).after("b"))
+        .node(Node::job("x", x))
+}
+
+#[test]
+fn fail_mode_stops_everything_and_reports_the_failure_once() {
+    let executor = executor(4);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let dag = failing_chain(ErrorMode::Fail, until_cancelled("x"), &log)
+        .build()
+        .unwrap();
+    let handle = dag.run(&executor);
+    let outcome = handle.wait_timeout(PATIENCE);
+    assert_eq!(outcome, Some(DagOutcome::Failed(vec![failure_of("b")])));
+    assert_eq!(
+        handle.states(),
+        states(&[
+            ("a", NodeState::Succeeded),
+            ("b", NodeState::Failed),
+            ("c", NodeState::Skipped),
+            ("x", NodeState::Cancelled),
+        ])
+    );
+    assert_eq!(*log.lock().unwrap(), ["a"]);
+    assert!(!handle.cancel(), "an ended run cannot be cancelled");
+}
+
+#[test]
+fn keep_going_runs_everything_not_depending_on_the_failure() {
+    let executor = executor(4);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let dag = failing_chain(ErrorMode::KeepGoing, logging("x", &log), &log)
+        .node(Node::job("after c", logging("after c", &log)).after("c"))
+        .node(Node::job("after x", logging("after x", &log)).after("x"))
+        .build()
+        .unwrap();
+    let handle = dag.run(&executor);
+    let outcome = handle.wait_timeout(PATIENCE);
+    assert_eq!(outcome, Some(DagOutcome::Failed(vec![failure_of("b")])));
+    assert_eq!(
+        handle.states(),
+        states(&[
+            ("a", NodeState::Succeeded),
+            ("b", NodeState::Failed),
+            ("c", NodeState::Skipped),
+            ("x", NodeState::Succeeded),
+            ("after c", NodeState::Skipped),
+            ("after x", NodeState::Succeeded),
+        ])
+    );
+    let mut log = log.lock().unwrap().clone();
+    log.sort();
+    assert_eq!(log, ["a", "after x", "x"]);
+}
+
+#[test]
+fn ignore_mode_treats_a_failure_as_success() {
+    let executor = executor(4);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let dag = failing_chain(ErrorMode::Ignore, logging("x", &log), &log)
+        .build()
+        .unwrap();
+    let handle = dag.run(&executor);
+    assert_eq!(handle.wait_timeout(PATIENCE), Some(DagOutcome::Completed));
+    assert_eq!(handle.state("b"), Some(NodeState::Failed));
+    assert_eq!(handle.state("c"), Some(NodeState::Succeeded));
+    assert_eq!(handle.error("b"), Some(failure_of("b").error));
+    assert_eq!(handle.state("nope"), None);
+}
+
+#[test]
+fn two_nodes_of_one_mutex_group_never_run_at_once() {
+    let executor = executor(4);
+    let active = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let mut dag = DagBuilder::new();
+    for i in 0..6 {
+        let active = Arc::clone(&active);
+        let most = Arc::clone(&most);
+        let job = Job::new(format!("g{i}")).with_step(move |_: &StepContext<'_>| {
+            let now = active.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            for _ in 0..200 {
+                std::thread::yield_now();
+            }
+            active.fetch_sub(1, Ordering::SeqCst);
+            Ok(())
+        });
+        dag.push(Node::job(format!("g{i}"), job).mutex("disk"));
+    }
+    // Nodes of different groups still run at once: they meet.
+    let meet = Rendezvous::new(2);
+    for name in ["p", "q"] {
+        let meet = meet.clone();
+        let job = Job::new(name).with_step(move |_: &StepContext<'_>| meet.arrive());
+        dag.push(Node::job(name, job).mutex(format!("own {name}")));
+    }
+    let handle = dag.build().unwrap().run(&executor);
+    assert_eq!(handle.wait_timeout(PATIENCE), Some(DagOutcome::Completed));
+    assert_eq!(most.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_node_past_its_timeout_is_cancelled_and_fails() {
+    let executor = executor(2);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let limit = Duration::from_millis(20);
+    let dag = DagBuilder::new()
+        .error_mode(ErrorMode::KeepGoing)
+        .node(Node::job("slow", until_cancelled("slow")).timeout(limit))
+        .node(Node::job("after", logging("after", &log)).after("slow"))
+        .node(Node::job("quick", logging("quick", &log)).timeout(PATIENCE))
+        .build()
+        .unwrap();
+    let handle = dag.run(&executor);
+    let expected = NodeFailure {
+        node: "slow".to_owned(),
+        error: NodeError::TimedOut(limit),
+    };
+    assert_eq!(
+        handle.wait_timeout(PATIENCE),
+        Some(DagOutcome::Failed(vec![expected.clone()]))
+    );
+    assert_eq!(
+        expected.to_string(),
+        "node slow failed: timed out after 20ms"
+    );
+    assert_eq!(
+        handle.states(),
+        states(&[
+            ("slow", NodeState::TimedOut),
+            ("after", NodeState::Skipped),
+            ("quick", NodeState::Succeeded),
+        ])
+    );
+}
+
+#[test]
+fn cancel_stops_running_nodes_and_skips_the_rest_once() {
+    let executor = executor(2);
+    let (gate, gate_job) = Gate::job();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let dag = DagBuilder::new()
+        .node(Node::job("gate", gate_job))
+        .node(Node::job("long", until_cancelled("long")).after("gate"))
+        .node(Node::job("later", logging("later", &log)).after("long"))
+        .build()
+        .unwrap();
+    let handle = dag.run(&executor);
+    gate.wait_started();
+    assert_eq!(handle.state("gate"), Some(NodeState::Running));
+    assert_eq!(handle.state("long"), Some(NodeState::Waiting));
+    assert_eq!(handle.wait_timeout(Duration::from_millis(1)), None);
+    gate.open();
+    // Wait until "long" runs, then cancel.
+    let deadline = Instant::now() + PATIENCE;
+    while handle.state("long") != Some(NodeState::Running) {
+        assert!(Instant::now() < deadline, "long never started");
+        std::thread::yield_now();
+    }
+    assert!(handle.cancel());
+    assert!(!handle.cancel(), "only the first cancel stops the run");
+    assert_eq!(handle.wait_timeout(PATIENCE), Some(DagOutcome::Cancelled));
+    assert_eq!(
+        handle.states(),
+        states(&[
+            ("gate", NodeState::Succeeded),
+            ("long", NodeState::Cancelled),
+            ("later", NodeState::Skipped),
+        ])
+    );
+    assert!(log.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_cycle_is_reported_at_build_time_naming_its_nodes() {
+    let job = |name: &str| Job::new(name);
+    let err = DagBuilder::new()
+        .node(Node::job("start", job("start")))
+        .node(Node::job("a", job("a")).after("start").after("c"))
+        .node(Node::job("b", job("b")).after("a"))
+        .node(Node::job("c", job("c")).after("b"))
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidDag(_)));
+    assert_eq!(
+        err.to_string(),
+        "invalid DAG: the dependencies form a cycle: a -> b -> c -> a"
+    );
+    let err = DagBuilder::new()
+        .node(Node::job("self", job("self")).after("self"))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid DAG: the dependencies form a cycle: self -> self"
+    );
+    let err = DagBuilder::new()
+        .node(Node::job("a", job("a")).after("missing"))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid DAG: node a depends on missing, which is not a node"
+    );
+    let err = DagBuilder::new()
+        .node(Node::job("a", job("a")))
+        .node(Node::job("a", job("a")))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.to_string(), "invalid DAG: two nodes are named a");
+}
+
+#[test]
+fn lazy_nodes_make_their_job_when_they_start() {
+    let executor = executor(2);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let made = {
+        let log = Arc::clone(&log);
+        Node::lazy("made", move || {
+            // "first" has run by now.
+            assert_eq!(*log.lock().unwrap(), ["first"]);
+            Ok(logging("made", &log))
+        })
+    };
+    let dag = DagBuilder::new()
+        .error_mode(ErrorMode::KeepGoing)
+        .node(Node::job("first", logging("first", &log)))
+        .node(made.after("first"))
+        .node(Node::lazy("refuses", || Err("no such table t".into())))
+        .node(Node::lazy("panics", || panic!("boom in make")))
+        .build()
+        .unwrap();
+    let handle = dag.run(&executor);
+    let Some(DagOutcome::Failed(failures)) = handle.wait_timeout(PATIENCE) else {
+        panic!("expected failures");
+    };
+    let text: Vec<String> = failures.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [
+            "node refuses failed: could not start: no such table t",
+            "node panics failed: could not start: making its job panicked: boom in make",
+        ]
+    );
+    assert_eq!(handle.state("made"), Some(NodeState::Succeeded));
+    assert_eq!(*log.lock().unwrap(), ["first", "made"]);
+}
+
+#[test]
+fn an_empty_dag_completes_and_a_node_on_a_dropped_executor_fails() {
+    let executor = executor(1);
+    let handle = DagBuilder::new().build().unwrap().run(&executor);
+    assert_eq!(handle.wait(), DagOutcome::Completed);
+    let dag = DagBuilder::new()
+        .node(Node::job("late", Job::new("late")))
+        .build()
+        .unwrap();
+    let submitter = executor.submitter();
+    drop(executor);
+    let handle = dag.run_with(submitter);
+    let Some(DagOutcome::Failed(failures)) = handle.wait_timeout(PATIENCE) else {
+        panic!("expected a failure");
+    };
+    assert_eq!(
+        failures[0].to_string(),
+        "node late failed: could not start: the executor has shut down"
+    );
+}
+
+#[test]
+fn the_done_hook_runs_once_after_every_step_stopped() {
+    let executor = executor(4);
+    // A failed job: the hook waits for the step still running.
+    let (gate, gate_job) = Gate::job();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut job = Job::new("fails while one step runs");
+    for step in gate_job.into_steps() {
+        job.push_step(step);
+    }
+    let job = job
+        .with_step(step_fn("bad", |_ctx| Err("bad row".into())))
+        .on_done({
+            let seen = Arc::clone(&seen);
+            move |outcome: &JobOutcome| seen.lock().unwrap().push(outcome.clone())
+        });
+    let ticket = executor.submit(job).unwrap();
+    gate.wait_started();
+    assert!(matches!(
+        ticket.wait_timeout(PATIENCE),
+        Some(JobOutcome::Failed(_))
+    ));
+    assert!(seen.lock().unwrap().is_empty(), "the gate step still runs");
+    gate.open();
+    drop(executor);
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert!(matches!(seen.lock().unwrap()[0], JobOutcome::Failed(_)));
+
+    // A job cancelled while queued: the hook runs on the cancelling thread.
+    let executor = crate::executor(1);
+    let (gate, gate_job) = Gate::job();
+    executor.submit(gate_job).unwrap();
+    gate.wait_started();
+    let cancelled = Arc::new(Mutex::new(None));
+    let job = Job::new("queued").on_done({
+        let cancelled = Arc::clone(&cancelled);
+        move |outcome: &JobOutcome| {
+            *cancelled.lock().unwrap() = Some((outcome.clone(), std::thread::current().id()));
+        }
+    });
+    let ticket = executor.submit(job).unwrap();
+    assert!(ticket.cancel());
+    assert_eq!(
+        *cancelled.lock().unwrap(),
+        Some((JobOutcome::Cancelled, std::thread::current().id()))
+    );
+    gate.open();
+}
+
+#[test]
+fn jobs_submitted_by_done_hooks_while_the_executor_drops_never_hang() {
+    for _ in 0..20 {
+        let executor = executor(1);
+        let submitter = executor.submitter();
+        let next: Arc<Mutex<Option<weir_executor::JobTicket>>> = Arc::new(Mutex::new(None));
+        let job = Job::new("first")
+            .with_step(step_fn("work", |_ctx| Ok(())))
+            .on_done({
+                let next = Arc::clone(&next);
+                move |_outcome: &JobOutcome| {
+                    let ticket = submitter
+                        .submit(Job::new("second").with_step(step_fn("work", |_ctx| Ok(()))))
+                        .expect("the executor is still alive while it drains");
+                    *next.lock().unwrap() = Some(ticket);
+                }
+            });
+        let first = executor.submit(job).unwrap();
+        // Drains "first"; "second" lands behind the stop messages, or not.
+        drop(executor);
+        assert_eq!(first.wait(), JobOutcome::Completed);
+        let second = next.lock().unwrap().clone().expect("the hook ran");
+        let outcome = second.wait_timeout(PATIENCE);
+        assert!(
+            matches!(outcome, Some(JobOutcome::Completed | JobOutcome::Cancelled)),
+            "{outcome:?}"
+        );
+    }
+}
