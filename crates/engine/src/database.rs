@@ -1,6 +1,6 @@
 //! The [`Database`]: catalog, settings, and statement execution.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -55,10 +55,30 @@ pub struct Database {
 
 struct Shared {
     tables: RwLock<BTreeMap<String, Table>>,
+    /// CSV schemas widened by a load past the sniffed sample, so the next
+    /// plan of the file uses them (see [`load::read_csv`]).
+    csv_schemas: Mutex<HashMap<CsvKey, CsvSchema>>,
     config: Mutex<Config>,
     executor: RwLock<Arc<PipelineExecutor>>,
     running: Mutex<Vec<Arc<AtomicBool>>>,
 }
+
+/// A CSV file read with some options.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct CsvKey {
+    path: std::path::PathBuf,
+    options: load::CsvOptions,
+}
+
+/// The schema a load settled on, valid while the file is unchanged.
+struct CsvSchema {
+    modified: Option<std::time::SystemTime>,
+    len: u64,
+    schema: Schema,
+}
+
+/// How many times a statement is planned again after a CSV column widened.
+const MAX_REPLANS: usize = 3;
 
 #[derive(Clone)]
 struct Table {
@@ -116,6 +136,7 @@ impl Database {
         Ok(Self {
             shared: Arc::new(Shared {
                 tables: RwLock::new(BTreeMap::new()),
+                csv_schemas: Mutex::new(HashMap::new()),
                 config: Mutex::new(config),
                 executor: RwLock::new(Arc::new(executor)),
                 running: Mutex::new(Vec::new()),
@@ -169,8 +190,21 @@ impl Database {
         }
         let mut last = QueryResult::no_rows(None);
         for text in &statements {
-            for statement in weir_planner::plan_sql(text, &CatalogView { db: self })? {
-                last = self.run_statement(statement, options)?;
+            let mut replans = 0;
+            'plan: loop {
+                for statement in weir_planner::plan_sql(text, &CatalogView { db: self })? {
+                    match self.run_statement(statement, options) {
+                        Ok(r) => last = r,
+                        // a CSV column widened past the sniffed sample: plan
+                        // again with the wider type
+                        Err(Error::SchemaChanged) if replans < MAX_REPLANS => {
+                            replans += 1;
+                            continue 'plan;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                break;
             }
         }
         Ok(last)
@@ -261,13 +295,11 @@ impl Database {
                     }
                     text
                 } else {
+                    // a dry run: files give their schemas, never their rows
                     let executor = self.executor();
-                    weir_pipeline::explain(
-                        &plan,
-                        &Resolver { db: self },
-                        &executor,
-                        &self.exec_options(false, options, None),
-                    )?
+                    let exec_options = self.exec_options(false, options, None);
+                    let resolver = Resolver::new(self, &exec_options, true);
+                    weir_pipeline::explain(&plan, &resolver, &executor, &exec_options)?
                 };
                 Ok(text_result("explain", text.lines()))
             }
@@ -427,13 +459,69 @@ impl Database {
             .push(cancel.clone());
         let executor = self.executor();
         let exec_options = self.exec_options(analyze, options, Some(cancel.clone()));
-        let result = weir_pipeline::execute(plan, &Resolver { db: self }, &executor, &exec_options);
+        let resolver = Resolver::new(self, &exec_options, false);
+        let result = weir_pipeline::execute(plan, &resolver, &executor, &exec_options);
         self.shared
             .running
             .lock()
             .expect("running list poisoned")
             .retain(|f| !Arc::ptr_eq(f, &cancel));
-        Ok(result?)
+        let loads = resolver.loads.into_inner().expect("loads poisoned");
+        if let Some(e) = loads.iter().find_map(|l| l.failure.as_ref()) {
+            // the load's own error (a timeout, Ctrl-C, a widened schema)
+            // rather than the pipeline's rendering of it
+            return Err(e.clone().into_error());
+        }
+        let mut out = result?;
+        if let Some(profile) = &mut out.profile {
+            // loading files happens before the scan: show it first
+            let reads = loads.into_iter().map(|l| weir_pipeline::OperatorProfile {
+                name: l.name,
+                rows_in: l.rows,
+                rows_out: l.rows,
+                time: l.time,
+                ..Default::default()
+            });
+            profile.operators.splice(0..0, reads);
+        }
+        Ok(out)
+    }
+
+    fn csv_key(path: &str, options: &load::CsvOptions) -> CsvKey {
+        CsvKey {
+            path: std::fs::canonicalize(path).unwrap_or_else(|_| path.into()),
+            options: options.clone(),
+        }
+    }
+
+    /// The CSV schema an earlier load of this unchanged file settled on.
+    fn known_csv_schema(&self, key: &CsvKey) -> Option<Schema> {
+        let meta = std::fs::metadata(&key.path).ok()?;
+        let schemas = self
+            .shared
+            .csv_schemas
+            .lock()
+            .expect("csv schemas poisoned");
+        let known = schemas.get(key)?;
+        (known.modified == meta.modified().ok() && known.len == meta.len())
+            .then(|| known.schema.clone())
+    }
+
+    fn remember_csv_schema(&self, key: CsvKey, schema: Schema) {
+        if let Ok(meta) = std::fs::metadata(&key.path) {
+            self.shared
+                .csv_schemas
+                .lock()
+                .expect("csv schemas poisoned")
+                .insert(
+                    key,
+                    CsvSchema {
+                        modified: meta.modified().ok(),
+                        len: meta.len(),
+                        schema,
+                    },
+                );
+        }
     }
 }
 
@@ -460,7 +548,12 @@ impl Catalog for CatalogView<'_> {
     }
 
     fn file_schema(&self, path: &str, format: FileFormat) -> Result<SchemaRef, String> {
-        load::file_schema(Path::new(path), format).map_err(|e| match e {
+        let csv = load::CsvOptions::default();
+        let known = match format {
+            FileFormat::Csv => self.db.known_csv_schema(&Database::csv_key(path, &csv)),
+            FileFormat::Parquet => None,
+        };
+        load::file_schema(Path::new(path), format, &csv, known.as_ref()).map_err(|e| match e {
             // the planner adds its own "IO Error: " prefix
             Error::Io { path, source } => {
                 format!("could not read \"{}\": {source}", path.display())
@@ -473,6 +566,97 @@ impl Catalog for CatalogView<'_> {
 /// The pipeline's access to data.
 struct Resolver<'a> {
     db: &'a Database,
+    cancel: Option<Arc<AtomicBool>>,
+    deadline: Option<(Instant, Duration)>,
+    /// EXPLAIN: files give their schema and no rows.
+    dry_run: bool,
+    /// The files loaded, for EXPLAIN ANALYZE, and how a load failed.
+    loads: Mutex<Vec<Load>>,
+}
+
+/// One file loaded for a statement.
+struct Load {
+    name: String,
+    rows: u64,
+    time: Duration,
+    failure: Option<LoadFailure>,
+}
+
+/// Why a load stopped, kept to be returned as the statement's error.
+#[derive(Clone)]
+enum LoadFailure {
+    Cancelled,
+    Timeout(Duration),
+    SchemaChanged,
+}
+
+impl LoadFailure {
+    fn into_error(self) -> Error {
+        match self {
+            LoadFailure::Cancelled => Error::Cancelled,
+            LoadFailure::Timeout(d) => Error::Timeout(d),
+            LoadFailure::SchemaChanged => Error::SchemaChanged,
+        }
+    }
+}
+
+impl<'a> Resolver<'a> {
+    fn new(db: &'a Database, options: &ExecOptions, dry_run: bool) -> Self {
+        let timeout = db.config().timeout;
+        Self {
+            db,
+            cancel: options.cancel.clone(),
+            deadline: options.deadline.zip(timeout),
+            dry_run,
+            loads: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Stops a load between batches on Ctrl-C or past the timeout.
+    fn check(&self) -> Result<()> {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            return Err(Error::Cancelled);
+        }
+        if let Some((deadline, timeout)) = self.deadline
+            && Instant::now() >= deadline
+        {
+            return Err(Error::Timeout(timeout));
+        }
+        Ok(())
+    }
+
+    fn load_file(&self, path: &str, format: FileFormat) -> Result<TableData> {
+        let csv = load::CsvOptions::default();
+        if self.dry_run {
+            let known = match format {
+                FileFormat::Csv => self.db.known_csv_schema(&Database::csv_key(path, &csv)),
+                FileFormat::Parquet => None,
+            };
+            let schema = load::file_schema(Path::new(path), format, &csv, known.as_ref())?;
+            return Ok(TableData::new(schema, Vec::new()));
+        }
+        let check = || self.check();
+        match format {
+            FileFormat::Parquet => load::read_parquet(Path::new(path), &check),
+            FileFormat::Csv => {
+                let key = Database::csv_key(path, &csv);
+                let planned = match self.db.known_csv_schema(&key) {
+                    Some(s) => s,
+                    None => load::sniff_csv(Path::new(path), &csv)?,
+                };
+                let data = load::read_csv(Path::new(path), planned.clone(), &csv.types, &check)?;
+                if data.schema != planned {
+                    self.db.remember_csv_schema(key, data.schema);
+                    return Err(Error::SchemaChanged);
+                }
+                load::normalize(Arc::new(data.schema), data.batches)
+            }
+        }
+    }
 }
 
 impl SourceResolver for Resolver<'_> {
@@ -481,9 +665,25 @@ impl SourceResolver for Resolver<'_> {
             TableSource::Table(name) => self.db.table(name).map(|t| t.data).ok_or_else(|| {
                 weir_pipeline::Error::Execution(format!("Table with name {name} does not exist!"))
             }),
-            TableSource::File { path, format } => load::read_file(Path::new(path), *format)
-                .map(Arc::new)
-                .map_err(|e| weir_pipeline::Error::Execution(e.to_string())),
+            TableSource::File { path, format } => {
+                let started = Instant::now();
+                let result = self.load_file(path, *format);
+                let failure = match &result {
+                    Err(Error::Cancelled) => Some(LoadFailure::Cancelled),
+                    Err(Error::Timeout(d)) => Some(LoadFailure::Timeout(*d)),
+                    Err(Error::SchemaChanged) => Some(LoadFailure::SchemaChanged),
+                    _ => None,
+                };
+                self.loads.lock().expect("loads poisoned").push(Load {
+                    name: format!("read '{path}'"),
+                    rows: result.as_ref().map_or(0, |d| d.num_rows() as u64),
+                    time: started.elapsed(),
+                    failure,
+                });
+                result
+                    .map(Arc::new)
+                    .map_err(|e| weir_pipeline::Error::Execution(e.to_string()))
+            }
             TableSource::Series { start, stop, step } => {
                 weir_pipeline::series_table(*start, *stop, *step, "range").map(Arc::new)
             }
