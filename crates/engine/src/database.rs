@@ -10,7 +10,9 @@ use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use weir_executor::{ExecutorConfig, PipelineExecutor};
 use weir_pipeline::{ExecOptions, Progress, SourceResolver, TableData};
-use weir_planner::{Catalog, FileFormat, LogicalPlan, Statement, TableSource};
+use weir_planner::{
+    Catalog, FileFormat, FileOptions, LogicalPlan, ScalarValue, Setting, Statement, TableSource,
+};
 
 use crate::error::{Error, Result};
 use crate::load;
@@ -55,6 +57,8 @@ pub struct Database {
 
 struct Shared {
     tables: RwLock<BTreeMap<String, Table>>,
+    /// The settings the database was made with, for `RESET`.
+    initial: Config,
     /// CSV schemas widened by a load past the sniffed sample, so the next
     /// plan of the file uses them (see [`load::read_csv`]).
     csv_schemas: Mutex<HashMap<CsvKey, CsvSchema>>,
@@ -136,6 +140,7 @@ impl Database {
         Ok(Self {
             shared: Arc::new(Shared {
                 tables: RwLock::new(BTreeMap::new()),
+                initial: config.clone(),
                 csv_schemas: Mutex::new(HashMap::new()),
                 config: Mutex::new(config),
                 executor: RwLock::new(Arc::new(executor)),
@@ -389,6 +394,33 @@ impl Database {
                 }
                 Ok(QueryResult::no_rows(None))
             }
+            Statement::Set { name, value } => {
+                self.set(&name, &value)?;
+                Ok(QueryResult::no_rows(None))
+            }
+            Statement::Reset { name } => {
+                let initial = &self.shared.initial;
+                let names = match name {
+                    Some(n) => vec![n],
+                    None => self.settings().into_iter().map(|s| s.name).collect(),
+                };
+                for name in names {
+                    match name.as_str() {
+                        "threads" => {
+                            if self.config().threads != initial.threads {
+                                self.set_threads(initial.threads)?;
+                            }
+                        }
+                        "statement_timeout" => self.set_timeout(initial.timeout),
+                        other => {
+                            return Err(Error::Catalog(format!(
+                                "unrecognized configuration parameter \"{other}\""
+                            )));
+                        }
+                    }
+                }
+                Ok(QueryResult::no_rows(None))
+            }
             Statement::ShowTables => {
                 let names = self.table_names();
                 Ok(text_result("name", names.iter().map(String::as_str)))
@@ -418,6 +450,79 @@ impl Database {
                 let batch = RecordBatch::try_new(out_schema.clone(), columns)?;
                 Ok(QueryResult::rows(out_schema, vec![batch]))
             }
+        }
+    }
+
+    /// The settings `SET`, `RESET`, `PRAGMA`, `current_setting()` and
+    /// `weir_settings()` know. They belong to the database: its clones
+    /// share them.
+    pub fn settings(&self) -> Vec<Setting> {
+        let config = self.config();
+        vec![
+            Setting {
+                name: "threads".into(),
+                aliases: vec!["worker_threads".into()],
+                value: ScalarValue::Int64(config.threads as i64),
+                description: "The number of worker threads queries run on".into(),
+            },
+            Setting {
+                name: "statement_timeout".into(),
+                aliases: vec!["timeout".into()],
+                value: ScalarValue::Float64(config.timeout.map_or(0.0, |t| t.as_secs_f64())),
+                description: "Seconds a statement may run before it is cancelled (0: no limit); \
+                              a number, or a string with a unit: '500ms', '2s', '1min'"
+                    .into(),
+            },
+        ]
+    }
+
+    /// `SET name = value` for a setting of [`Database::settings`].
+    fn set(&self, name: &str, value: &ScalarValue) -> Result<()> {
+        let invalid = |what: &str| {
+            Error::InvalidInput(format!(
+                "SET {name}: {what}, got {value} ({})",
+                weir_planner::types::sql_type_name(&value.data_type())
+            ))
+        };
+        match name {
+            "threads" => {
+                let n = match value {
+                    ScalarValue::Int32(n) => i64::from(*n),
+                    ScalarValue::Int64(n) => *n,
+                    _ => return Err(invalid("expected a positive integer")),
+                };
+                if n < 1 {
+                    return Err(invalid("expected a positive integer"));
+                }
+                let n = usize::try_from(n).map_err(|_| invalid("too many threads"))?;
+                if n != self.config().threads {
+                    self.set_threads(n)?;
+                }
+                Ok(())
+            }
+            "statement_timeout" => {
+                let secs = match value {
+                    ScalarValue::Int32(n) => f64::from(*n),
+                    ScalarValue::Int64(n) => *n as f64,
+                    ScalarValue::Float64(x) => *x,
+                    ScalarValue::Decimal128(..) => value
+                        .to_string()
+                        .parse()
+                        .map_err(|_| invalid("expected seconds"))?,
+                    ScalarValue::Utf8(s) => parse_duration(s).ok_or_else(|| {
+                        invalid("expected seconds or a duration such as '500ms', '2s', '1min'")
+                    })?,
+                    _ => return Err(invalid("expected seconds")),
+                };
+                if !secs.is_finite() || secs < 0.0 {
+                    return Err(invalid("expected a number of seconds, 0 or more"));
+                }
+                self.set_timeout((secs > 0.0).then(|| Duration::from_secs_f64(secs)));
+                Ok(())
+            }
+            other => Err(Error::Catalog(format!(
+                "unrecognized configuration parameter \"{other}\""
+            ))),
         }
     }
 
@@ -525,6 +630,24 @@ impl Database {
     }
 }
 
+/// Seconds in `'500ms'`, `'2s'`, `'2 s'`, `'1min'`, `'1.5'` (seconds).
+fn parse_duration(s: &str) -> Option<f64> {
+    let s = s.trim().to_ascii_lowercase();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let scale = match unit.trim() {
+        "" | "s" | "sec" | "second" | "seconds" => 1.0,
+        "ms" | "millisecond" | "milliseconds" => 1e-3,
+        "min" | "minute" | "minutes" => 60.0,
+        "h" | "hour" | "hours" => 3600.0,
+        _ => return None,
+    };
+    Some(number * scale)
+}
+
 fn text_result<'a>(column: &str, lines: impl Iterator<Item = &'a str>) -> QueryResult {
     let schema = Arc::new(Schema::new(vec![Field::new(column, DataType::Utf8, false)]));
     let array: ArrayRef = Arc::new(StringArray::from_iter_values(lines));
@@ -548,18 +671,31 @@ impl Catalog for CatalogView<'_> {
     }
 
     fn file_schema(&self, path: &str, format: FileFormat) -> Result<SchemaRef, String> {
-        let csv = load::CsvOptions::default();
+        self.file_schema_with(path, format, &FileOptions::default())
+    }
+
+    fn file_schema_with(
+        &self,
+        path: &str,
+        format: FileFormat,
+        options: &FileOptions,
+    ) -> Result<SchemaRef, String> {
         let known = match format {
-            FileFormat::Csv => self.db.known_csv_schema(&Database::csv_key(path, &csv)),
+            FileFormat::Csv => self.db.known_csv_schema(&Database::csv_key(path, options)),
             FileFormat::Parquet => None,
         };
-        load::file_schema(Path::new(path), format, &csv, known.as_ref()).map_err(|e| match e {
+        load::file_schema(Path::new(path), format, options, known.as_ref()).map_err(|e| match e {
             // the planner adds its own "IO Error: " prefix
             Error::Io { path, source } => {
                 format!("could not read \"{}\": {source}", path.display())
             }
+            Error::InvalidInput(message) => message,
             other => other.to_string(),
         })
+    }
+
+    fn settings(&self) -> Vec<Setting> {
+        self.db.settings()
     }
 }
 
@@ -629,24 +765,23 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
-    fn load_file(&self, path: &str, format: FileFormat) -> Result<TableData> {
-        let csv = load::CsvOptions::default();
+    fn load_file(&self, path: &str, format: FileFormat, csv: &FileOptions) -> Result<TableData> {
         if self.dry_run {
             let known = match format {
-                FileFormat::Csv => self.db.known_csv_schema(&Database::csv_key(path, &csv)),
+                FileFormat::Csv => self.db.known_csv_schema(&Database::csv_key(path, csv)),
                 FileFormat::Parquet => None,
             };
-            let schema = load::file_schema(Path::new(path), format, &csv, known.as_ref())?;
+            let schema = load::file_schema(Path::new(path), format, csv, known.as_ref())?;
             return Ok(TableData::new(schema, Vec::new()));
         }
         let check = || self.check();
         match format {
             FileFormat::Parquet => load::read_parquet(Path::new(path), &check),
             FileFormat::Csv => {
-                let key = Database::csv_key(path, &csv);
+                let key = Database::csv_key(path, csv);
                 let planned = match self.db.known_csv_schema(&key) {
                     Some(s) => s,
-                    None => load::sniff_csv(Path::new(path), &csv)?,
+                    None => load::sniff_csv(Path::new(path), csv)?,
                 };
                 let data = load::read_csv(Path::new(path), planned.clone(), &csv.types, &check)?;
                 if data.schema != planned {
@@ -665,9 +800,13 @@ impl SourceResolver for Resolver<'_> {
             TableSource::Table(name) => self.db.table(name).map(|t| t.data).ok_or_else(|| {
                 weir_pipeline::Error::Execution(format!("Table with name {name} does not exist!"))
             }),
-            TableSource::File { path, format } => {
+            TableSource::File {
+                path,
+                format,
+                options,
+            } => {
                 let started = Instant::now();
-                let result = self.load_file(path, *format);
+                let result = self.load_file(path, *format, options);
                 let failure = match &result {
                     Err(Error::Cancelled) => Some(LoadFailure::Cancelled),
                     Err(Error::Timeout(d)) => Some(LoadFailure::Timeout(*d)),

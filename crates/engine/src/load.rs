@@ -37,11 +37,7 @@ fn csv_format() -> arrow::csv::reader::Format {
 
 /// How to read a CSV file: the rows sampled for types (`None`: the
 /// default, `Some(usize::MAX)`: all), and column types the user fixed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub(crate) struct CsvOptions {
-    pub(crate) sample_rows: Option<usize>,
-    pub(crate) types: Vec<(String, DataType)>,
-}
+pub(crate) type CsvOptions = weir_planner::FileOptions;
 
 /// The Arrow schema a CSV file is read with: types sniffed from a sample
 /// of rows, then the user's `types`. Not yet canonical.

@@ -148,3 +148,65 @@ fn a_timeout_stops_a_load() {
         .unwrap_err();
     assert!(matches!(err, Error::Timeout(_)), "{err}");
 }
+
+#[test]
+fn read_csv_takes_types_and_sample_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = csv(dir.path(), "o.csv", 30_000, "3.5,x\n");
+    let db = Database::new().unwrap();
+    let describe = |options: &str| {
+        text(
+            &db,
+            &format!("DESCRIBE SELECT * FROM read_csv('{path}'{options})"),
+        )
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells.len() > 3 && cells[1] != "column_name").then(|| cells[2].to_string())
+        })
+        .collect::<Vec<_>>()
+    };
+    // every row sampled: the types fit the whole file up front
+    assert_eq!(describe(", sample_size=-1"), ["DOUBLE", "VARCHAR"]);
+    assert_eq!(describe(", sample_size = 10"), ["BIGINT", "BIGINT"]);
+    assert_eq!(
+        describe(", types={'b': 'VARCHAR', 'A': 'DOUBLE'}"),
+        ["DOUBLE", "VARCHAR"]
+    );
+    let sql = format!(
+        "SELECT count(*) AS n FROM read_csv('{path}', types={{'b': 'VARCHAR'}}, sample_size=-1) WHERE b = 'x'"
+    );
+    assert_eq!(text(&db, &sql), "+---+\n| n |\n+---+\n| 1 |\n+---+");
+    // a type the user fixed does not widen: the value is named
+    let err = db
+        .execute(&format!(
+            "SELECT * FROM read_csv('{path}', types={{'a': 'BIGINT'}})"
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("'3.5' as type 'Int64'"), "{err}");
+    for (options, needle) in [
+        (
+            "types={'zz': 'DOUBLE'}",
+            "has no column \"zz\" (columns: a, b)",
+        ),
+        (
+            "types={'a': 'BLOB'}",
+            "\"'BLOB'\" is not a type Weir reads from CSV",
+        ),
+        (
+            "types='a'",
+            "must be a struct of column names to type names",
+        ),
+        (
+            "sample_size=0",
+            "sample_size must be a positive integer or -1",
+        ),
+    ] {
+        let err = db
+            .execute(&format!("SELECT * FROM read_csv('{path}', {options})"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(needle), "{options}: {err}");
+    }
+}
