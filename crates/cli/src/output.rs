@@ -329,6 +329,7 @@ fn write_csv(
     }
     for b in batches {
         check_stop(stop)?;
+        check_printable(&b)?;
         writer.write(&b)?;
     }
     Ok(())

@@ -124,7 +124,7 @@ fn json_writes_infinities_and_nan_as_duckdb_to_json_does() {
 fn a_value_that_cannot_be_printed_is_an_error_with_exit_one() {
     // a DATE past year 262143 cannot be rendered; the sql helper may make
     // the addition itself fail, which is an error with exit 1 as well
-    for format in ["table", "box", "json"] {
+    for format in ["table", "box", "csv", "json"] {
         let (code, out, err) = run(
             &[
                 "--format",
