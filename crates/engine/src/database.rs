@@ -702,6 +702,8 @@ impl Catalog for CatalogView<'_> {
 /// The pipeline's access to data.
 struct Resolver<'a> {
     db: &'a Database,
+    /// Decodes the parts of a file load in parallel.
+    executor: Arc<PipelineExecutor>,
     cancel: Option<Arc<AtomicBool>>,
     deadline: Option<(Instant, Duration)>,
     /// EXPLAIN: files give their schema and no rows.
@@ -741,6 +743,7 @@ impl<'a> Resolver<'a> {
         let timeout = db.config().timeout;
         Self {
             db,
+            executor: db.executor(),
             cancel: options.cancel.clone(),
             deadline: options.deadline.zip(timeout),
             dry_run,
@@ -776,14 +779,20 @@ impl<'a> Resolver<'a> {
         }
         let check = || self.check();
         match format {
-            FileFormat::Parquet => load::read_parquet(Path::new(path), &check),
+            FileFormat::Parquet => load::read_parquet_parallel(Path::new(path), self, &check),
             FileFormat::Csv => {
                 let key = Database::csv_key(path, csv);
                 let planned = match self.db.known_csv_schema(&key) {
                     Some(s) => s,
                     None => load::sniff_csv(Path::new(path), csv)?,
                 };
-                let data = load::read_csv(Path::new(path), planned.clone(), &csv.types, &check)?;
+                let data = load::read_csv_parallel(
+                    Path::new(path),
+                    planned.clone(),
+                    &csv.types,
+                    self,
+                    &check,
+                )?;
                 if data.schema != planned {
                     self.db.remember_csv_schema(key, data.schema);
                     return Err(Error::SchemaChanged);
@@ -791,6 +800,68 @@ impl<'a> Resolver<'a> {
                 load::normalize(Arc::new(data.schema), data.batches)
             }
         }
+    }
+}
+
+impl load::RunParts for Resolver<'_> {
+    fn workers(&self) -> usize {
+        self.executor.threads()
+    }
+
+    /// One executor job, a step per part; the query thread waits, checking
+    /// Ctrl-C and the deadline.
+    fn run(
+        &self,
+        parts: Vec<load::Part>,
+    ) -> Result<Vec<Result<Vec<RecordBatch>, load::PartError>>> {
+        type Slot = Mutex<Option<Result<Vec<RecordBatch>, load::PartError>>>;
+        let slots: Arc<Vec<Slot>> = Arc::new(parts.iter().map(|_| Mutex::new(None)).collect());
+        let mut job = weir_executor::Job::new("load");
+        for (i, part) in parts.into_iter().enumerate() {
+            let slots = slots.clone();
+            job.push_step(Box::new(weir_executor::step_fn(
+                format!("load part {i}"),
+                move |ctx: &weir_executor::StepContext<'_>| {
+                    let result = part(&|| ctx.is_cancelled());
+                    *slots[i].lock().expect("load slot poisoned") = Some(result);
+                    Ok(())
+                },
+            )));
+        }
+        let ticket = self.executor.submit(job)?;
+        let outcome = loop {
+            if let Some(outcome) = ticket.wait_timeout(Duration::from_millis(5)) {
+                break outcome;
+            }
+            if let Err(e) = self.check() {
+                ticket.cancel();
+                return Err(e);
+            }
+        };
+        match outcome {
+            weir_executor::JobOutcome::Completed => {}
+            weir_executor::JobOutcome::Cancelled => {
+                self.check()?;
+                return Err(Error::Cancelled);
+            }
+            weir_executor::JobOutcome::Failed(failure) => {
+                return Err(Error::InvalidInput(format!(
+                    "loading a file failed: {}",
+                    failure.message
+                )));
+            }
+        }
+        // a worker may drop its step (and its handle on the slots) just
+        // after the job completes: take the results out rather than unwrap
+        Ok(slots
+            .iter()
+            .map(|slot| {
+                slot.lock()
+                    .expect("load slot poisoned")
+                    .take()
+                    .unwrap_or(Err(load::PartError::Stopped))
+            })
+            .collect())
     }
 }
 

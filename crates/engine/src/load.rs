@@ -166,6 +166,258 @@ fn widen(t: &DataType) -> Option<DataType> {
     }
 }
 
+/// Files smaller than this are read by one worker.
+const MIN_PART_BYTES: u64 = 4 << 20;
+
+/// One part of a file load, run by a worker: decodes its rows, polling
+/// its argument (true: stop) between batches.
+pub(crate) type Part =
+    Box<dyn Fn(&dyn Fn() -> bool) -> Result<Vec<RecordBatch>, PartError> + Send + Sync>;
+
+/// Why a part failed.
+pub(crate) enum PartError {
+    /// Arrow's error, with the file line its part starts at (1 for the
+    /// first data row).
+    Arrow(arrow::error::ArrowError, usize),
+    /// Stopped by its poll.
+    Stopped,
+    /// Something else.
+    Other(Error),
+}
+
+/// Runs the parts of a load, on as many workers as it likes, and returns
+/// their results in part order; an error of its own (Ctrl-C, a timeout)
+/// stops the load.
+pub(crate) trait RunParts {
+    /// How many workers may run parts at once.
+    fn workers(&self) -> usize;
+    /// Runs `parts`.
+    fn run(&self, parts: Vec<Part>) -> Result<Vec<Result<Vec<RecordBatch>, PartError>>>;
+}
+
+/// Byte ranges of a CSV file's rows, cut at line ends outside quotes,
+/// about `parts` of them, each with the line its first row is on. Also
+/// checks the quotes (see [`QuoteCheck`]).
+fn csv_parts(path: &Path, parts: u64, min_part_bytes: u64) -> Result<Vec<(u64, u64, usize)>> {
+    let file = open(path)?;
+    let len = file.metadata().map_err(|e| io_error(path, e))?.len();
+    let mut check = QuoteCheck::new(file);
+    check.part_bytes = (len / parts.max(1)).max(min_part_bytes).max(1);
+    // the header ends the first "part"
+    check.next_split = Some(0);
+    let mut buf = vec![0; 1 << 20];
+    loop {
+        match check.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return Err(io_error(path, e)),
+        }
+    }
+    let mut ranges = Vec::new();
+    for (i, &(start, line)) in check.splits.iter().enumerate() {
+        let end = check.splits.get(i + 1).map_or(len, |s| s.0);
+        if end > start {
+            ranges.push((start, end, line));
+        }
+    }
+    Ok(ranges)
+}
+
+/// `line N` in an Arrow CSV message counted from `first_line` of the file.
+fn shift_lines(message: &str, first_line: usize) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("line ") {
+        let (head, tail) = rest.split_at(at + "line ".len());
+        out.push_str(head);
+        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        match tail[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + first_line - 1).to_string()),
+            Err(_) => out.push_str(&tail[..digits]),
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// [`read_csv`] with the rows cut into byte ranges that `runner`'s workers
+/// decode at once; the batches keep file order. One range (a small file)
+/// reads on the calling thread.
+pub(crate) fn read_csv_parallel(
+    path: &Path,
+    schema: Schema,
+    fixed: &[(String, DataType)],
+    runner: &dyn RunParts,
+    check: &dyn Fn() -> Result<()>,
+) -> Result<CsvData> {
+    read_csv_in_parts(path, schema, fixed, runner, check, MIN_PART_BYTES)
+}
+
+fn read_csv_in_parts(
+    path: &Path,
+    mut schema: Schema,
+    fixed: &[(String, DataType)],
+    runner: &dyn RunParts,
+    check: &dyn Fn() -> Result<()>,
+    min_part_bytes: u64,
+) -> Result<CsvData> {
+    let workers = runner.workers() as u64;
+    if workers < 2 {
+        return read_csv(path, schema, fixed, check);
+    }
+    let ranges = csv_parts(path, workers * 2, min_part_bytes)?;
+    if ranges.len() < 2 {
+        return read_csv(path, schema, fixed, check);
+    }
+    check()?;
+    for _ in 0..=2 * schema.fields().len() {
+        let shared = Arc::new(schema.clone());
+        let parts: Vec<Part> = ranges
+            .iter()
+            .map(|&(start, end, line)| {
+                let path = path.to_path_buf();
+                let schema = shared.clone();
+                Box::new(move |stop: &dyn Fn() -> bool| {
+                    read_csv_range(&path, schema.clone(), start, end, stop).map_err(|e| match e {
+                        RangeError::Arrow(e) => PartError::Arrow(e, line),
+                        RangeError::Stopped => PartError::Stopped,
+                        RangeError::Io(e) => PartError::Other(io_error(&path, e)),
+                    })
+                }) as Part
+            })
+            .collect();
+        let mut batches = Vec::new();
+        let mut widened = None;
+        for result in runner.run(parts)? {
+            match result {
+                Ok(b) => batches.extend(b),
+                Err(PartError::Stopped) => {
+                    check()?;
+                    return Err(Error::Cancelled);
+                }
+                Err(PartError::Other(e)) => return Err(e),
+                Err(PartError::Arrow(e, line)) => {
+                    let wider = failed_column(&e).and_then(|i| {
+                        let f = schema.fields().get(i)?;
+                        if fixed.iter().any(|(n, _)| f.name().eq_ignore_ascii_case(n)) {
+                            return None;
+                        }
+                        Some((i, widen(f.data_type())?))
+                    });
+                    match wider {
+                        Some(w) => {
+                            widened = Some(w);
+                            break;
+                        }
+                        None => return Err(io_error(path, shift_lines(&e.to_string(), line))),
+                    }
+                }
+            }
+        }
+        let Some((i, t)) = widened else {
+            return Ok(CsvData { schema, batches });
+        };
+        let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields[i] = Field::new(fields[i].name(), t, true);
+        schema = Schema::new(fields);
+    }
+    Err(Error::InvalidInput(format!(
+        "\"{}\": column types kept changing while reading",
+        path.display()
+    )))
+}
+
+enum RangeError {
+    Arrow(arrow::error::ArrowError),
+    Io(std::io::Error),
+    Stopped,
+}
+
+/// The rows in bytes `start..end` of a CSV file (no header).
+fn read_csv_range(
+    path: &Path,
+    schema: SchemaRef,
+    start: u64,
+    end: u64,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<RecordBatch>, RangeError> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = File::open(path).map_err(RangeError::Io)?;
+    file.seek(SeekFrom::Start(start)).map_err(RangeError::Io)?;
+    let reader = arrow::csv::ReaderBuilder::new(schema)
+        .with_header(false)
+        .with_batch_size(READ_BATCH_ROWS)
+        .build(BufReader::new(file.take(end - start)))
+        .map_err(RangeError::Arrow)?;
+    let mut batches = Vec::new();
+    for b in reader {
+        if stop() {
+            return Err(RangeError::Stopped);
+        }
+        batches.push(b.map_err(RangeError::Arrow)?);
+    }
+    Ok(batches)
+}
+
+/// [`read_parquet`] with the row groups decoded by `runner`'s workers at
+/// once; the batches keep file order.
+pub(crate) fn read_parquet_parallel(
+    path: &Path,
+    runner: &dyn RunParts,
+    check: &dyn Fn() -> Result<()>,
+) -> Result<TableData> {
+    use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+    let file = open(path)?;
+    let metadata =
+        ArrowReaderMetadata::load(&file, Default::default()).map_err(|e| io_error(path, e))?;
+    let groups = metadata.metadata().num_row_groups();
+    if runner.workers() < 2 || groups < 2 {
+        return read_parquet(path, check);
+    }
+    check()?;
+    let schema = metadata.schema().clone();
+    let parts: Vec<Part> = (0..groups)
+        .map(|g| {
+            let path = path.to_path_buf();
+            let metadata = metadata.clone();
+            Box::new(move |stop: &dyn Fn() -> bool| {
+                let file = File::open(&path).map_err(|e| PartError::Other(io_error(&path, e)))?;
+                let reader =
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
+                        .with_row_groups(vec![g])
+                        .with_batch_size(READ_BATCH_ROWS)
+                        .build()
+                        .map_err(|e| PartError::Other(io_error(&path, e)))?;
+                let mut batches = Vec::new();
+                for b in reader {
+                    if stop() {
+                        return Err(PartError::Stopped);
+                    }
+                    batches.push(b.map_err(|e| PartError::Arrow(e, 1))?);
+                }
+                Ok(batches)
+            }) as Part
+        })
+        .collect();
+    let mut batches = Vec::new();
+    for result in runner.run(parts)? {
+        match result {
+            Ok(b) => batches.extend(b),
+            Err(PartError::Stopped) => {
+                check()?;
+                return Err(Error::Cancelled);
+            }
+            Err(PartError::Other(e)) => return Err(e),
+            Err(PartError::Arrow(e, _)) => return Err(io_error(path, e)),
+        }
+    }
+    if batches.is_empty() {
+        return Ok(TableData::new(canonical_schema(&schema)?, Vec::new()));
+    }
+    normalize(schema, batches)
+}
+
 /// Reads a Parquet file, calling `check` between batches.
 pub(crate) fn read_parquet(path: &Path, check: &dyn Fn() -> Result<()>) -> Result<TableData> {
     let reader = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
@@ -214,6 +466,13 @@ struct QuoteCheck<R> {
     offset: u64,
     /// Where the open quote is (line, column).
     opened: (usize, u64),
+    /// Part boundaries wanted: the first line end outside quotes at or
+    /// after `next_split` ends a part; the next is wanted `part_bytes`
+    /// later.
+    next_split: Option<u64>,
+    part_bytes: u64,
+    /// The parts' starts: byte offset and 1-based line.
+    splits: Vec<(u64, usize)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -235,6 +494,29 @@ impl<R: Read> QuoteCheck<R> {
             line_start: 0,
             offset: 0,
             opened: (0, 0),
+            next_split: None,
+            part_bytes: 0,
+            splits: Vec::new(),
+        }
+    }
+
+    /// Notes the part boundaries in `bytes` (outside quotes, starting at
+    /// `buf[at]`); call before counting their lines.
+    fn note_splits(&mut self, bytes: &[u8], at: usize) {
+        let start = self.offset + at as u64;
+        let end = start + bytes.len() as u64;
+        while let Some(next) = self.next_split.filter(|n| *n < end) {
+            let from = next.saturating_sub(start) as usize;
+            let Some(p) = bytes[from..].iter().position(|&b| b == b'\n') else {
+                // the line end comes in later bytes
+                self.next_split = Some(end);
+                return;
+            };
+            let cut = from + p + 1;
+            let line = self.line + bytes[..cut].iter().filter(|&&b| b == b'\n').count();
+            let split = start + cut as u64;
+            self.splits.push((split, line));
+            self.next_split = Some(split + self.part_bytes);
         }
     }
 
@@ -254,6 +536,9 @@ impl<R: Read> QuoteCheck<R> {
                     // fast path: up to the next quote
                     let rest = &buf[i..];
                     let end = rest.iter().position(|&b| b == b'"').unwrap_or(rest.len());
+                    if self.next_split.is_some() {
+                        self.note_splits(&rest[..end], i);
+                    }
                     self.count_lines(&rest[..end], i);
                     if end > 0 {
                         self.at_field_start = matches!(rest[end - 1], b',' | b'\n' | b'\r');
@@ -438,6 +723,82 @@ mod tests {
         let err = read_csv(f.path(), schema, &[], &check).err().unwrap();
         assert!(matches!(err, Error::Cancelled), "{err}");
         assert_eq!(calls.get(), 2, "the load went on after the check failed");
+    }
+
+    /// Runs parts one after another, in reverse, as if on four workers.
+    struct Backwards;
+
+    impl RunParts for Backwards {
+        fn workers(&self) -> usize {
+            4
+        }
+
+        fn run(&self, parts: Vec<Part>) -> Result<Vec<Result<Vec<RecordBatch>, PartError>>> {
+            let mut out: Vec<_> = parts.iter().rev().map(|p| p(&|| false)).collect();
+            out.reverse();
+            Ok(out)
+        }
+    }
+
+    fn render(batches: &[RecordBatch]) -> String {
+        arrow::util::pretty::pretty_format_batches(batches)
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn parts_cut_at_line_ends_outside_quotes_and_keep_file_order() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        writeln!(f, "a,b").unwrap();
+        for i in 0..500 {
+            // quoted values with line ends and commas inside
+            writeln!(f, "{i},\"x\n{i},\"\"y\"\"\"").unwrap();
+        }
+        f.flush().unwrap();
+        let check = || Ok(());
+        let schema = sniff_csv(f.path(), &CsvOptions::default()).unwrap();
+        let whole = read_csv(f.path(), schema.clone(), &[], &check).unwrap();
+        let ranges = csv_parts(f.path(), 8, 64).unwrap();
+        assert!(ranges.len() >= 4, "{ranges:?}");
+        let parts = read_csv_in_parts(f.path(), schema, &[], &Backwards, &check, 64).unwrap();
+        assert_eq!(render(&parts.batches), render(&whole.batches));
+        assert_eq!(
+            parts.batches.iter().map(|b| b.num_rows()).sum::<usize>(),
+            500
+        );
+    }
+
+    #[test]
+    fn parts_widen_and_name_absolute_lines() {
+        let f = write_csv(3000, "3.5,x\n");
+        let check = || Ok(());
+        let schema = sniff_csv(
+            f.path(),
+            &CsvOptions {
+                sample_rows: Some(10),
+                ..CsvOptions::default()
+            },
+        )
+        .unwrap();
+        let data = read_csv_in_parts(f.path(), schema, &[], &Backwards, &check, 256).unwrap();
+        let types: Vec<&DataType> = data.schema.fields().iter().map(|f| f.data_type()).collect();
+        assert_eq!(types, [&DataType::Float64, &DataType::Utf8]);
+        assert_eq!(
+            data.batches.iter().map(|b| b.num_rows()).sum::<usize>(),
+            3001
+        );
+        // a row with a field too many, on line 2,502
+        let f = write_csv(2500, "1,2,3\n4,5\n");
+        let sample = CsvOptions {
+            sample_rows: Some(100),
+            ..CsvOptions::default()
+        };
+        let schema = sniff_csv(f.path(), &sample).unwrap();
+        let err = read_csv_in_parts(f.path(), schema, &[], &Backwards, &check, 256)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("for line 2502,"), "{err}");
     }
 
     #[test]

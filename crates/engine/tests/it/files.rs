@@ -210,3 +210,71 @@ fn read_csv_takes_types_and_sample_size() {
         assert!(err.contains(needle), "{options}: {err}");
     }
 }
+
+#[test]
+fn workers_load_parts_of_a_file_and_keep_its_order() {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    let dir = tempfile::tempdir().unwrap();
+    // about 12 MB: several byte ranges on two workers
+    let path = csv(dir.path(), "p.csv", 1_000_000, "");
+    // and a Parquet file of many row groups
+    let parquet = dir.path().join("p.parquet");
+    let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, false)]));
+    let file = std::fs::File::create(&parquet).unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(10_000))
+        .build();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(file, schema.clone(), Some(props)).unwrap();
+    for chunk in 0..10 {
+        let values = Int64Array::from_iter_values(chunk * 10_000..(chunk + 1) * 10_000);
+        writer
+            .write(&RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap())
+            .unwrap();
+    }
+    writer.close().unwrap();
+    let parquet = parquet.to_str().unwrap();
+    let mut answers = Vec::new();
+    for threads in [1, 2] {
+        let db = Database::with_config(Config {
+            threads,
+            ..Config::default()
+        })
+        .unwrap();
+        db.execute(&format!("CREATE TABLE t AS SELECT * FROM '{path}'"))
+            .unwrap();
+        db.execute(&format!("CREATE TABLE q AS SELECT * FROM '{parquet}'"))
+            .unwrap();
+        // the table's order is the file's: no ORDER BY
+        let t = db.execute("SELECT a FROM t").unwrap();
+        let mut next = 0;
+        for b in t.batches() {
+            let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            for v in a.values() {
+                assert_eq!(*v, next, "{threads} threads");
+                next += 1;
+            }
+        }
+        assert_eq!(next, 1_000_000);
+        let q = db.execute("SELECT a FROM q").unwrap();
+        let values: Vec<i64> = q
+            .batches()
+            .iter()
+            .flat_map(|b| {
+                let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                a.values().to_vec()
+            })
+            .collect();
+        assert_eq!(
+            values,
+            (0..100_000).collect::<Vec<i64>>(),
+            "{threads} threads"
+        );
+        answers.push(text(&db, "SELECT count(*), sum(b), min(a), max(a) FROM t"));
+    }
+    assert_eq!(answers[0], answers[1]);
+}
