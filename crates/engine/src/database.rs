@@ -241,14 +241,30 @@ impl Database {
     /// Loads the CSV file at `path` (header row, inferred types) as table
     /// `name`.
     pub fn register_csv(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
-        let data = load::read_file(path.as_ref(), FileFormat::Csv)?;
+        let data = self.load(path.as_ref(), FileFormat::Csv)?;
         self.create_table(name, data, false)
     }
 
     /// Loads the Parquet file at `path` as table `name`.
     pub fn register_parquet(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
-        let data = load::read_file(path.as_ref(), FileFormat::Parquet)?;
+        let data = self.load(path.as_ref(), FileFormat::Parquet)?;
         self.create_table(name, data, false)
+    }
+
+    /// Reads a file on the executor's workers, as a query would.
+    fn load(&self, path: &Path, format: FileFormat) -> Result<TableData> {
+        let path = path.to_str().ok_or_else(|| {
+            Error::InvalidInput(format!("the path {} is not UTF-8", path.display()))
+        })?;
+        let resolver = Resolver::new(self, &ExecOptions::default(), false);
+        let mut widened = 0;
+        loop {
+            match resolver.load_file(path, format, &FileOptions::default()) {
+                // the wider schema is remembered: read again with it
+                Err(Error::SchemaChanged) if widened < MAX_REPLANS => widened += 1,
+                other => return other,
+            }
+        }
     }
 
     /// Names of all tables, sorted.

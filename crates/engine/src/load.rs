@@ -434,20 +434,6 @@ pub(crate) fn read_parquet(path: &Path, check: &dyn Fn() -> Result<()>) -> Resul
     normalize(schema, batches)
 }
 
-/// Reads a whole file into memory, with canonical types (the
-/// `register_csv` / `register_parquet` path: no widening report).
-pub(crate) fn read_file(path: &Path, format: FileFormat) -> Result<TableData> {
-    let check = || Ok(());
-    match format {
-        FileFormat::Csv => {
-            let options = CsvOptions::default();
-            let data = read_csv(path, sniff_csv(path, &options)?, &[], &check)?;
-            normalize(Arc::new(data.schema), data.batches)
-        }
-        FileFormat::Parquet => read_parquet(path, &check),
-    }
-}
-
 /// Passes a CSV file's bytes through, watching its quotes: a quoted field
 /// still open at the end of the file is an error naming the line and
 /// column of its opening quote (Arrow's reader would take the rest of the
