@@ -198,15 +198,22 @@ pub(crate) trait RunParts {
 /// Byte ranges of a CSV file's rows, cut at line ends outside quotes,
 /// about `parts` of them, each with the line its first row is on. Also
 /// checks the quotes (see [`QuoteCheck`]).
-fn csv_parts(path: &Path, parts: u64, min_part_bytes: u64) -> Result<Vec<(u64, u64, usize)>> {
+fn csv_parts(
+    path: &Path,
+    parts: u64,
+    min_part_bytes: u64,
+    check: &dyn Fn() -> Result<()>,
+) -> Result<Vec<(u64, u64, usize)>> {
     let file = open(path)?;
     let len = file.metadata().map_err(|e| io_error(path, e))?.len();
+    let stop = check;
     let mut check = QuoteCheck::new(file);
     check.part_bytes = (len / parts.max(1)).max(min_part_bytes).max(1);
     // the header ends the first "part"
     check.next_split = Some(0);
     let mut buf = vec![0; 1 << 20];
     loop {
+        stop()?;
         match check.read(&mut buf) {
             Ok(0) => break,
             Ok(_) => {}
@@ -266,7 +273,7 @@ fn read_csv_in_parts(
     if workers < 2 {
         return read_csv(path, schema, fixed, check);
     }
-    let ranges = csv_parts(path, workers * 2, min_part_bytes)?;
+    let ranges = csv_parts(path, workers * 2, min_part_bytes, check)?;
     if ranges.len() < 2 {
         return read_csv(path, schema, fixed, check);
     }
@@ -744,7 +751,7 @@ mod tests {
         let check = || Ok(());
         let schema = sniff_csv(f.path(), &CsvOptions::default()).unwrap();
         let whole = read_csv(f.path(), schema.clone(), &[], &check).unwrap();
-        let ranges = csv_parts(f.path(), 8, 64).unwrap();
+        let ranges = csv_parts(f.path(), 8, 64, &check).unwrap();
         assert!(ranges.len() >= 4, "{ranges:?}");
         let parts = read_csv_in_parts(f.path(), schema, &[], &Backwards, &check, 64).unwrap();
         assert_eq!(render(&parts.batches), render(&whole.batches));
