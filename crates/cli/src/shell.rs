@@ -480,13 +480,17 @@ fn report_at(message: &str, location: Option<Location>) {
     eprintln!("Error: {}:{line}:{column}: {message}", loc.file.display());
 }
 
-/// Where the last ` at line L, column C` of `message` starts and ends, and
-/// L and C.
+/// Where the ` at line L, column C` that ends `message` (the planner's
+/// position in the statement) starts and ends, and L and C. A position
+/// inside the message (a line of a CSV file, say) is not the statement's.
 fn statement_position(message: &str) -> Option<(usize, usize, usize, usize)> {
     let start = message.rfind(" at line ")?;
     let rest = &message[start + " at line ".len()..];
     let (line, rest) = rest.split_once(", column ")?;
     let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if !rest[digits..].trim().is_empty() {
+        return None;
+    }
     let end = message.len() - rest.len() + digits;
     Some((start, end, line.parse().ok()?, rest[..digits].parse().ok()?))
 }
@@ -523,5 +527,25 @@ fn draw_progress(progress: &Progress, done: &mpsc::Receiver<()>) {
             let _ = stderr.flush();
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::statement_position;
+
+    #[test]
+    fn only_a_trailing_position_is_the_statements() {
+        let m = "Binder Error: x not found at line 2, column 7";
+        let (start, end, l, c) = statement_position(m).unwrap();
+        assert_eq!(
+            (&m[..start], &m[end..], l, c),
+            ("Binder Error: x not found", "", 2, 7)
+        );
+        assert_eq!(
+            statement_position("the quote opened at line 100002, column 3 never ends"),
+            None
+        );
+        assert_eq!(statement_position("Division by zero"), None);
     }
 }
