@@ -403,7 +403,11 @@ pub(crate) fn read_parquet_parallel(
                     }
                     batches.push(b.map_err(|e| PartError::Arrow(e, 1))?);
                 }
-                Ok(batches)
+                // the workers convert to the stored types too
+                let schema = metadata.schema().clone();
+                normalize(schema, batches)
+                    .map(|t| t.batches)
+                    .map_err(PartError::Other)
             }) as Part
         })
         .collect();
@@ -419,10 +423,7 @@ pub(crate) fn read_parquet_parallel(
             Err(PartError::Arrow(e, _)) => return Err(io_error(path, e)),
         }
     }
-    if batches.is_empty() {
-        return Ok(TableData::new(canonical_schema(&schema)?, Vec::new()));
-    }
-    normalize(schema, batches)
+    Ok(TableData::new(canonical_schema(&schema)?, batches))
 }
 
 /// Reads a Parquet file, calling `check` between batches.
