@@ -19,7 +19,7 @@ usage: weir [OPTIONS]            interactive shell (SQL on stdin when it is not 
 options:
   -c, --command SQL          run SQL (repeatable; -c and -f run in the order given)
   -f, --file FILE            run the statements in FILE
-      --format table|csv|json
+      --format table|box|csv|json
                              output format (default table; json prints one object per row)
       --threads N            worker threads (default: all cores)
       --timeout SECS         cancel a statement that runs longer than SECS
@@ -32,7 +32,7 @@ options:
   -V, --version              print the version
 
 In the shell, statements end with `;`. Dot commands: .tables, .schema [TABLE],
-.timer on|off, .mode table|csv|json, .read FILE, .help, .quit
+.timer on|off, .mode table|box|csv|json, .maxrows N, .read FILE, .help, .quit
 Files are queried in place: SELECT * FROM 'data.csv' or read_parquet('data.parquet').
 Exit status: 0 when every statement succeeded, 1 otherwise.
 ";

@@ -1,5 +1,6 @@
 //! `weir --demo`: the benchmark queries on generated TPC-H data.
 
+use std::io::Write;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -38,17 +39,24 @@ pub(crate) fn run(shell: &mut Shell, scale: f64) -> Result<bool> {
     shell.db.register_batches("lineitem", schema, batches)?;
     eprintln!("{rows} rows in {:.2} s\n", start.elapsed().as_secs_f64());
     let mut ok = true;
+    // a closed stdout (`weir --demo | head`) ends the demo quietly: the
+    // errors go to main, which exits on a broken pipe without a word
+    let say = |text: String| -> Result<()> {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{text}")?;
+        Ok(out.flush()?)
+    };
     for (label, sql) in queries() {
-        println!("-- {label}: {sql}");
+        say(format!("-- {label}: {sql}"))?;
         let start = Instant::now();
         ok &= shell.run_statement(&sql);
-        println!(
+        say(format!(
             "({label} took {:.1} ms)\n",
             start.elapsed().as_secs_f64() * 1e3
-        );
+        ))?;
     }
     if let Some((label, sql)) = queries().into_iter().find(|(l, _)| l == "F2") {
-        println!("-- EXPLAIN ANALYZE of {label}");
+        say(format!("-- EXPLAIN ANALYZE of {label}"))?;
         match shell.execute_with_progress(&format!("EXPLAIN ANALYZE {sql}")) {
             Ok(result) => {
                 for batch in result.batches() {
@@ -57,7 +65,7 @@ pub(crate) fn run(shell: &mut Shell, scale: f64) -> Result<bool> {
                         .as_any()
                         .downcast_ref::<arrow::array::StringArray>();
                     for line in lines.into_iter().flatten().flatten() {
-                        println!("{line}");
+                        say(line.to_string())?;
                     }
                 }
             }

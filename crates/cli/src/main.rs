@@ -29,17 +29,41 @@ fn main() -> ExitCode {
         }
     };
     match run(args) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+        Ok(Outcome::Done(true)) => ExitCode::SUCCESS,
+        Ok(Outcome::Done(false)) => ExitCode::FAILURE,
+        // Ctrl-C stopped a script: 128 + SIGINT, as shells report it
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
         Err(e) => {
+            shell::exit_if_broken_pipe(&e);
             eprintln!("Error: {}", one_line(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }
 }
 
+/// How a run ended.
+enum Outcome {
+    /// Every statement ran: true when all succeeded.
+    Done(bool),
+    /// Ctrl-C stopped a script.
+    Interrupted,
+}
+
+/// Runs what the flags ask.
+fn run(args: Args) -> anyhow::Result<Outcome> {
+    let mut shell = match &args.mode {
+        Mode::Help | Mode::Version => None,
+        _ => Some(shell::Shell::new(&args)?),
+    };
+    let ok = run_mode(&args, shell.as_mut())?;
+    if shell.is_some_and(|s| s.was_interrupted()) {
+        return Ok(Outcome::Interrupted);
+    }
+    Ok(Outcome::Done(ok))
+}
+
 /// Runs what the flags ask; `Ok(false)` when a statement failed.
-fn run(args: Args) -> anyhow::Result<bool> {
+fn run_mode(args: &Args, shell: Option<&mut shell::Shell>) -> anyhow::Result<bool> {
     match &args.mode {
         Mode::Help => {
             print!("{}", args::HELP);
@@ -49,16 +73,10 @@ fn run(args: Args) -> anyhow::Result<bool> {
             println!("weir {}", env!("CARGO_PKG_VERSION"));
             Ok(true)
         }
-        Mode::Demo { scale } => {
-            let mut shell = shell::Shell::new(&args)?;
-            demo::run(&mut shell, *scale)
-        }
-        Mode::Commands(commands) => {
-            let mut shell = shell::Shell::new(&args)?;
-            shell.run_commands(commands)
-        }
+        Mode::Demo { scale } => demo::run(shell.expect("a shell"), *scale),
+        Mode::Commands(commands) => shell.expect("a shell").run_commands(commands),
         Mode::Auto => {
-            let mut shell = shell::Shell::new(&args)?;
+            let shell = shell.expect("a shell");
             if std::io::stdin().is_terminal() {
                 shell.interactive()
             } else {

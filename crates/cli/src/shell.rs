@@ -1,7 +1,7 @@
 //! Running statements and dot commands, interactively or from scripts.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -12,21 +12,39 @@ use weir_engine::{Config, Database, ExecuteOptions, Progress, QueryResult};
 
 use crate::args::{Args, Command, OnError};
 use crate::one_line;
-use crate::output::{self, Format};
+use crate::output::{self, Format, PrintOptions};
 
 /// How long a statement runs before a progress bar appears.
 const PROGRESS_AFTER: Duration = Duration::from_secs(2);
+
+/// How deeply `.read` may nest (a script reading a script ...).
+const MAX_READ_DEPTH: usize = 64;
+
+/// Where a statement starts in a script file (1-based line and column).
+#[derive(Clone, Copy)]
+struct Location<'a> {
+    file: &'a Path,
+    line: usize,
+    column: usize,
+}
 
 /// A database plus the shell's settings.
 pub(crate) struct Shell {
     pub(crate) db: Database,
     format: Format,
+    /// Table formats show at most this many rows (0: all).
+    max_rows: usize,
     timer: bool,
     on_error: OnError,
-    /// True while a statement runs, so Ctrl-C cancels it rather than
-    /// ending the shell.
+    /// True while a statement runs or prints, so Ctrl-C cancels it rather
+    /// than ending the shell.
     running: Arc<AtomicBool>,
     interactive: Arc<AtomicBool>,
+    /// Set by Ctrl-C: stops the statement, its printing, and a script
+    /// (whatever `--on-error` says).
+    interrupted: Arc<AtomicBool>,
+    /// The script files being run, outermost first (`-f`, `.read`).
+    reading: Vec<PathBuf>,
 }
 
 /// What a dot command asks the shell to do next.
@@ -45,12 +63,15 @@ impl Shell {
         let db = Database::with_config(config)?;
         let running = Arc::new(AtomicBool::new(false));
         let interactive = Arc::new(AtomicBool::new(false));
+        let interrupted = Arc::new(AtomicBool::new(false));
         let interrupt = db.interrupt_handle();
-        let (r, i) = (running.clone(), interactive.clone());
-        // Ctrl-C cancels the running statement; with none running, a script
-        // ends (130, as shells do) and the interactive shell ignores it.
+        let (r, i, stop) = (running.clone(), interactive.clone(), interrupted.clone());
+        // Ctrl-C cancels the running statement (and a script); with none
+        // running, a script ends (130, as shells do) and the interactive
+        // shell ignores it.
         ctrlc::set_handler(move || {
             if r.load(Ordering::Acquire) {
+                stop.store(true, Ordering::Release);
                 interrupt.interrupt();
             } else if !i.load(Ordering::Acquire) {
                 std::process::exit(130);
@@ -60,11 +81,19 @@ impl Shell {
         Ok(Self {
             db,
             format: args.format,
+            max_rows: output::DEFAULT_MAX_ROWS,
             timer: args.timer,
             on_error: args.on_error,
             running,
             interactive,
+            interrupted,
+            reading: Vec::new(),
         })
+    }
+
+    /// True once Ctrl-C stopped a script.
+    pub(crate) fn was_interrupted(&self) -> bool {
+        !self.interactive.load(Ordering::Acquire) && self.interrupted.load(Ordering::Acquire)
     }
 
     /// Runs `-c` and `-f` arguments in order; false if any statement failed.
@@ -76,36 +105,73 @@ impl Shell {
                 Command::File(path) => self.run_file(path)?,
             };
             ok &= step_ok;
-            if !step_ok && self.on_error == OnError::Stop {
+            if self.interrupted.load(Ordering::Acquire)
+                || (!step_ok && self.on_error == OnError::Stop)
+            {
                 return Ok(false);
             }
         }
         Ok(ok)
     }
 
+    /// Runs the script file at `path`; an error if it is already being
+    /// run (a `.read` cycle) or `.read`s nest too deeply.
     fn run_file(&mut self, path: &Path) -> Result<bool> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => self.run_script(&text),
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(first) = self.reading.iter().position(|p| *p == key) {
+            let cycle: Vec<String> = self.reading[first..]
+                .iter()
+                .chain([&key])
+                .map(|p| p.display().to_string())
+                .collect();
+            anyhow::bail!(".read cycle: {}", cycle.join(" -> "));
+        }
+        if self.reading.len() >= MAX_READ_DEPTH {
+            anyhow::bail!(
+                ".read of \"{}\" nests more than {MAX_READ_DEPTH} scripts deep",
+                path.display()
+            );
+        }
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
             Err(e) => {
                 report(&format!("could not read \"{}\": {e}", path.display()));
-                Ok(false)
+                return Ok(false);
             }
-        }
+        };
+        self.reading.push(key);
+        let result = self.run_script_from(&text, Some(path));
+        self.reading.pop();
+        result
     }
 
     /// Runs a script: SQL statements ended by `;`, and dot commands on
     /// lines of their own. False if any statement failed.
     pub(crate) fn run_script(&mut self, text: &str) -> Result<bool> {
+        self.run_script_from(text, None)
+    }
+
+    /// [`Shell::run_script`]; errors name `file` and the line in it.
+    fn run_script_from(&mut self, text: &str, file: Option<&Path>) -> Result<bool> {
         let mut ok = true;
         let mut buffer = String::new();
-        for line in text.lines() {
+        let mut buffer_line = 1;
+        for (index, line) in text.lines().enumerate() {
+            if self.interrupted.load(Ordering::Acquire) {
+                return Ok(false);
+            }
             if buffer.trim().is_empty() && line.trim_start().starts_with('.') {
                 buffer.clear();
                 match self.dot_command(line.trim()) {
                     Ok(Next::Continue) => {}
                     Ok(Next::Quit) => return Ok(ok),
                     Err(e) => {
-                        report(&format!("{e:#}"));
+                        let location = file.map(|file| Location {
+                            file,
+                            line: index + 1,
+                            column: line.len() - line.trim_start().len() + 1,
+                        });
+                        report_error(&e, location);
                         ok = false;
                         if self.on_error == OnError::Stop {
                             return Ok(false);
@@ -114,32 +180,52 @@ impl Shell {
                 }
                 continue;
             }
+            if buffer.is_empty() {
+                buffer_line = index + 1;
+            }
             buffer.push_str(line);
             buffer.push('\n');
             if !weir_engine::is_incomplete(&buffer) {
-                if !self.run_statements(&buffer) {
+                if !self.run_statements_from(&buffer, file.map(|f| (f, buffer_line))) {
                     ok = false;
-                    if self.on_error == OnError::Stop {
+                    if self.on_error == OnError::Stop || self.interrupted.load(Ordering::Acquire) {
                         return Ok(false);
                     }
                 }
                 buffer.clear();
             }
         }
-        if !buffer.trim().is_empty() && !self.run_statements(&buffer) {
+        if !buffer.trim().is_empty()
+            && !self.run_statements_from(&buffer, file.map(|f| (f, buffer_line)))
+        {
             ok = false;
         }
         Ok(ok)
     }
 
     /// Runs each statement of `sql`; false if one failed. Stops at the
-    /// first failure unless on-error is continue.
+    /// first failure unless on-error is continue, and always after Ctrl-C.
     fn run_statements(&mut self, sql: &str) -> bool {
+        self.run_statements_from(sql, None)
+    }
+
+    /// [`Shell::run_statements`] for text that starts at line `origin.1`
+    /// of file `origin.0`.
+    fn run_statements_from(&mut self, sql: &str, origin: Option<(&Path, usize)>) -> bool {
         let mut ok = true;
-        for statement in weir_engine::split_statements(sql) {
-            if !self.run_statement(&statement) {
+        for (offset, statement) in weir_engine::split_statements_with_offsets(sql) {
+            let location = origin.map(|(file, first_line)| {
+                let before = &sql[..offset];
+                let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+                Location {
+                    file,
+                    line: first_line + before.matches('\n').count(),
+                    column: before[line_start..].chars().count() + 1,
+                }
+            });
+            if !self.run_statement_at(&statement, location) {
                 ok = false;
-                if self.on_error == OnError::Stop {
+                if self.on_error == OnError::Stop || self.interrupted.load(Ordering::Acquire) {
                     break;
                 }
             }
@@ -149,24 +235,40 @@ impl Shell {
 
     /// Runs one statement and prints its result or error.
     pub(crate) fn run_statement(&mut self, sql: &str) -> bool {
+        self.run_statement_at(sql, None)
+    }
+
+    fn run_statement_at(&mut self, sql: &str, location: Option<Location>) -> bool {
+        if self.interactive.load(Ordering::Acquire) {
+            // an earlier Ctrl-C ended its own statement only
+            self.interrupted.store(false, Ordering::Release);
+        }
         let start = Instant::now();
         let result = self.execute_with_progress(sql);
         let elapsed = start.elapsed();
         let ok = match result {
             Ok(result) => {
-                let mut stdout = std::io::stdout().lock();
-                match output::write(&mut stdout, &result, self.format)
-                    .and_then(|()| Ok(stdout.flush()?))
-                {
+                self.running.store(true, Ordering::Release);
+                let printed = {
+                    let mut stdout = std::io::stdout().lock();
+                    let options = PrintOptions {
+                        format: self.format,
+                        max_rows: self.max_rows,
+                        stop: &self.interrupted,
+                    };
+                    output::write(&mut stdout, result, &options).and_then(|()| Ok(stdout.flush()?))
+                };
+                self.running.store(false, Ordering::Release);
+                match printed {
                     Ok(()) => true,
                     Err(e) => {
-                        report(&format!("could not print the result: {e:#}"));
+                        report_error(&e, location);
                         false
                     }
                 }
             }
             Err(e) => {
-                report(&e.to_string());
+                report_at(&e.to_string(), location);
                 false
             }
         };
@@ -241,7 +343,13 @@ impl Shell {
             (".timer", Some("off")) => self.timer = false,
             (".timer", _) => anyhow::bail!(".timer takes on or off"),
             (".mode", Some(mode)) => self.format = mode.parse()?,
-            (".mode", None) => anyhow::bail!(".mode takes table, csv or json"),
+            (".mode", None) => anyhow::bail!(".mode takes table, box, csv or json"),
+            (".maxrows", Some(n)) => {
+                self.max_rows = n.parse().ok().with_context(|| {
+                    format!(".maxrows takes a number of rows (0: all), got \"{n}\"")
+                })?;
+            }
+            (".maxrows", None) => writeln!(out, "{}", self.max_rows)?,
             (".read", Some(path)) => {
                 drop(out);
                 if !self.run_file(Path::new(path))? {
@@ -283,7 +391,7 @@ impl Shell {
                         match self.dot_command(line.trim()) {
                             Ok(Next::Continue) => {}
                             Ok(Next::Quit) => break,
-                            Err(e) => report(&format!("{e:#}")),
+                            Err(e) => report_error(&e, None),
                         }
                         continue;
                     }
@@ -314,11 +422,78 @@ const DOT_HELP: &str = "\
 .tables              list tables
 .schema [TABLE]      show CREATE TABLE statements
 .timer on|off        print the run time of each statement
-.mode table|csv|json output format
+.mode table|box|csv|json
+                     output format
+.maxrows N           tables show the first and last of at most N rows (0: all; default 40)
 .read FILE           run the statements in FILE
 .help                this text
 .quit                leave the shell (also Ctrl-D)
 ";
+
+/// Prints an error on stderr, naming the script file and line when there
+/// is one. A broken pipe on stdout ends the process quietly, as other
+/// command-line tools do.
+fn report_error(e: &anyhow::Error, location: Option<Location>) {
+    exit_if_broken_pipe(e);
+    report_at(&format!("{e:#}"), location);
+}
+
+/// Ends the process quietly (status 0, like ripgrep) when `e` is a write
+/// to a closed pipe: the reader (`head`, say) has all it wanted.
+pub(crate) fn exit_if_broken_pipe(e: &anyhow::Error) {
+    let broken = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || matches!(
+                c.downcast_ref::<arrow::error::ArrowError>(),
+                Some(arrow::error::ArrowError::IoError(_, io))
+                    if io.kind() == std::io::ErrorKind::BrokenPipe
+            )
+    });
+    if broken {
+        std::process::exit(0);
+    }
+}
+
+/// [`report`], prefixed with `file:line:column:` when the statement came
+/// from a script file. A position the message gives (`at line L, column
+/// C`, counted from the statement's start) becomes the file's.
+fn report_at(message: &str, location: Option<Location>) {
+    let Some(loc) = location else {
+        report(message);
+        return;
+    };
+    let message = one_line(message);
+    let message = message.strip_prefix("Error: ").unwrap_or(&message);
+    let (line, column, message) = match statement_position(message) {
+        Some((start, end, l, c)) => {
+            let line = loc.line + l - 1;
+            let column = if l == 1 { loc.column + c - 1 } else { c };
+            (
+                line,
+                column,
+                format!("{}{}", &message[..start], &message[end..]),
+            )
+        }
+        None => (loc.line, loc.column, message.to_string()),
+    };
+    eprintln!("Error: {}:{line}:{column}: {message}", loc.file.display());
+}
+
+/// Where the ` at line L, column C` that ends `message` (the planner's
+/// position in the statement) starts and ends, and L and C. A position
+/// inside the message (a line of a CSV file, say) is not the statement's.
+fn statement_position(message: &str) -> Option<(usize, usize, usize, usize)> {
+    let start = message.rfind(" at line ")?;
+    let rest = &message[start + " at line ".len()..];
+    let (line, rest) = rest.split_once(", column ")?;
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if !rest[digits..].trim().is_empty() {
+        return None;
+    }
+    let end = message.len() - rest.len() + digits;
+    Some((start, end, line.parse().ok()?, rest[..digits].parse().ok()?))
+}
 
 /// Prints an error as one line on stderr.
 pub(crate) fn report(message: &str) {
@@ -352,5 +527,25 @@ fn draw_progress(progress: &Progress, done: &mpsc::Receiver<()>) {
             let _ = stderr.flush();
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::statement_position;
+
+    #[test]
+    fn only_a_trailing_position_is_the_statements() {
+        let m = "Binder Error: x not found at line 2, column 7";
+        let (start, end, l, c) = statement_position(m).unwrap();
+        assert_eq!(
+            (&m[..start], &m[end..], l, c),
+            ("Binder Error: x not found", "", 2, 7)
+        );
+        assert_eq!(
+            statement_position("the quote opened at line 100002, column 3 never ends"),
+            None
+        );
+        assert_eq!(statement_position("Division by zero"), None);
     }
 }

@@ -1,6 +1,6 @@
 //! The [`Database`]: catalog, settings, and statement execution.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -10,7 +10,9 @@ use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use weir_executor::{ExecutorConfig, PipelineExecutor};
 use weir_pipeline::{ExecOptions, Progress, SourceResolver, TableData};
-use weir_planner::{Catalog, FileFormat, LogicalPlan, Statement, TableSource};
+use weir_planner::{
+    Catalog, FileFormat, FileOptions, LogicalPlan, ScalarValue, Setting, Statement, TableSource,
+};
 
 use crate::error::{Error, Result};
 use crate::load;
@@ -55,10 +57,32 @@ pub struct Database {
 
 struct Shared {
     tables: RwLock<BTreeMap<String, Table>>,
+    /// The settings the database was made with, for `RESET`.
+    initial: Config,
+    /// CSV schemas widened by a load past the sniffed sample, so the next
+    /// plan of the file uses them (see [`load::read_csv`]).
+    csv_schemas: Mutex<HashMap<CsvKey, CsvSchema>>,
     config: Mutex<Config>,
     executor: RwLock<Arc<PipelineExecutor>>,
     running: Mutex<Vec<Arc<AtomicBool>>>,
 }
+
+/// A CSV file read with some options.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct CsvKey {
+    path: std::path::PathBuf,
+    options: load::CsvOptions,
+}
+
+/// The schema a load settled on, valid while the file is unchanged.
+struct CsvSchema {
+    modified: Option<std::time::SystemTime>,
+    len: u64,
+    schema: Schema,
+}
+
+/// How many times a statement is planned again after a CSV column widened.
+const MAX_REPLANS: usize = 3;
 
 #[derive(Clone)]
 struct Table {
@@ -116,6 +140,8 @@ impl Database {
         Ok(Self {
             shared: Arc::new(Shared {
                 tables: RwLock::new(BTreeMap::new()),
+                initial: config.clone(),
+                csv_schemas: Mutex::new(HashMap::new()),
                 config: Mutex::new(config),
                 executor: RwLock::new(Arc::new(executor)),
                 running: Mutex::new(Vec::new()),
@@ -182,8 +208,21 @@ impl Database {
         }
         let mut last = QueryResult::no_rows(None);
         for text in &statements {
-            for statement in weir_planner::plan_sql(text, &CatalogView { db: self })? {
-                last = self.run_statement(statement, options)?;
+            let mut replans = 0;
+            'plan: loop {
+                for statement in weir_planner::plan_sql(text, &CatalogView { db: self })? {
+                    match self.run_statement(statement, options) {
+                        Ok(r) => last = r,
+                        // a CSV column widened past the sniffed sample: plan
+                        // again with the wider type
+                        Err(Error::SchemaChanged) if replans < MAX_REPLANS => {
+                            replans += 1;
+                            continue 'plan;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                break;
             }
         }
         Ok(last)
@@ -215,14 +254,30 @@ impl Database {
     /// Loads the CSV file at `path` (header row, inferred types) as table
     /// `name`.
     pub fn register_csv(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
-        let data = load::read_file(path.as_ref(), FileFormat::Csv)?;
+        let data = self.load(path.as_ref(), FileFormat::Csv)?;
         self.create_table(name, data, false)
     }
 
     /// Loads the Parquet file at `path` as table `name`.
     pub fn register_parquet(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
-        let data = load::read_file(path.as_ref(), FileFormat::Parquet)?;
+        let data = self.load(path.as_ref(), FileFormat::Parquet)?;
         self.create_table(name, data, false)
+    }
+
+    /// Reads a file on the executor's workers, as a query would.
+    fn load(&self, path: &Path, format: FileFormat) -> Result<TableData> {
+        let path = path.to_str().ok_or_else(|| {
+            Error::InvalidInput(format!("the path {} is not UTF-8", path.display()))
+        })?;
+        let resolver = Resolver::new(self, &ExecOptions::default(), false);
+        let mut widened = 0;
+        loop {
+            match resolver.load_file(path, format, &FileOptions::default()) {
+                // the wider schema is remembered: read again with it
+                Err(Error::SchemaChanged) if widened < MAX_REPLANS => widened += 1,
+                other => return other,
+            }
+        }
     }
 
     /// Names of all tables, sorted.
@@ -274,13 +329,11 @@ impl Database {
                     }
                     text
                 } else {
+                    // a dry run: files give their schemas, never their rows
                     let executor = self.executor();
-                    weir_pipeline::explain(
-                        &plan,
-                        &Resolver { db: self },
-                        &executor,
-                        &self.exec_options(false, options, None),
-                    )?
+                    let exec_options = self.exec_options(false, options, None);
+                    let resolver = Resolver::new(self, &exec_options, true);
+                    weir_pipeline::explain(&plan, &resolver, &executor, &exec_options)?
                 };
                 Ok(text_result("explain", text.lines()))
             }
@@ -370,6 +423,33 @@ impl Database {
                 }
                 Ok(QueryResult::no_rows(None))
             }
+            Statement::Set { name, value } => {
+                self.set(&name, &value)?;
+                Ok(QueryResult::no_rows(None))
+            }
+            Statement::Reset { name } => {
+                let initial = &self.shared.initial;
+                let names = match name {
+                    Some(n) => vec![n],
+                    None => self.settings().into_iter().map(|s| s.name).collect(),
+                };
+                for name in names {
+                    match name.as_str() {
+                        "threads" => {
+                            if self.config().threads != initial.threads {
+                                self.set_threads(initial.threads)?;
+                            }
+                        }
+                        "statement_timeout" => self.set_timeout(initial.timeout),
+                        other => {
+                            return Err(Error::Catalog(format!(
+                                "unrecognized configuration parameter \"{other}\""
+                            )));
+                        }
+                    }
+                }
+                Ok(QueryResult::no_rows(None))
+            }
             Statement::ShowTables => {
                 let names = self.table_names();
                 Ok(text_result("name", names.iter().map(String::as_str)))
@@ -399,6 +479,79 @@ impl Database {
                 let batch = RecordBatch::try_new(out_schema.clone(), columns)?;
                 Ok(QueryResult::rows(out_schema, vec![batch]))
             }
+        }
+    }
+
+    /// The settings `SET`, `RESET`, `PRAGMA`, `current_setting()` and
+    /// `weir_settings()` know. They belong to the database: its clones
+    /// share them.
+    pub fn settings(&self) -> Vec<Setting> {
+        let config = self.config();
+        vec![
+            Setting {
+                name: "threads".into(),
+                aliases: vec!["worker_threads".into()],
+                value: ScalarValue::Int64(config.threads as i64),
+                description: "The number of worker threads queries run on".into(),
+            },
+            Setting {
+                name: "statement_timeout".into(),
+                aliases: vec!["timeout".into()],
+                value: ScalarValue::Float64(config.timeout.map_or(0.0, |t| t.as_secs_f64())),
+                description: "Seconds a statement may run before it is cancelled (0: no limit); \
+                              a number, or a string with a unit: '500ms', '2s', '1min'"
+                    .into(),
+            },
+        ]
+    }
+
+    /// `SET name = value` for a setting of [`Database::settings`].
+    fn set(&self, name: &str, value: &ScalarValue) -> Result<()> {
+        let invalid = |what: &str| {
+            Error::InvalidInput(format!(
+                "SET {name}: {what}, got {value} ({})",
+                weir_planner::types::sql_type_name(&value.data_type())
+            ))
+        };
+        match name {
+            "threads" => {
+                let n = match value {
+                    ScalarValue::Int32(n) => i64::from(*n),
+                    ScalarValue::Int64(n) => *n,
+                    _ => return Err(invalid("expected a positive integer")),
+                };
+                if n < 1 {
+                    return Err(invalid("expected a positive integer"));
+                }
+                let n = usize::try_from(n).map_err(|_| invalid("too many threads"))?;
+                if n != self.config().threads {
+                    self.set_threads(n)?;
+                }
+                Ok(())
+            }
+            "statement_timeout" => {
+                let secs = match value {
+                    ScalarValue::Int32(n) => f64::from(*n),
+                    ScalarValue::Int64(n) => *n as f64,
+                    ScalarValue::Float64(x) => *x,
+                    ScalarValue::Decimal128(..) => value
+                        .to_string()
+                        .parse()
+                        .map_err(|_| invalid("expected seconds"))?,
+                    ScalarValue::Utf8(s) => parse_duration(s).ok_or_else(|| {
+                        invalid("expected seconds or a duration such as '500ms', '2s', '1min'")
+                    })?,
+                    _ => return Err(invalid("expected seconds")),
+                };
+                if !secs.is_finite() || secs < 0.0 {
+                    return Err(invalid("expected a number of seconds, 0 or more"));
+                }
+                self.set_timeout((secs > 0.0).then(|| Duration::from_secs_f64(secs)));
+                Ok(())
+            }
+            other => Err(Error::Catalog(format!(
+                "unrecognized configuration parameter \"{other}\""
+            ))),
         }
     }
 
@@ -440,14 +593,88 @@ impl Database {
             .push(cancel.clone());
         let executor = self.executor();
         let exec_options = self.exec_options(analyze, options, Some(cancel.clone()));
-        let result = weir_pipeline::execute(plan, &Resolver { db: self }, &executor, &exec_options);
+        let resolver = Resolver::new(self, &exec_options, false);
+        let result = weir_pipeline::execute(plan, &resolver, &executor, &exec_options);
         self.shared
             .running
             .lock()
             .expect("running list poisoned")
             .retain(|f| !Arc::ptr_eq(f, &cancel));
-        Ok(result?)
+        let loads = resolver.loads.into_inner().expect("loads poisoned");
+        if let Some(e) = loads.iter().find_map(|l| l.failure.as_ref()) {
+            // the load's own error (a timeout, Ctrl-C, a widened schema)
+            // rather than the pipeline's rendering of it
+            return Err(e.clone().into_error());
+        }
+        let mut out = result?;
+        if let Some(profile) = &mut out.profile {
+            // loading files happens before the scan: show it first
+            let reads = loads.into_iter().map(|l| weir_pipeline::OperatorProfile {
+                name: l.name,
+                rows_in: l.rows,
+                rows_out: l.rows,
+                time: l.time,
+                ..Default::default()
+            });
+            profile.operators.splice(0..0, reads);
+        }
+        Ok(out)
     }
+
+    fn csv_key(path: &str, options: &load::CsvOptions) -> CsvKey {
+        CsvKey {
+            path: std::fs::canonicalize(path).unwrap_or_else(|_| path.into()),
+            options: options.clone(),
+        }
+    }
+
+    /// The CSV schema an earlier load of this unchanged file settled on.
+    fn known_csv_schema(&self, key: &CsvKey) -> Option<Schema> {
+        let meta = std::fs::metadata(&key.path).ok()?;
+        let schemas = self
+            .shared
+            .csv_schemas
+            .lock()
+            .expect("csv schemas poisoned");
+        let known = schemas.get(key)?;
+        (known.modified == meta.modified().ok() && known.len == meta.len())
+            .then(|| known.schema.clone())
+    }
+
+    fn remember_csv_schema(&self, key: CsvKey, schema: Schema) {
+        if let Ok(meta) = std::fs::metadata(&key.path) {
+            self.shared
+                .csv_schemas
+                .lock()
+                .expect("csv schemas poisoned")
+                .insert(
+                    key,
+                    CsvSchema {
+                        modified: meta.modified().ok(),
+                        len: meta.len(),
+                        schema,
+                    },
+                );
+        }
+    }
+}
+
+/// Seconds in `'500ms'`, `'2s'`, `'2 s'`, `'1min'`, `'1.5'` (seconds).
+fn parse_duration(s: &str) -> Option<f64> {
+    let s = s.trim().to_ascii_lowercase();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let scale = match unit.trim() {
+        "" | "s" | "sec" | "second" | "seconds" => 1.0,
+        "ms" | "millisecond" | "milliseconds" => 1e-3,
+        "min" | "minute" | "minutes" => 60.0,
+        "h" | "hour" | "hours" => 3600.0,
+        _ => return None,
+    };
+    Some(number * scale)
 }
 
 fn text_result<'a>(column: &str, lines: impl Iterator<Item = &'a str>) -> QueryResult {
@@ -473,19 +700,198 @@ impl Catalog for CatalogView<'_> {
     }
 
     fn file_schema(&self, path: &str, format: FileFormat) -> Result<SchemaRef, String> {
-        load::file_schema(Path::new(path), format).map_err(|e| match e {
+        self.file_schema_with(path, format, &FileOptions::default())
+    }
+
+    fn file_schema_with(
+        &self,
+        path: &str,
+        format: FileFormat,
+        options: &FileOptions,
+    ) -> Result<SchemaRef, String> {
+        let known = match format {
+            FileFormat::Csv => self.db.known_csv_schema(&Database::csv_key(path, options)),
+            FileFormat::Parquet => None,
+        };
+        load::file_schema(Path::new(path), format, options, known.as_ref()).map_err(|e| match e {
             // the planner adds its own "IO Error: " prefix
             Error::Io { path, source } => {
                 format!("could not read \"{}\": {source}", path.display())
             }
+            Error::InvalidInput(message) => message,
             other => other.to_string(),
         })
+    }
+
+    fn settings(&self) -> Vec<Setting> {
+        self.db.settings()
     }
 }
 
 /// The pipeline's access to data.
 struct Resolver<'a> {
     db: &'a Database,
+    /// Decodes the parts of a file load in parallel.
+    executor: Arc<PipelineExecutor>,
+    cancel: Option<Arc<AtomicBool>>,
+    deadline: Option<(Instant, Duration)>,
+    /// EXPLAIN: files give their schema and no rows.
+    dry_run: bool,
+    /// The files loaded, for EXPLAIN ANALYZE, and how a load failed.
+    loads: Mutex<Vec<Load>>,
+}
+
+/// One file loaded for a statement.
+struct Load {
+    name: String,
+    rows: u64,
+    time: Duration,
+    failure: Option<LoadFailure>,
+}
+
+/// Why a load stopped, kept to be returned as the statement's error.
+#[derive(Clone)]
+enum LoadFailure {
+    Cancelled,
+    Timeout(Duration),
+    SchemaChanged,
+}
+
+impl LoadFailure {
+    fn into_error(self) -> Error {
+        match self {
+            LoadFailure::Cancelled => Error::Cancelled,
+            LoadFailure::Timeout(d) => Error::Timeout(d),
+            LoadFailure::SchemaChanged => Error::SchemaChanged,
+        }
+    }
+}
+
+impl<'a> Resolver<'a> {
+    fn new(db: &'a Database, options: &ExecOptions, dry_run: bool) -> Self {
+        let timeout = db.config().timeout;
+        Self {
+            db,
+            executor: db.executor(),
+            cancel: options.cancel.clone(),
+            deadline: options.deadline.zip(timeout),
+            dry_run,
+            loads: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Stops a load between batches on Ctrl-C or past the timeout.
+    fn check(&self) -> Result<()> {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            return Err(Error::Cancelled);
+        }
+        if let Some((deadline, timeout)) = self.deadline
+            && Instant::now() >= deadline
+        {
+            return Err(Error::Timeout(timeout));
+        }
+        Ok(())
+    }
+
+    fn load_file(&self, path: &str, format: FileFormat, csv: &FileOptions) -> Result<TableData> {
+        if self.dry_run {
+            let known = match format {
+                FileFormat::Csv => self.db.known_csv_schema(&Database::csv_key(path, csv)),
+                FileFormat::Parquet => None,
+            };
+            let schema = load::file_schema(Path::new(path), format, csv, known.as_ref())?;
+            return Ok(TableData::new(schema, Vec::new()));
+        }
+        let check = || self.check();
+        match format {
+            FileFormat::Parquet => load::read_parquet_parallel(Path::new(path), self, &check),
+            FileFormat::Csv => {
+                let key = Database::csv_key(path, csv);
+                let planned = match self.db.known_csv_schema(&key) {
+                    Some(s) => s,
+                    None => load::sniff_csv(Path::new(path), csv)?,
+                };
+                let data = load::read_csv_parallel(
+                    Path::new(path),
+                    planned.clone(),
+                    &csv.types,
+                    self,
+                    &check,
+                )?;
+                if data.schema != planned {
+                    self.db.remember_csv_schema(key, data.schema);
+                    return Err(Error::SchemaChanged);
+                }
+                load::normalize(Arc::new(data.schema), data.batches)
+            }
+        }
+    }
+}
+
+impl load::RunParts for Resolver<'_> {
+    fn workers(&self) -> usize {
+        self.executor.threads()
+    }
+
+    /// One executor job, a step per part; the query thread waits, checking
+    /// Ctrl-C and the deadline.
+    fn run(
+        &self,
+        parts: Vec<load::Part>,
+    ) -> Result<Vec<Result<Vec<RecordBatch>, load::PartError>>> {
+        type Slot = Mutex<Option<Result<Vec<RecordBatch>, load::PartError>>>;
+        let slots: Arc<Vec<Slot>> = Arc::new(parts.iter().map(|_| Mutex::new(None)).collect());
+        let mut job = weir_executor::Job::new("load");
+        for (i, part) in parts.into_iter().enumerate() {
+            let slots = slots.clone();
+            job.push_step(Box::new(weir_executor::step_fn(
+                format!("load part {i}"),
+                move |ctx: &weir_executor::StepContext<'_>| {
+                    let result = part(&|| ctx.is_cancelled());
+                    *slots[i].lock().expect("load slot poisoned") = Some(result);
+                    Ok(())
+                },
+            )));
+        }
+        let ticket = self.executor.submit(job)?;
+        let outcome = loop {
+            if let Some(outcome) = ticket.wait_timeout(Duration::from_millis(5)) {
+                break outcome;
+            }
+            if let Err(e) = self.check() {
+                ticket.cancel();
+                return Err(e);
+            }
+        };
+        match outcome {
+            weir_executor::JobOutcome::Completed => {}
+            weir_executor::JobOutcome::Cancelled => {
+                self.check()?;
+                return Err(Error::Cancelled);
+            }
+            weir_executor::JobOutcome::Failed(failure) => {
+                return Err(Error::InvalidInput(format!(
+                    "loading a file failed: {}",
+                    failure.message
+                )));
+            }
+        }
+        // a worker may drop its step (and its handle on the slots) just
+        // after the job completes: take the results out rather than unwrap
+        Ok(slots
+            .iter()
+            .map(|slot| {
+                slot.lock()
+                    .expect("load slot poisoned")
+                    .take()
+                    .unwrap_or(Err(load::PartError::Stopped))
+            })
+            .collect())
+    }
 }
 
 impl SourceResolver for Resolver<'_> {
@@ -494,9 +900,29 @@ impl SourceResolver for Resolver<'_> {
             TableSource::Table(name) => self.db.table(name).map(|t| t.data).ok_or_else(|| {
                 weir_pipeline::Error::Execution(format!("Table with name {name} does not exist!"))
             }),
-            TableSource::File { path, format } => load::read_file(Path::new(path), *format)
-                .map(Arc::new)
-                .map_err(|e| weir_pipeline::Error::Execution(e.to_string())),
+            TableSource::File {
+                path,
+                format,
+                options,
+            } => {
+                let started = Instant::now();
+                let result = self.load_file(path, *format, options);
+                let failure = match &result {
+                    Err(Error::Cancelled) => Some(LoadFailure::Cancelled),
+                    Err(Error::Timeout(d)) => Some(LoadFailure::Timeout(*d)),
+                    Err(Error::SchemaChanged) => Some(LoadFailure::SchemaChanged),
+                    _ => None,
+                };
+                self.loads.lock().expect("loads poisoned").push(Load {
+                    name: format!("read '{path}'"),
+                    rows: result.as_ref().map_or(0, |d| d.num_rows() as u64),
+                    time: started.elapsed(),
+                    failure,
+                });
+                result
+                    .map(Arc::new)
+                    .map_err(|e| weir_pipeline::Error::Execution(e.to_string()))
+            }
             TableSource::Series { start, stop, step } => {
                 weir_pipeline::series_table(*start, *stop, *step, "range").map(Arc::new)
             }

@@ -15,6 +15,11 @@ pub enum Error {
     /// The query ran past the database's timeout and was cancelled.
     #[error("Timeout Error: the query ran longer than {0:?} and was cancelled")]
     Timeout(std::time::Duration),
+    /// A CSV column widened while loading, past the sample its type was
+    /// sniffed from: the statement is planned again (never returned by
+    /// [`crate::Database::execute`]).
+    #[error("Internal Error: a CSV file's schema changed while loading")]
+    SchemaChanged,
     /// The query was interrupted (see [`crate::InterruptHandle`]).
     #[error("Interrupted: the query was cancelled")]
     Cancelled,

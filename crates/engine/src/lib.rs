@@ -37,7 +37,7 @@ pub mod tpch;
 pub use database::{Config, Database, ExecuteOptions, InterruptHandle};
 pub use error::{Error, Result};
 pub use result::QueryResult;
-pub use script::{is_incomplete, split_statements};
+pub use script::{is_incomplete, split_statements, split_statements_with_offsets};
 pub use weir_pipeline::Progress;
 pub use weir_planner::types::sql_type_name;
 

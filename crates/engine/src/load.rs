@@ -2,11 +2,11 @@
 //! the engine stores.
 
 use std::fs::File;
-use std::io::{BufReader, Seek, SeekFrom};
+use std::io::{BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch};
+use arrow::array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow::compute::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -35,16 +35,47 @@ fn csv_format() -> arrow::csv::reader::Format {
     arrow::csv::reader::Format::default().with_header(true)
 }
 
-/// The schema a file will have once loaded (canonical types).
-pub(crate) fn file_schema(path: &Path, format: FileFormat) -> Result<SchemaRef> {
-    let raw = match format {
-        FileFormat::Csv => {
-            let (schema, _) = csv_format()
-                .infer_schema(BufReader::new(open(path)?), Some(CSV_INFER_ROWS))
-                .map_err(|e| io_error(path, e))?;
-            Arc::new(schema)
-        }
-        FileFormat::Parquet => ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+/// How to read a CSV file: the rows sampled for types (`None`: the
+/// default, `Some(usize::MAX)`: all), and column types the user fixed.
+pub(crate) type CsvOptions = weir_planner::FileOptions;
+
+/// The Arrow schema a CSV file is read with: types sniffed from a sample
+/// of rows, then the user's `types`. Not yet canonical.
+pub(crate) fn sniff_csv(path: &Path, options: &CsvOptions) -> Result<Schema> {
+    let sample = options.sample_rows.unwrap_or(CSV_INFER_ROWS);
+    let (schema, _) = csv_format()
+        .infer_schema(QuoteCheck::new(open(path)?), Some(sample))
+        .map_err(|e| io_error(path, e))?;
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for (name, t) in &options.types {
+        let field = fields
+            .iter_mut()
+            .find(|f| f.name().eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                Error::InvalidInput(format!(
+                    "read_csv types: \"{}\" has no column \"{name}\" (columns: {})",
+                    path.display(),
+                    names.join(", ")
+                ))
+            })?;
+        *field = Field::new(field.name(), t.clone(), true);
+    }
+    Ok(Schema::new(fields))
+}
+
+/// The schema a file will have once loaded (canonical types). `known`: a
+/// CSV schema an earlier load settled on (see [`read_csv`]).
+pub(crate) fn file_schema(
+    path: &Path,
+    format: FileFormat,
+    csv: &CsvOptions,
+    known: Option<&Schema>,
+) -> Result<SchemaRef> {
+    let raw = match (format, known) {
+        (FileFormat::Csv, Some(k)) => Arc::new(k.clone()),
+        (FileFormat::Csv, None) => Arc::new(sniff_csv(path, csv)?),
+        (FileFormat::Parquet, _) => ParquetRecordBatchReaderBuilder::try_new(open(path)?)
             .map_err(|e| io_error(path, e))?
             .schema()
             .clone(),
@@ -52,41 +83,513 @@ pub(crate) fn file_schema(path: &Path, format: FileFormat) -> Result<SchemaRef> 
     canonical_schema(&raw)
 }
 
-/// Reads a whole file into memory, with canonical types.
-pub(crate) fn read_file(path: &Path, format: FileFormat) -> Result<TableData> {
-    let batches = match format {
-        FileFormat::Csv => {
-            let mut file = open(path)?;
-            let (schema, _) = csv_format()
-                .infer_schema(BufReader::new(&mut file), Some(CSV_INFER_ROWS))
-                .map_err(|e| io_error(path, e))?;
-            file.seek(SeekFrom::Start(0))
-                .map_err(|e| io_error(path, e))?;
-            let reader = arrow::csv::ReaderBuilder::new(Arc::new(schema))
-                .with_header(true)
-                .with_batch_size(READ_BATCH_ROWS)
-                .build(BufReader::new(file))
-                .map_err(|e| io_error(path, e))?;
-            reader
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| io_error(path, e))?
-        }
-        FileFormat::Parquet => ParquetRecordBatchReaderBuilder::try_new(open(path)?)
-            .map_err(|e| io_error(path, e))?
+/// A loaded CSV file: its rows, and the schema they were read with, wider
+/// than the sniffed one when a value past the sample did not fit.
+pub(crate) struct CsvData {
+    pub(crate) schema: Schema,
+    pub(crate) batches: Vec<RecordBatch>,
+}
+
+/// Reads a CSV file with `schema`, calling `check` between batches (it
+/// stops the load with its error: Ctrl-C, a timeout). A value that does not
+/// fit its column's type widens the column (BIGINT to DOUBLE to VARCHAR,
+/// others to VARCHAR) and the file is read again; a column whose type the
+/// user fixed (`fixed`) is an error instead.
+pub(crate) fn read_csv(
+    path: &Path,
+    mut schema: Schema,
+    fixed: &[(String, DataType)],
+    check: &dyn Fn() -> Result<()>,
+) -> Result<CsvData> {
+    // each column widens at most twice
+    for _ in 0..=2 * schema.fields().len() {
+        let reader = arrow::csv::ReaderBuilder::new(Arc::new(schema.clone()))
+            .with_header(true)
             .with_batch_size(READ_BATCH_ROWS)
-            .build()
-            .map_err(|e| io_error(path, e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| io_error(path, e))?,
+            .build(BufReader::new(QuoteCheck::new(open(path)?)))
+            .map_err(|e| io_error(path, e))?;
+        let mut batches = Vec::new();
+        let mut widened = None;
+        for batch in reader {
+            check()?;
+            match batch {
+                Ok(b) => batches.push(b),
+                Err(e) => {
+                    let wider = failed_column(&e).and_then(|i| {
+                        let f = schema.fields().get(i)?;
+                        if fixed.iter().any(|(n, _)| f.name().eq_ignore_ascii_case(n)) {
+                            return None;
+                        }
+                        Some((i, widen(f.data_type())?))
+                    });
+                    match wider {
+                        Some(w) => {
+                            widened = Some(w);
+                            break;
+                        }
+                        None => return Err(io_error(path, e)),
+                    }
+                }
+            }
+        }
+        let Some((i, t)) = widened else {
+            return Ok(CsvData { schema, batches });
+        };
+        let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields[i] = Field::new(fields[i].name(), t, true);
+        schema = Schema::new(fields);
+    }
+    Err(Error::InvalidInput(format!(
+        "\"{}\": column types kept changing while reading",
+        path.display()
+    )))
+}
+
+/// The column of a CSV value that did not parse as its column's type.
+fn failed_column(e: &arrow::error::ArrowError) -> Option<usize> {
+    let arrow::error::ArrowError::ParseError(message) = e else {
+        return None;
     };
-    let Some(schema) = batches.first().map(|b| b.schema()) else {
-        // an empty file still has the columns its header names
-        return Ok(TableData {
-            schema: file_schema(path, format)?,
-            batches: Vec::new(),
-        });
-    };
+    let rest = &message[message.find(" for column ")? + " for column ".len()..];
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    rest[..digits].parse().ok()
+}
+
+/// The next wider type a CSV column can take.
+fn widen(t: &DataType) -> Option<DataType> {
+    match t {
+        DataType::Utf8 => None,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+            Some(DataType::Float64)
+        }
+        _ => Some(DataType::Utf8),
+    }
+}
+
+/// Files smaller than this are read by one worker.
+const MIN_PART_BYTES: u64 = 4 << 20;
+
+/// One part of a file load, run by a worker: decodes its rows, polling
+/// its argument (true: stop) between batches.
+pub(crate) type Part =
+    Box<dyn Fn(&dyn Fn() -> bool) -> Result<Vec<RecordBatch>, PartError> + Send + Sync>;
+
+/// Why a part failed.
+pub(crate) enum PartError {
+    /// Arrow's error, with the file line its part starts at (1 for the
+    /// first data row).
+    Arrow(arrow::error::ArrowError, usize),
+    /// Stopped by its poll.
+    Stopped,
+    /// Something else.
+    Other(Error),
+}
+
+/// Runs the parts of a load, on as many workers as it likes, and returns
+/// their results in part order; an error of its own (Ctrl-C, a timeout)
+/// stops the load.
+pub(crate) trait RunParts {
+    /// How many workers may run parts at once.
+    fn workers(&self) -> usize;
+    /// Runs `parts`.
+    fn run(&self, parts: Vec<Part>) -> Result<Vec<Result<Vec<RecordBatch>, PartError>>>;
+}
+
+/// Byte ranges of a CSV file's rows, cut at line ends outside quotes,
+/// about `parts` of them, each with the line its first row is on. Also
+/// checks the quotes (see [`QuoteCheck`]).
+fn csv_parts(
+    path: &Path,
+    parts: u64,
+    min_part_bytes: u64,
+    check: &dyn Fn() -> Result<()>,
+) -> Result<Vec<(u64, u64, usize)>> {
+    let file = open(path)?;
+    let len = file.metadata().map_err(|e| io_error(path, e))?.len();
+    let stop = check;
+    let mut check = QuoteCheck::new(file);
+    check.part_bytes = (len / parts.max(1)).max(min_part_bytes).max(1);
+    // the header ends the first "part"
+    check.next_split = Some(0);
+    let mut buf = vec![0; 1 << 20];
+    loop {
+        stop()?;
+        match check.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return Err(io_error(path, e)),
+        }
+    }
+    let mut ranges = Vec::new();
+    for (i, &(start, line)) in check.splits.iter().enumerate() {
+        let end = check.splits.get(i + 1).map_or(len, |s| s.0);
+        if end > start {
+            ranges.push((start, end, line));
+        }
+    }
+    Ok(ranges)
+}
+
+/// `line N` in an Arrow CSV message counted from `first_line` of the file.
+fn shift_lines(message: &str, first_line: usize) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("line ") {
+        let (head, tail) = rest.split_at(at + "line ".len());
+        out.push_str(head);
+        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        match tail[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + first_line - 1).to_string()),
+            Err(_) => out.push_str(&tail[..digits]),
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// [`read_csv`] with the rows cut into byte ranges that `runner`'s workers
+/// decode at once; the batches keep file order. One range (a small file)
+/// reads on the calling thread.
+pub(crate) fn read_csv_parallel(
+    path: &Path,
+    schema: Schema,
+    fixed: &[(String, DataType)],
+    runner: &dyn RunParts,
+    check: &dyn Fn() -> Result<()>,
+) -> Result<CsvData> {
+    read_csv_in_parts(path, schema, fixed, runner, check, MIN_PART_BYTES)
+}
+
+fn read_csv_in_parts(
+    path: &Path,
+    mut schema: Schema,
+    fixed: &[(String, DataType)],
+    runner: &dyn RunParts,
+    check: &dyn Fn() -> Result<()>,
+    min_part_bytes: u64,
+) -> Result<CsvData> {
+    let workers = runner.workers() as u64;
+    if workers < 2 {
+        return read_csv(path, schema, fixed, check);
+    }
+    let ranges = csv_parts(path, workers * 2, min_part_bytes, check)?;
+    if ranges.len() < 2 {
+        return read_csv(path, schema, fixed, check);
+    }
+    check()?;
+    for _ in 0..=2 * schema.fields().len() {
+        let shared = Arc::new(schema.clone());
+        let parts: Vec<Part> = ranges
+            .iter()
+            .map(|&(start, end, line)| {
+                let path = path.to_path_buf();
+                let schema = shared.clone();
+                Box::new(move |stop: &dyn Fn() -> bool| {
+                    read_csv_range(&path, schema.clone(), start, end, stop).map_err(|e| match e {
+                        RangeError::Arrow(e) => PartError::Arrow(e, line),
+                        RangeError::Stopped => PartError::Stopped,
+                        RangeError::Io(e) => PartError::Other(io_error(&path, e)),
+                    })
+                }) as Part
+            })
+            .collect();
+        let mut batches = Vec::new();
+        let mut widened = None;
+        for result in runner.run(parts)? {
+            match result {
+                Ok(b) => batches.extend(b),
+                Err(PartError::Stopped) => {
+                    check()?;
+                    return Err(Error::Cancelled);
+                }
+                Err(PartError::Other(e)) => return Err(e),
+                Err(PartError::Arrow(e, line)) => {
+                    let wider = failed_column(&e).and_then(|i| {
+                        let f = schema.fields().get(i)?;
+                        if fixed.iter().any(|(n, _)| f.name().eq_ignore_ascii_case(n)) {
+                            return None;
+                        }
+                        Some((i, widen(f.data_type())?))
+                    });
+                    match wider {
+                        Some(w) => {
+                            widened = Some(w);
+                            break;
+                        }
+                        None => return Err(io_error(path, shift_lines(&e.to_string(), line))),
+                    }
+                }
+            }
+        }
+        let Some((i, t)) = widened else {
+            return Ok(CsvData { schema, batches });
+        };
+        let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields[i] = Field::new(fields[i].name(), t, true);
+        schema = Schema::new(fields);
+    }
+    Err(Error::InvalidInput(format!(
+        "\"{}\": column types kept changing while reading",
+        path.display()
+    )))
+}
+
+enum RangeError {
+    Arrow(arrow::error::ArrowError),
+    Io(std::io::Error),
+    Stopped,
+}
+
+/// The rows in bytes `start..end` of a CSV file (no header).
+fn read_csv_range(
+    path: &Path,
+    schema: SchemaRef,
+    start: u64,
+    end: u64,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<RecordBatch>, RangeError> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = File::open(path).map_err(RangeError::Io)?;
+    file.seek(SeekFrom::Start(start)).map_err(RangeError::Io)?;
+    let reader = arrow::csv::ReaderBuilder::new(schema)
+        .with_header(false)
+        .with_batch_size(READ_BATCH_ROWS)
+        .build(BufReader::new(file.take(end - start)))
+        .map_err(RangeError::Arrow)?;
+    let mut batches = Vec::new();
+    for b in reader {
+        if stop() {
+            return Err(RangeError::Stopped);
+        }
+        batches.push(b.map_err(RangeError::Arrow)?);
+    }
+    Ok(batches)
+}
+
+/// [`read_parquet`] with the row groups decoded by `runner`'s workers at
+/// once; the batches keep file order.
+pub(crate) fn read_parquet_parallel(
+    path: &Path,
+    runner: &dyn RunParts,
+    check: &dyn Fn() -> Result<()>,
+) -> Result<TableData> {
+    use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+    let file = open(path)?;
+    let metadata =
+        ArrowReaderMetadata::load(&file, Default::default()).map_err(|e| io_error(path, e))?;
+    let groups = metadata.metadata().num_row_groups();
+    if runner.workers() < 2 || groups < 2 {
+        return read_parquet(path, check);
+    }
+    check()?;
+    let schema = metadata.schema().clone();
+    let parts: Vec<Part> = (0..groups)
+        .map(|g| {
+            let path = path.to_path_buf();
+            let metadata = metadata.clone();
+            Box::new(move |stop: &dyn Fn() -> bool| {
+                let file = File::open(&path).map_err(|e| PartError::Other(io_error(&path, e)))?;
+                let reader =
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
+                        .with_row_groups(vec![g])
+                        .with_batch_size(READ_BATCH_ROWS)
+                        .build()
+                        .map_err(|e| PartError::Other(io_error(&path, e)))?;
+                let mut batches = Vec::new();
+                for b in reader {
+                    if stop() {
+                        return Err(PartError::Stopped);
+                    }
+                    batches.push(b.map_err(|e| PartError::Arrow(e, 1))?);
+                }
+                // the workers convert to the stored types too
+                let schema = metadata.schema().clone();
+                normalize(schema, batches)
+                    .map(|t| t.batches)
+                    .map_err(PartError::Other)
+            }) as Part
+        })
+        .collect();
+    let mut batches = Vec::new();
+    for result in runner.run(parts)? {
+        match result {
+            Ok(b) => batches.extend(b),
+            Err(PartError::Stopped) => {
+                check()?;
+                return Err(Error::Cancelled);
+            }
+            Err(PartError::Other(e)) => return Err(e),
+            Err(PartError::Arrow(e, _)) => return Err(io_error(path, e)),
+        }
+    }
+    Ok(TableData::new(canonical_schema(&schema)?, batches))
+}
+
+/// Reads a Parquet file, calling `check` between batches.
+pub(crate) fn read_parquet(path: &Path, check: &dyn Fn() -> Result<()>) -> Result<TableData> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+        .map_err(|e| io_error(path, e))?
+        .with_batch_size(READ_BATCH_ROWS)
+        .build()
+        .map_err(|e| io_error(path, e))?;
+    let schema = reader.schema();
+    let mut batches = Vec::new();
+    for b in reader {
+        check()?;
+        batches.push(b.map_err(|e| io_error(path, e))?);
+    }
     normalize(schema, batches)
+}
+
+/// Passes a CSV file's bytes through, watching its quotes: a quoted field
+/// still open at the end of the file is an error naming the line and
+/// column of its opening quote (Arrow's reader would take the rest of the
+/// file as that field).
+///
+/// As the CSV reader, a `"` opens a quoted field only at the start of a
+/// field; inside one, `""` is a quote.
+struct QuoteCheck<R> {
+    inner: R,
+    state: QuoteState,
+    /// The previous byte opens a field (start of file, `,`, line end).
+    at_field_start: bool,
+    /// 1-based line of the next byte, and the byte offset of its start.
+    line: usize,
+    line_start: u64,
+    offset: u64,
+    /// Where the open quote is (line, column).
+    opened: (usize, u64),
+    /// Part boundaries wanted: the first line end outside quotes at or
+    /// after `next_split` ends a part; the next is wanted `part_bytes`
+    /// later.
+    next_split: Option<u64>,
+    part_bytes: u64,
+    /// The parts' starts: byte offset and 1-based line.
+    splits: Vec<(u64, usize)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum QuoteState {
+    Outside,
+    Inside,
+    /// Inside, just after a `"`: it ends the field unless another `"`
+    /// follows.
+    QuoteSeen,
+}
+
+impl<R: Read> QuoteCheck<R> {
+    fn new(inner: R) -> Self {
+        Self {
+            inner,
+            state: QuoteState::Outside,
+            at_field_start: true,
+            line: 1,
+            line_start: 0,
+            offset: 0,
+            opened: (0, 0),
+            next_split: None,
+            part_bytes: 0,
+            splits: Vec::new(),
+        }
+    }
+
+    /// Notes the part boundaries in `bytes` (outside quotes, starting at
+    /// `buf[at]`); call before counting their lines.
+    fn note_splits(&mut self, bytes: &[u8], at: usize) {
+        let start = self.offset + at as u64;
+        let end = start + bytes.len() as u64;
+        while let Some(next) = self.next_split.filter(|n| *n < end) {
+            let from = next.saturating_sub(start) as usize;
+            let Some(p) = bytes[from..].iter().position(|&b| b == b'\n') else {
+                // the line end comes in later bytes
+                self.next_split = Some(end);
+                return;
+            };
+            let cut = from + p + 1;
+            let line = self.line + bytes[..cut].iter().filter(|&&b| b == b'\n').count();
+            let split = start + cut as u64;
+            self.splits.push((split, line));
+            self.next_split = Some(split + self.part_bytes);
+        }
+    }
+
+    fn scan(&mut self, buf: &[u8]) {
+        let mut i = 0;
+        while i < buf.len() {
+            match self.state {
+                QuoteState::Outside | QuoteState::QuoteSeen => {
+                    if self.state == QuoteState::QuoteSeen {
+                        if buf[i] == b'"' {
+                            self.state = QuoteState::Inside;
+                            i += 1;
+                            continue;
+                        }
+                        self.state = QuoteState::Outside;
+                    }
+                    // fast path: up to the next quote
+                    let rest = &buf[i..];
+                    let end = rest.iter().position(|&b| b == b'"').unwrap_or(rest.len());
+                    if self.next_split.is_some() {
+                        self.note_splits(&rest[..end], i);
+                    }
+                    self.count_lines(&rest[..end], i);
+                    if end > 0 {
+                        self.at_field_start = matches!(rest[end - 1], b',' | b'\n' | b'\r');
+                    }
+                    i += end;
+                    if i < buf.len() {
+                        // a quote
+                        if self.at_field_start {
+                            self.state = QuoteState::Inside;
+                            let at = self.offset + i as u64;
+                            self.opened = (self.line, at - self.line_start + 1);
+                        }
+                        self.at_field_start = false;
+                        i += 1;
+                    }
+                }
+                QuoteState::Inside => {
+                    let rest = &buf[i..];
+                    let end = rest.iter().position(|&b| b == b'"').unwrap_or(rest.len());
+                    self.count_lines(&rest[..end], i);
+                    i += end;
+                    if i < buf.len() {
+                        self.state = QuoteState::QuoteSeen;
+                        i += 1;
+                    }
+                }
+            }
+        }
+        self.offset += buf.len() as u64;
+    }
+
+    /// Counts the line ends of `bytes`, which start at `buf[at]`.
+    fn count_lines(&mut self, bytes: &[u8], at: usize) {
+        let lines = bytes.iter().filter(|&&b| b == b'\n').count();
+        if lines > 0 {
+            self.line += lines;
+            let last = bytes.iter().rposition(|&b| b == b'\n').expect("a line end");
+            self.line_start = self.offset + (at + last + 1) as u64;
+        }
+    }
+}
+
+impl<R: Read> Read for QuoteCheck<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && self.state == QuoteState::Inside {
+            let (line, column) = self.opened;
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "unterminated quote: the quoted value opened at line {line}, column {column} never ends"
+                ),
+            ));
+        }
+        self.scan(&buf[..n]);
+        Ok(n)
+    }
 }
 
 /// The canonical type a column of type `t` is stored as, or an error naming
@@ -178,4 +681,151 @@ pub(crate) fn normalize(schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<
         schema: target,
         batches: out,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::io::Write as _;
+
+    fn write_csv(rows: usize, tail: &str) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        writeln!(f, "a,b").unwrap();
+        for i in 0..rows {
+            writeln!(f, "{i},x{i}").unwrap();
+        }
+        f.write_all(tail.as_bytes()).unwrap();
+        f.flush().unwrap();
+        f
+    }
+
+    #[test]
+    fn a_load_checks_for_interrupts_between_batches() {
+        // four batches of rows; the check fails at the second
+        let f = write_csv(READ_BATCH_ROWS * 3 + 5, "");
+        let calls = Cell::new(0);
+        let check = || {
+            calls.set(calls.get() + 1);
+            if calls.get() == 2 {
+                Err(Error::Cancelled)
+            } else {
+                Ok(())
+            }
+        };
+        let schema = sniff_csv(f.path(), &CsvOptions::default()).unwrap();
+        let err = read_csv(f.path(), schema, &[], &check).err().unwrap();
+        assert!(matches!(err, Error::Cancelled), "{err}");
+        assert_eq!(calls.get(), 2, "the load went on after the check failed");
+    }
+
+    /// Runs parts one after another, in reverse, as if on four workers.
+    struct Backwards;
+
+    impl RunParts for Backwards {
+        fn workers(&self) -> usize {
+            4
+        }
+
+        fn run(&self, parts: Vec<Part>) -> Result<Vec<Result<Vec<RecordBatch>, PartError>>> {
+            let mut out: Vec<_> = parts.iter().rev().map(|p| p(&|| false)).collect();
+            out.reverse();
+            Ok(out)
+        }
+    }
+
+    fn render(batches: &[RecordBatch]) -> String {
+        arrow::util::pretty::pretty_format_batches(batches)
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn parts_cut_at_line_ends_outside_quotes_and_keep_file_order() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        writeln!(f, "a,b").unwrap();
+        for i in 0..500 {
+            // quoted values with line ends and commas inside
+            writeln!(f, "{i},\"x\n{i},\"\"y\"\"\"").unwrap();
+        }
+        f.flush().unwrap();
+        let check = || Ok(());
+        let schema = sniff_csv(f.path(), &CsvOptions::default()).unwrap();
+        let whole = read_csv(f.path(), schema.clone(), &[], &check).unwrap();
+        let ranges = csv_parts(f.path(), 8, 64, &check).unwrap();
+        assert!(ranges.len() >= 4, "{ranges:?}");
+        let parts = read_csv_in_parts(f.path(), schema, &[], &Backwards, &check, 64).unwrap();
+        assert_eq!(render(&parts.batches), render(&whole.batches));
+        assert_eq!(
+            parts.batches.iter().map(|b| b.num_rows()).sum::<usize>(),
+            500
+        );
+    }
+
+    #[test]
+    fn parts_widen_and_name_absolute_lines() {
+        let f = write_csv(3000, "3.5,x\n");
+        let check = || Ok(());
+        let schema = sniff_csv(
+            f.path(),
+            &CsvOptions {
+                sample_rows: Some(10),
+                ..CsvOptions::default()
+            },
+        )
+        .unwrap();
+        let data = read_csv_in_parts(f.path(), schema, &[], &Backwards, &check, 256).unwrap();
+        let types: Vec<&DataType> = data.schema.fields().iter().map(|f| f.data_type()).collect();
+        assert_eq!(types, [&DataType::Float64, &DataType::Utf8]);
+        assert_eq!(
+            data.batches.iter().map(|b| b.num_rows()).sum::<usize>(),
+            3001
+        );
+        // a row with a field too many, on line 2,502
+        let f = write_csv(2500, "1,2,3\n4,5\n");
+        let sample = CsvOptions {
+            sample_rows: Some(100),
+            ..CsvOptions::default()
+        };
+        let schema = sniff_csv(f.path(), &sample).unwrap();
+        let err = read_csv_in_parts(f.path(), schema, &[], &Backwards, &check, 256)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("for line 2502,"), "{err}");
+    }
+
+    #[test]
+    fn quote_check_tracks_lines_and_columns_across_reads() {
+        let text = "a,b\n1,\"x\ny\"\n2,\"\"\"\"\n3, \"z\n4,\"open\n5,6\n";
+        // one byte per read: every state crosses a buffer boundary
+        struct OneByte<'a>(&'a [u8]);
+        impl Read for OneByte<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.0.is_empty() || buf.is_empty() {
+                    return Ok(0);
+                }
+                buf[0] = self.0[0];
+                self.0 = &self.0[1..];
+                Ok(1)
+            }
+        }
+        for whole in [true, false] {
+            let mut out = Vec::new();
+            let err = if whole {
+                QuoteCheck::new(text.as_bytes()).read_to_end(&mut out)
+            } else {
+                QuoteCheck::new(OneByte(text.as_bytes())).read_to_end(&mut out)
+            }
+            .unwrap_err();
+            assert!(
+                err.to_string().contains("opened at line 6, column 3"),
+                "{whole}: {err}"
+            );
+        }
+        let mut out = Vec::new();
+        QuoteCheck::new("a\n\"x\"\"\"\n".as_bytes())
+            .read_to_end(&mut out)
+            .unwrap();
+    }
 }

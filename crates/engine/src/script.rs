@@ -9,6 +9,18 @@
 /// assert_eq!(parts, ["SELECT 'a;b'", "-- c;\nSELECT 2"]);
 /// ```
 pub fn split_statements(sql: &str) -> Vec<String> {
+    scan(sql).0.into_iter().map(|(_, s)| s).collect()
+}
+
+/// [`split_statements`], each statement with the byte offset in `sql` of
+/// its first character, so a shell can tell the line and column where it
+/// starts in a script.
+///
+/// ```
+/// let parts = weir_engine::split_statements_with_offsets("SELECT 1;\n  SELECT 2;");
+/// assert_eq!(parts, [(0, "SELECT 1".to_string()), (12, "SELECT 2".to_string())]);
+/// ```
+pub fn split_statements_with_offsets(sql: &str) -> Vec<(usize, String)> {
     scan(sql).0
 }
 
@@ -29,7 +41,7 @@ pub fn is_incomplete(sql: &str) -> bool {
 
 /// Returns the statements, the text after the last top-level `;`, and
 /// whether the text ends inside a quote or block comment.
-fn scan(sql: &str) -> (Vec<String>, &str, bool) {
+fn scan(sql: &str) -> (Vec<(usize, String)>, &str, bool) {
     let mut out = Vec::new();
     let mut start = 0;
     let bytes = sql.as_bytes();
@@ -70,15 +82,16 @@ fn scan(sql: &str) -> (Vec<String>, &str, bool) {
                 }
             }
             b';' => {
-                push(&mut out, &sql[start..i]);
+                push(&mut out, sql, start, i);
                 start = i + 1;
             }
             _ => {}
         }
         i += 1;
     }
-    let tail = &sql[start.min(sql.len())..];
-    push(&mut out, tail);
+    let start = start.min(sql.len());
+    let tail = &sql[start..];
+    push(&mut out, sql, start, sql.len());
     (out, tail, open)
 }
 
@@ -89,10 +102,12 @@ fn only_comments(s: &str) -> bool {
     })
 }
 
-fn push(out: &mut Vec<String>, part: &str) {
+fn push(out: &mut Vec<(usize, String)>, sql: &str, start: usize, end: usize) {
+    let part = &sql[start..end];
     let trimmed = part.trim();
     if !trimmed.is_empty() && !only_comments(trimmed) {
-        out.push(trimmed.to_string());
+        let offset = start + (part.len() - part.trim_start().len());
+        out.push((offset, trimmed.to_string()));
     }
 }
 

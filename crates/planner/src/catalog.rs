@@ -2,7 +2,22 @@
 
 use arrow_schema::SchemaRef;
 
-use crate::plan::FileFormat;
+use crate::plan::{FileFormat, FileOptions};
+use crate::scalar::ScalarValue;
+
+/// One setting of the session (`SET`, `RESET`, `current_setting()`,
+/// `weir_settings()`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setting {
+    /// The name `SET` takes (lower case).
+    pub name: String,
+    /// Other names for it (`timeout` for `statement_timeout`).
+    pub aliases: Vec<String>,
+    /// The current value.
+    pub value: ScalarValue,
+    /// What it does.
+    pub description: String,
+}
 
 /// Name and schema lookups for the planner.
 ///
@@ -16,4 +31,24 @@ pub trait Catalog {
     /// The schema of the file at `path` read as `format`, or an error
     /// message naming the problem (missing file, unreadable header).
     fn file_schema(&self, path: &str, format: FileFormat) -> Result<SchemaRef, String>;
+
+    /// [`Catalog::file_schema`] with reader options (`read_csv(...,
+    /// types=..., sample_size=...)`). The default knows no options.
+    fn file_schema_with(
+        &self,
+        path: &str,
+        format: FileFormat,
+        options: &FileOptions,
+    ) -> Result<SchemaRef, String> {
+        if *options == FileOptions::default() {
+            self.file_schema(path, format)
+        } else {
+            Err(format!("reader options are not supported for \"{path}\""))
+        }
+    }
+
+    /// The session's settings. The default has none.
+    fn settings(&self) -> Vec<Setting> {
+        Vec::new()
+    }
 }

@@ -14,6 +14,9 @@ pub enum Error {
     /// Valid SQL that Weir does not support, named as such.
     #[error("Not implemented Error: {0}")]
     Unsupported(String),
+    /// `SET`, `RESET`, `PRAGMA` or `current_setting()` named no setting.
+    #[error("Catalog Error: {0}")]
+    UnknownSetting(String),
     /// The catalog could not read a file's schema.
     #[error("IO Error: {0}")]
     Catalog(String),

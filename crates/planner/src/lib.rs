@@ -65,11 +65,11 @@ pub mod types;
 
 pub use arrow_schema;
 pub use binder::plan_sql;
-pub use catalog::Catalog;
+pub use catalog::{Catalog, Setting};
 pub use error::{Error, Result};
 pub use expr::{BinaryOp, ColumnRef, Expr, ScalarFunction};
 pub use plan::{
-    AggregateExpr, AggregateFunction, ColumnDef, FileFormat, LogicalPlan, SortKey, Statement,
-    TableSource,
+    AggregateExpr, AggregateFunction, ColumnDef, FileFormat, FileOptions, LogicalPlan, SortKey,
+    Statement, TableSource,
 };
 pub use scalar::ScalarValue;

@@ -32,6 +32,8 @@ pub enum TableSource {
         path: String,
         /// Its format.
         format: FileFormat,
+        /// Reader options.
+        options: FileOptions,
     },
     /// `range(start, stop, step)` / `generate_series(start, stop, step)`:
     /// one BIGINT column named `range` or `generate_series`. `range` stops
@@ -45,6 +47,17 @@ pub enum TableSource {
         /// Increment, never zero.
         step: i64,
     },
+}
+
+/// Options of a file reader: `read_csv('p', types={'a': 'DOUBLE'},
+/// sample_size=-1)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FileOptions {
+    /// Rows sampled to infer a CSV file's column types (`None`: the
+    /// reader's default; `Some(usize::MAX)`: every row, `sample_size=-1`).
+    pub sample_rows: Option<usize>,
+    /// Column types fixed by the user, by column name.
+    pub types: Vec<(String, arrow_schema::DataType)>,
 }
 
 /// A file format.
@@ -351,6 +364,19 @@ pub enum Statement {
     },
     /// `SHOW TABLES`.
     ShowTables,
+    /// `SET name = value`, `PRAGMA name = value`: `name` is a setting the
+    /// catalog listed, by its main name.
+    Set {
+        /// The setting.
+        name: String,
+        /// The value, a constant.
+        value: ScalarValue,
+    },
+    /// `RESET name` (`None`: `RESET ALL`): back to the default.
+    Reset {
+        /// The setting, by its main name.
+        name: Option<String>,
+    },
     /// `DESCRIBE name`: columns, types, nullability.
     Describe {
         /// Table name (or quoted file path).

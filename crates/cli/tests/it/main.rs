@@ -2,6 +2,8 @@
 //! statuses and errors, through pipes and a pseudo-terminal.
 
 mod flags;
+mod printing;
+mod scripts;
 #[cfg(unix)]
 mod terminal;
 

@@ -76,3 +76,35 @@ fn history_recalls_earlier_statements_and_is_saved() {
     let history = std::fs::read_to_string(home.path().join(".weir_history")).unwrap();
     assert!(history.contains("SELECT 6 * 7 AS answer;"), "{history}");
 }
+
+#[test]
+fn ctrl_c_stops_a_script_even_with_on_error_continue() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.sql");
+    std::fs::write(
+        &script,
+        "SELECT count(*) AS n FROM range(4000000000) WHERE range % 7 = 1;\nSELECT 'after' || ' the interrupt' AS s;\n",
+    )
+    .unwrap();
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("weir"));
+    cmd.env("HOME", std::env::temp_dir()).args([
+        "--threads",
+        "2",
+        "--on-error",
+        "continue",
+        "-f",
+        script.to_str().unwrap(),
+    ]);
+    let mut p = spawn_command(cmd, Some(60_000)).expect("weir starts on a pty");
+    // the bar shows the statement is running
+    p.exp_regex(r"\[=* *\] +\d+%").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("s.sql:1:1: Interrupted: the query was cancelled")
+        .unwrap();
+    let rest = p.exp_eof().unwrap();
+    assert!(!rest.contains("after the interrupt"), "{rest}");
+    match p.process().wait().unwrap() {
+        rexpect::process::WaitStatus::Exited(_, code) => assert_eq!(code, 130),
+        other => panic!("{other:?}"),
+    }
+}

@@ -2,4 +2,5 @@
 
 mod api;
 mod differential;
+mod files;
 mod tpch;

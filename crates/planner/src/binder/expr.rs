@@ -84,6 +84,7 @@ const SCALAR_FUNCTIONS: &[&str] = &[
     "substr",
     "substring",
     "coalesce",
+    "current_setting",
     "date_part",
     "datepart",
     "extract",
@@ -101,6 +102,7 @@ pub(crate) const TABLE_FUNCTIONS: &[&str] = &[
     "read_parquet",
     "range",
     "generate_series",
+    "weir_settings",
 ];
 
 const DATE_PARTS: &[&str] = &[
@@ -936,6 +938,7 @@ impl<'s> ExprBinder<'s> {
             "length" | "len" | "char_length" | "character_length" => ScalarFunction::Length,
             "substr" | "substring" => ScalarFunction::Substr,
             "coalesce" => ScalarFunction::Coalesce,
+            "current_setting" => return super::settings::current_setting(bound, e),
             "date_part" | "datepart" => {
                 check_arg_count(&name, bound.len(), 2, 2, e)?;
                 let x = bound

@@ -7,6 +7,7 @@
 mod coerce;
 mod expr;
 mod query;
+mod settings;
 #[cfg(test)]
 mod tests;
 
@@ -44,6 +45,7 @@ use crate::types::{sql_type_name, timestamp_type};
 /// cannot be read. The first failing statement stops planning.
 pub fn plan_sql(sql: &str, catalog: &dyn Catalog) -> Result<Vec<Statement>> {
     let statements = Parser::parse_sql(&DuckDbDialect {}, sql)?;
+    let _settings = settings::install(catalog);
     let mut binder = Binder {
         catalog,
         overrides: Vec::new(),
@@ -166,6 +168,9 @@ impl Binder<'_> {
                 Ok(Statement::Describe { name, schema })
             }
             S::ShowTables { .. } => Ok(Statement::ShowTables),
+            S::Set(set) => self.set(set),
+            S::Reset(reset) => self.reset(reset),
+            S::Pragma { name, value, .. } => self.pragma(name, value.as_ref()),
             S::CreateTable(ct) => self.create_table(ct),
             S::Insert(ins) => self.insert(ins),
             S::Drop {

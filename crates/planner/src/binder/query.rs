@@ -12,7 +12,7 @@ use super::expr::{ExprBinder, Scope, TABLE_FUNCTIONS};
 use super::{Binder, at, bind_err, did_you_mean, format_from_extension, single_name, unsupported};
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::plan::{FileFormat, LogicalPlan, SortKey, TableSource};
+use crate::plan::{FileFormat, FileOptions, LogicalPlan, SortKey, TableSource};
 use crate::scalar::ScalarValue;
 use crate::types::sql_type_name;
 
@@ -252,6 +252,20 @@ impl Binder<'_> {
             if args.settings.is_some() {
                 return Err(unsupported("SETTINGS in table functions are not supported"));
             }
+            if id.value.eq_ignore_ascii_case("weir_settings") {
+                if !args.args.is_empty() {
+                    return Err(bind_err(format!(
+                        "weir_settings takes no arguments{}",
+                        at(id.span)
+                    )));
+                }
+                let plan = super::settings::settings_table(self.catalog);
+                let scope = Scope {
+                    qualifier: Some(alias.unwrap_or_else(|| "weir_settings".into())),
+                    schema: plan.schema(),
+                };
+                return Ok((plan, scope));
+            }
             self.table_function(id, &args.args)?
         } else if id.quote_style == Some('\'') {
             let format = format_from_extension(id)?;
@@ -259,6 +273,7 @@ impl Binder<'_> {
             let source = TableSource::File {
                 path: id.value.clone(),
                 format,
+                options: FileOptions::default(),
             };
             (source, schema, file_stem(&id.value))
         } else {
@@ -279,7 +294,31 @@ impl Binder<'_> {
     ) -> Result<(TableSource, SchemaRef, String)> {
         let name = id.value.to_ascii_lowercase();
         let mut values = Vec::with_capacity(args.len());
+        let mut options = FileOptions::default();
         for a in args {
+            let named = match a {
+                FunctionArg::Named {
+                    name: option,
+                    arg: FunctionArgExpr::Expr(e),
+                    ..
+                } => Some((option.value.to_ascii_lowercase(), e)),
+                FunctionArg::ExprNamed {
+                    name: ast::Expr::Identifier(option),
+                    arg: FunctionArgExpr::Expr(e),
+                    ..
+                } => Some((option.value.to_ascii_lowercase(), e)),
+                _ => None,
+            };
+            if let Some((option, e)) = named
+                && matches!(name.as_str(), "read_csv" | "read_csv_auto")
+                && matches!(
+                    option.as_str(),
+                    "types" | "dtypes" | "column_types" | "sample_size"
+                )
+            {
+                csv_option(&mut options, &option, e)?;
+                continue;
+            }
             let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
                 return Err(unsupported(format!(
                     "{name} option {a} is not supported{}",
@@ -314,9 +353,23 @@ impl Binder<'_> {
                         )));
                     }
                 };
-                let schema = self.file_schema(&path, format)?;
+                let schema = if options == FileOptions::default() {
+                    self.file_schema(&path, format)?
+                } else {
+                    self.catalog
+                        .file_schema_with(&path, format, &options)
+                        .map_err(crate::error::Error::Catalog)?
+                };
                 let stem = file_stem(&path);
-                Ok((TableSource::File { path, format }, schema, stem))
+                Ok((
+                    TableSource::File {
+                        path,
+                        format,
+                        options,
+                    },
+                    schema,
+                    stem,
+                ))
             }
             "range" | "generate_series" => {
                 let mut ints = Vec::with_capacity(values.len());
@@ -908,4 +961,72 @@ fn values(v: &ast::Values) -> Result<LogicalPlan> {
 fn file_stem(path: &str) -> String {
     let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
     base.split('.').next().unwrap_or(base).to_string()
+}
+
+/// A `read_csv` option: `types={'col': 'TYPE', ...}` fixes column types,
+/// `sample_size=N` sets the rows sampled for the others (-1: all).
+fn csv_option(options: &mut FileOptions, option: &str, e: &ast::Expr) -> Result<()> {
+    if option == "sample_size" {
+        let scope = Scope::empty();
+        let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed here");
+        let n = match eb.bind(e)? {
+            Expr::Literal(ScalarValue::Int32(n)) => i64::from(n),
+            Expr::Literal(ScalarValue::Int64(n)) => n,
+            _ => 0,
+        };
+        options.sample_rows = match n {
+            -1 => Some(usize::MAX),
+            n if n > 0 => Some(n as usize),
+            _ => {
+                return Err(bind_err(format!(
+                    "read_csv sample_size must be a positive integer or -1 (all rows), found \"{e}\"{}",
+                    at(e.span())
+                )));
+            }
+        };
+        return Ok(());
+    }
+    let ast::Expr::Dictionary(fields) = e else {
+        return Err(bind_err(format!(
+            "read_csv {option} must be a struct of column names to type names, such as {{'a': 'DOUBLE'}}, found \"{e}\"{}",
+            at(e.span())
+        )));
+    };
+    for field in fields {
+        let type_name = match field.value.as_ref() {
+            ast::Expr::Value(v) => match &v.value {
+                Value::SingleQuotedString(t) => t.clone(),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        };
+        let data_type = parse_type_name(&type_name).ok_or_else(|| {
+            bind_err(format!(
+                "read_csv {option}: \"{}\" is not a type Weir reads from CSV (BOOLEAN, INTEGER, BIGINT, DOUBLE, VARCHAR, DATE, TIMESTAMP){}",
+                field.value,
+                at(field.value.span())
+            ))
+        })?;
+        options.types.push((field.key.value.clone(), data_type));
+    }
+    Ok(())
+}
+
+/// A type named in a string (`'DOUBLE'`), as CSV columns can have it.
+fn parse_type_name(name: &str) -> Option<DataType> {
+    let mut parser = sqlparser::parser::Parser::new(&sqlparser::dialect::DuckDbDialect {})
+        .try_with_sql(name)
+        .ok()?;
+    let t = super::data_type_from_sql(&parser.parse_data_type().ok()?).ok()?;
+    matches!(
+        t,
+        DataType::Boolean
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Float64
+            | DataType::Utf8
+            | DataType::Date32
+            | DataType::Timestamp(..)
+    )
+    .then_some(t)
 }

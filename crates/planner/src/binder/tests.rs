@@ -132,6 +132,8 @@ fn render(s: &Statement) -> String {
             format!("DropTable {name} if_exists={if_exists}\n")
         }
         Statement::ShowTables => "ShowTables\n".into(),
+        Statement::Set { name, value } => format!("Set {name} = {value}\n"),
+        Statement::Reset { name } => format!("Reset {name:?}\n"),
         Statement::Describe { name, schema } => {
             format!("Describe {name}: {}\n", render_schema(schema))
         }

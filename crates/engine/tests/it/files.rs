@@ -1,0 +1,280 @@
+//! Reading files: type widening past the sniffed sample, unterminated
+//! quotes, EXPLAIN as a dry run, load time in EXPLAIN ANALYZE, timeouts.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use weir_engine::{Config, Database, Error};
+
+/// A CSV of `rows` rows `i,i`, then `tail` verbatim.
+fn csv(dir: &Path, name: &str, rows: usize, tail: &str) -> String {
+    let path = dir.join(name);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    writeln!(f, "a,b").unwrap();
+    for i in 0..rows {
+        writeln!(f, "{i},{i}").unwrap();
+    }
+    f.write_all(tail.as_bytes()).unwrap();
+    f.flush().unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn text(db: &Database, sql: &str) -> String {
+    db.execute(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .to_string()
+}
+
+#[test]
+fn a_column_that_changes_type_past_the_sample_widens() {
+    let dir = tempfile::tempdir().unwrap();
+    // BIGINT for 30,000 rows (past the 20,480 sampled), then a DOUBLE and
+    // a VARCHAR
+    let path = csv(dir.path(), "w.csv", 30_000, "3.5,x\n");
+    let db = Database::new().unwrap();
+    let sql = format!("SELECT count(*) AS n, sum(a) AS s, max(b) AS m FROM '{path}'");
+    assert_eq!(
+        text(&db, &sql),
+        "\
++-------+-------------+---+
+| n     | s           | m |
++-------+-------------+---+
+| 30001 | 449985003.5 | x |
++-------+-------------+---+"
+    );
+    // the next plan knows the wider types
+    assert_eq!(
+        text(&db, &format!("DESCRIBE SELECT * FROM '{path}'")),
+        "\
++-------------+-------------+------+
+| column_name | column_type | null |
++-------------+-------------+------+
+| a           | DOUBLE      | YES  |
+| b           | VARCHAR     | YES  |
++-------------+-------------+------+"
+    );
+    // register_csv widens the same way
+    db.register_csv("w", &path).unwrap();
+    assert_eq!(
+        text(&db, "SELECT max(b) AS m FROM w"),
+        "+---+\n| m |\n+---+\n| x |\n+---+"
+    );
+}
+
+#[test]
+fn an_unterminated_quote_names_the_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    // far past the sample: the load finds it
+    let big = csv(dir.path(), "big.csv", 100_000, "7,\"open\n8,x\n9,y\n");
+    // within the sample: planning finds it
+    let small = csv(
+        dir.path(),
+        "small.csv",
+        2,
+        "2,\"fine\"\"quote\"\n3,\"open\n",
+    );
+    let db = Database::new().unwrap();
+    for (path, line) in [(&big, 100_002), (&small, 5)] {
+        let err = db
+            .execute(&format!("SELECT count(*) FROM '{path}'"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(path.as_str()), "{err}");
+        assert!(
+            err.contains(&format!(
+                "unterminated quote: the quoted value opened at line {line}, column 3"
+            )),
+            "{err}"
+        );
+    }
+    // a quote inside an unquoted field is just a character
+    let inner = csv(dir.path(), "inner.csv", 1, "2,ab\"c\n");
+    assert_eq!(
+        text(&db, &format!("SELECT b FROM '{inner}' WHERE a = 2")),
+        "+------+\n| b    |\n+------+\n| ab\"c |\n+------+"
+    );
+}
+
+#[test]
+fn plain_explain_reads_schemas_only() {
+    let dir = tempfile::tempdir().unwrap();
+    // row 30,001 has a field too many: reading the data fails
+    let path = csv(dir.path(), "bad.csv", 30_000, "1,2,3\n");
+    let db = Database::new().unwrap();
+    let sql = format!("SELECT count(*) FROM '{path}'");
+    let err = db.execute(&sql).unwrap_err().to_string();
+    assert!(err.contains("incorrect number of fields"), "{err}");
+    let plan = text(&db, &format!("EXPLAIN {sql}"));
+    assert!(plan.contains("Scan: '"), "{plan}");
+}
+
+#[test]
+fn explain_analyze_shows_the_time_spent_loading() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = csv(dir.path(), "l.csv", 1_000, "");
+    let db = Database::new().unwrap();
+    let out = text(
+        &db,
+        &format!("EXPLAIN ANALYZE SELECT count(*) FROM '{path}'"),
+    );
+    let read = out
+        .lines()
+        .find(|l| l.contains(&format!("read '{path}'")))
+        .unwrap_or_else(|| panic!("no read line: {out}"));
+    let fields: Vec<&str> = read.trim_matches('|').split_whitespace().collect();
+    // ... rows in, rows out, time, "query thread"
+    let n = fields.len();
+    assert_eq!(&fields[n - 5..n - 3], ["1000", "1000"], "{read}");
+    let ms: f64 = fields[n - 3].trim_end_matches("ms").parse().unwrap();
+    assert!(ms > 0.0, "{read}");
+    // the scan follows the read
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines.iter().position(|l| *l == read).unwrap();
+    assert!(lines[at + 1].contains("scan '"), "{out}");
+}
+
+#[test]
+fn a_timeout_stops_a_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = csv(dir.path(), "t.csv", 400_000, "");
+    let db = Database::with_config(Config {
+        timeout: Some(Duration::from_millis(1)),
+        ..Config::default()
+    })
+    .unwrap();
+    let err = db
+        .execute(&format!("SELECT count(*) FROM '{path}'"))
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout(_)), "{err}");
+}
+
+#[test]
+fn read_csv_takes_types_and_sample_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = csv(dir.path(), "o.csv", 30_000, "3.5,x\n");
+    let db = Database::new().unwrap();
+    let describe = |options: &str| {
+        text(
+            &db,
+            &format!("DESCRIBE SELECT * FROM read_csv('{path}'{options})"),
+        )
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells.len() > 3 && cells[1] != "column_name").then(|| cells[2].to_string())
+        })
+        .collect::<Vec<_>>()
+    };
+    // every row sampled: the types fit the whole file up front
+    assert_eq!(describe(", sample_size=-1"), ["DOUBLE", "VARCHAR"]);
+    assert_eq!(describe(", sample_size = 10"), ["BIGINT", "BIGINT"]);
+    assert_eq!(
+        describe(", types={'b': 'VARCHAR', 'A': 'DOUBLE'}"),
+        ["DOUBLE", "VARCHAR"]
+    );
+    let sql = format!(
+        "SELECT count(*) AS n FROM read_csv('{path}', types={{'b': 'VARCHAR'}}, sample_size=-1) WHERE b = 'x'"
+    );
+    assert_eq!(text(&db, &sql), "+---+\n| n |\n+---+\n| 1 |\n+---+");
+    // a type the user fixed does not widen: the value is named
+    let err = db
+        .execute(&format!(
+            "SELECT * FROM read_csv('{path}', types={{'a': 'BIGINT'}})"
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("'3.5' as type 'Int64'"), "{err}");
+    for (options, needle) in [
+        (
+            "types={'zz': 'DOUBLE'}",
+            "has no column \"zz\" (columns: a, b)",
+        ),
+        (
+            "types={'a': 'BLOB'}",
+            "\"'BLOB'\" is not a type Weir reads from CSV",
+        ),
+        (
+            "types='a'",
+            "must be a struct of column names to type names",
+        ),
+        (
+            "sample_size=0",
+            "sample_size must be a positive integer or -1",
+        ),
+    ] {
+        let err = db
+            .execute(&format!("SELECT * FROM read_csv('{path}', {options})"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(needle), "{options}: {err}");
+    }
+}
+
+#[test]
+fn workers_load_parts_of_a_file_and_keep_its_order() {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    let dir = tempfile::tempdir().unwrap();
+    // about 12 MB: several byte ranges on two workers
+    let path = csv(dir.path(), "p.csv", 1_000_000, "");
+    // and a Parquet file of many row groups
+    let parquet = dir.path().join("p.parquet");
+    let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, false)]));
+    let file = std::fs::File::create(&parquet).unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(10_000))
+        .build();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(file, schema.clone(), Some(props)).unwrap();
+    for chunk in 0..10 {
+        let values = Int64Array::from_iter_values(chunk * 10_000..(chunk + 1) * 10_000);
+        writer
+            .write(&RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap())
+            .unwrap();
+    }
+    writer.close().unwrap();
+    let parquet = parquet.to_str().unwrap();
+    let mut answers = Vec::new();
+    for threads in [1, 2] {
+        let db = Database::with_config(Config {
+            threads,
+            ..Config::default()
+        })
+        .unwrap();
+        db.execute(&format!("CREATE TABLE t AS SELECT * FROM '{path}'"))
+            .unwrap();
+        db.execute(&format!("CREATE TABLE q AS SELECT * FROM '{parquet}'"))
+            .unwrap();
+        // the table's order is the file's: no ORDER BY
+        let t = db.execute("SELECT a FROM t").unwrap();
+        let mut next = 0;
+        for b in t.batches() {
+            let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            for v in a.values() {
+                assert_eq!(*v, next, "{threads} threads");
+                next += 1;
+            }
+        }
+        assert_eq!(next, 1_000_000);
+        let q = db.execute("SELECT a FROM q").unwrap();
+        let values: Vec<i64> = q
+            .batches()
+            .iter()
+            .flat_map(|b| {
+                let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                a.values().to_vec()
+            })
+            .collect();
+        assert_eq!(
+            values,
+            (0..100_000).collect::<Vec<i64>>(),
+            "{threads} threads"
+        );
+        answers.push(text(&db, "SELECT count(*), sum(b), min(a), max(a) FROM t"));
+    }
+    assert_eq!(answers[0], answers[1]);
+}
