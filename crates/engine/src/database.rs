@@ -169,7 +169,9 @@ impl Database {
         }
         let mut last = QueryResult::no_rows(None);
         for text in &statements {
-            for statement in weir_planner::plan_sql(text, &CatalogView { db: self })? {
+            let catalog = CatalogView { db: self };
+            let folder = weir_pipeline::eval::ConstantFolder;
+            for statement in weir_planner::plan_sql_with(text, &catalog, Some(&folder))? {
                 last = self.run_statement(statement, options)?;
             }
         }

@@ -14,6 +14,10 @@ pub enum Error {
     /// Valid SQL that Weir does not support, named as such.
     #[error("Not implemented Error: {0}")]
     Unsupported(String),
+    /// Evaluating a constant the plan needs (a VALUES item, an IN list
+    /// item, a LIMIT) failed: the evaluator's own error.
+    #[error(transparent)]
+    Evaluate(crate::fold::EvalError),
     /// The catalog could not read a file's schema.
     #[error("IO Error: {0}")]
     Catalog(String),

@@ -193,6 +193,12 @@ pub enum ScalarFunction {
 }
 
 impl ScalarFunction {
+    /// True if the function itself can raise an error (overflow, a bad
+    /// date field), whatever its arguments.
+    pub fn can_fail(self) -> bool {
+        matches!(self, Self::Abs | Self::Round | Self::DatePart)
+    }
+
     /// The SQL name.
     pub fn name(self) -> &'static str {
         match self {
@@ -332,6 +338,25 @@ impl Expr {
         })
     }
 
+    /// True if evaluating this expression could raise an error on some
+    /// row (arithmetic, casts, a LIKE with an escape, fallible functions).
+    /// The one rule both the planner (folding `x AND FALSE` must not hide
+    /// an error) and the evaluator (fallible terms run only on the rows
+    /// that need them) follow.
+    pub fn can_fail(&self) -> bool {
+        let mut r = false;
+        self.visit(&mut |e| {
+            r |= match e {
+                Expr::Binary { op, .. } => op.is_arithmetic(),
+                Expr::Negative(_) | Expr::Cast { .. } => true,
+                Expr::Like { escape, .. } => escape.is_some(),
+                Expr::Function { func, .. } => func.can_fail(),
+                _ => false,
+            }
+        });
+        r
+    }
+
     /// Splits a predicate into its top-level `AND` terms.
     pub fn conjuncts(&self) -> Vec<&Expr> {
         let mut out = Vec::new();
@@ -400,7 +425,11 @@ impl fmt::Display for Expr {
             Expr::Literal(v) => write!(f, "{v}"),
             Expr::Binary { op, left, right } => write!(f, "({left} {} {right})", op.as_str()),
             Expr::Not(e) => write!(f, "NOT {e}"),
-            Expr::Negative(e) => write!(f, "-{e}"),
+            Expr::Negative(e) => match e.as_ref() {
+                // never `--`, which would read as a comment
+                Expr::Literal(_) | Expr::Negative(_) => write!(f, "-({e})"),
+                e => write!(f, "-{e}"),
+            },
             Expr::IsNull(e) => write!(f, "{e} IS NULL"),
             Expr::IsNotNull(e) => write!(f, "{e} IS NOT NULL"),
             Expr::InList {

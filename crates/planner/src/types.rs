@@ -44,6 +44,40 @@ pub fn sql_type_name(t: &DataType) -> String {
     }
 }
 
+/// The canonical type Weir computes in for a (possibly exotic) file type,
+/// the one map from Arrow types to SQL types: small integers widen to INTEGER, FLOAT to DOUBLE, string views to
+/// VARCHAR, other timestamp units to microseconds, UBIGINT to DECIMAL(20,0) (which holds every value).
+pub fn canonical(t: &DataType) -> DataType {
+    match t {
+        DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => DataType::Int32,
+        DataType::UInt32 => DataType::Int64,
+        DataType::UInt64 => DataType::Decimal128(20, 0),
+        DataType::Float16 | DataType::Float32 => DataType::Float64,
+        DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
+        DataType::Date64 => DataType::Date32,
+        DataType::Timestamp(_, _) => timestamp_type(),
+        DataType::Decimal32(p, s) | DataType::Decimal64(p, s) => DataType::Decimal128(*p, *s),
+        other => other.clone(),
+    }
+}
+
+/// True for the types tables hold and the evaluator computes in: NULL,
+/// BOOLEAN, INTEGER, BIGINT, DOUBLE, DECIMAL, VARCHAR, DATE, TIMESTAMP.
+pub fn is_canonical(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Null
+            | DataType::Boolean
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Float64
+            | DataType::Decimal128(..)
+            | DataType::Utf8
+            | DataType::Date32
+            | DataType::Timestamp(TimeUnit::Microsecond, None)
+    )
+}
+
 /// The TIMESTAMP type.
 pub fn timestamp_type() -> DataType {
     DataType::Timestamp(TimeUnit::Microsecond, None)
@@ -122,7 +156,13 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
             .map(|a| a.data_type(input))
             .find(|t| *t != DataType::Null)
             .unwrap_or(DataType::Null),
-        ScalarFunction::DatePart => DataType::Int64,
+        // `epoch` has a fraction of a second: DOUBLE, as in DuckDB
+        ScalarFunction::DatePart => match args.first() {
+            Some(Expr::Literal(crate::ScalarValue::Utf8(f))) if f.eq_ignore_ascii_case("epoch") => {
+                DataType::Float64
+            }
+            _ => DataType::Int64,
+        },
     }
 }
 

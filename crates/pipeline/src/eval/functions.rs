@@ -136,7 +136,8 @@ pub(crate) fn eval_function(
                     a.as_string::<i32>().value(0).to_ascii_lowercase()
                 }
                 (Value::Scalar(_), DataType::Utf8 | DataType::Null) => {
-                    return Ok(Value::Scalar(new_null_array(&DataType::Int64, 1)));
+                    let t = expr.data_type(input.schema);
+                    return Ok(Value::Scalar(new_null_array(&t, 1)));
                 }
                 _ => {
                     return Err(EvalError::Unsupported(
@@ -204,17 +205,19 @@ fn round_overflow(v: impl std::fmt::Display, d: i64) -> EvalError {
 }
 
 /// DuckDB's double rounding: `round(v * 10^d) / 10^d`, the input when that
-/// is not finite.
+/// is not finite; for `d < 0`, `round(v / 10^-d) * 10^-d`, 0 when that is
+/// not finite (`round(1.5, -1000)` is 0).
 fn round_f64(v: f64, d: i64) -> f64 {
     let d = d.clamp(-400, 400) as i32;
-    let r = if d >= 0 {
+    if d >= 0 {
         let m = 10f64.powi(d);
-        (v * m).round() / m
+        let r = (v * m).round() / m;
+        if r.is_finite() { r } else { v }
     } else {
         let m = 10f64.powi(-d);
-        (v / m).round() * m
-    };
-    if r.is_finite() { r } else { v }
+        let r = (v / m).round() * m;
+        if r.is_finite() { r } else { 0.0 }
+    }
 }
 
 /// Rounds an integer to `d` decimal digits (only negative `d` changes it),
@@ -397,7 +400,33 @@ impl DateField {
     }
 }
 
+/// `epoch`: seconds since 1970-01-01 as DOUBLE, with the fraction of a
+/// second, as DuckDB.
+fn epoch_seconds(a: &ArrayRef) -> Result<ArrayRef> {
+    let out: PrimitiveArray<Float64Type> = match a.data_type() {
+        DataType::Date32 => a
+            .as_primitive::<Date32Type>()
+            .unary(|d| d as f64 * 86_400.0),
+        DataType::Timestamp(..) => {
+            let a = cast_array(a, &weir_planner::types::timestamp_type())?;
+            a.as_primitive::<TimestampMicrosecondType>()
+                .unary(|t| t as f64 / 1e6)
+        }
+        DataType::Null => return Ok(new_null_array(&DataType::Float64, a.len())),
+        other => {
+            return Err(EvalError::Unsupported(format!(
+                "date_part is not defined for {}",
+                sql_type_name(other)
+            )));
+        }
+    };
+    Ok(Arc::new(out))
+}
+
 fn date_part(field: DateField, a: &ArrayRef) -> Result<ArrayRef> {
+    if field == DateField::Epoch {
+        return epoch_seconds(a);
+    }
     let out: PrimitiveArray<Int64Type> = match a.data_type() {
         DataType::Date32 => a
             .as_primitive::<Date32Type>()

@@ -28,15 +28,15 @@ mod tests;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Datum, RecordBatch, UInt32Array, new_empty_array,
-    new_null_array,
+    Array, ArrayRef, AsArray, BooleanArray, Datum, RecordBatch, RecordBatchOptions, UInt32Array,
+    new_empty_array, new_null_array,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::kernels::boolean::{and_kleene, not, or_kleene};
 use arrow::compute::kernels::zip::zip;
 use arrow::compute::{filter, interleave, take};
 use arrow::datatypes::{DataType, Schema};
-use weir_planner::{BinaryOp, Expr, ScalarFunction, ScalarValue};
+use weir_planner::{BinaryOp, Expr, ScalarValue};
 
 pub use scalar::{scalar_from_array, scalar_to_array};
 
@@ -83,6 +83,36 @@ pub fn evaluate_predicate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArr
     }
     let v = eval(expr, &input)?;
     Ok(BooleanArray::new(predicate_mask(&v, input.len)?, None))
+}
+
+/// The planner's constant-folding hook, answered by this evaluator: a
+/// constant folds to exactly what it would compute at run time.
+///
+/// ```
+/// use weir_pipeline::eval::ConstantFolder;
+/// use weir_planner::{ConstantEvaluator, Expr, ScalarValue};
+/// use weir_planner::arrow_schema::DataType;
+/// let e = Expr::Cast {
+///     expr: Box::new(Expr::Literal(ScalarValue::Utf8("1.5".into()))),
+///     to: DataType::Int32,
+/// };
+/// assert_eq!(ConstantFolder.evaluate(&e).unwrap(), ScalarValue::Int32(2));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConstantFolder;
+
+impl weir_planner::ConstantEvaluator for ConstantFolder {
+    fn evaluate(&self, expr: &Expr) -> Result<ScalarValue, weir_planner::fold::EvalError> {
+        let schema = Arc::new(Schema::empty());
+        let one_row = RecordBatchOptions::new().with_row_count(Some(1));
+        let batch = RecordBatch::try_new_with_options(schema.clone(), vec![], &one_row)?;
+        let mut a = evaluate(expr, &batch)?;
+        let t = expr.data_type(&schema);
+        if *a.data_type() != t && t != DataType::Null {
+            a = cast::cast_array(&a, &t)?;
+        }
+        Ok(scalar_from_array(a.as_ref(), 0)?)
+    }
 }
 
 /// The input of an evaluation: the batch's columns (some absent when only a
@@ -248,20 +278,7 @@ fn to_boolean(v: Value) -> Result<Value> {
 /// True if evaluating `expr` could raise an error on some row, so that it
 /// must only be evaluated on the rows that need it.
 fn may_error(expr: &Expr) -> bool {
-    let mut r = false;
-    expr.visit(&mut |e| match e {
-        Expr::Binary { op, .. } if op.is_arithmetic() => r = true,
-        Expr::Negative(_) | Expr::Cast { .. } => r = true,
-        Expr::Like {
-            escape: Some(_), ..
-        } => r = true,
-        Expr::Function {
-            func: ScalarFunction::Abs | ScalarFunction::Round | ScalarFunction::DatePart,
-            ..
-        } => r = true,
-        _ => {}
-    });
-    r
+    expr.can_fail()
 }
 
 /// Evaluates `expr` over `input`.

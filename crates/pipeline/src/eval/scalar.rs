@@ -63,21 +63,12 @@ pub fn scalar_from_array(array: &dyn Array, row: usize) -> Result<ScalarValue, E
             array.as_primitive::<TimestampMicrosecondType>().value(row),
         ),
         other => {
-            let canonical = match other {
-                DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => {
-                    DataType::Int32
-                }
-                DataType::UInt32 | DataType::UInt64 => DataType::Int64,
-                DataType::Float16 | DataType::Float32 => DataType::Float64,
-                DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
-                DataType::Date64 => DataType::Date32,
-                DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Microsecond, None),
-                other => {
-                    return Err(EvalError::Unsupported(format!(
-                        "values of type {other} are not supported"
-                    )));
-                }
-            };
+            let canonical = weir_planner::types::canonical(other);
+            if canonical == *other {
+                return Err(EvalError::Unsupported(format!(
+                    "values of type {other} are not supported"
+                )));
+            }
             let one = array.slice(row, 1);
             let converted = cast(one.as_ref(), &canonical)?;
             return scalar_from_array(converted.as_ref(), 0);

@@ -6,16 +6,15 @@ use sqlparser::ast::{
     FunctionArgExpr, FunctionArguments, Ident, Spanned, UnaryOperator, Value,
 };
 
-use super::coerce::{
-    arithmetic_operand_types, can_cast, canonical, cast_scalar, cast_to, comparison_type,
-    fold_binary, fold_negative, fold_not, number_literal,
-};
+use super::coerce::{Folder, arithmetic_operand_types, can_cast, comparison_type, number_literal};
 use super::{at, bind_err, data_type_from_sql, did_you_mean, unsupported};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, ScalarFunction};
 use crate::plan::{AggregateExpr, AggregateFunction};
 use crate::scalar::ScalarValue;
-use crate::types::{aggregate_result_type, arithmetic_result_type, sql_type_name, timestamp_type};
+use crate::types::{
+    aggregate_result_type, arithmetic_result_type, canonical, sql_type_name, timestamp_type,
+};
 
 /// How deep an expression may nest before the binder refuses it. The
 /// binder, sqlparser's `Display` (used for column names and messages) and
@@ -113,6 +112,8 @@ const DATE_PARTS: &[&str] = &[
 /// query binder later maps onto the Aggregate's output.
 pub(crate) struct ExprBinder<'s> {
     scope: &'s Scope,
+    /// Constant folding.
+    fold: Folder<'s>,
     /// Aggregates found so far; `None` where aggregates are not allowed.
     aggregates: Option<Vec<AggregateExpr>>,
     /// Why aggregates are not allowed here.
@@ -126,9 +127,15 @@ pub(crate) struct ExprBinder<'s> {
 impl<'s> ExprBinder<'s> {
     /// A binder over `scope`; aggregates are allowed if `allow_aggregates`,
     /// otherwise they fail with `reason`.
-    pub(crate) fn new(scope: &'s Scope, allow_aggregates: bool, reason: &'static str) -> Self {
+    pub(crate) fn new(
+        scope: &'s Scope,
+        fold: Folder<'s>,
+        allow_aggregates: bool,
+        reason: &'static str,
+    ) -> Self {
         Self {
             scope,
+            fold,
             aggregates: allow_aggregates.then(Vec::new),
             no_aggregates: reason,
             types: scope.schema.as_ref().clone(),
@@ -223,11 +230,11 @@ impl<'s> ExprBinder<'s> {
             A::IsNull(x) | A::IsNotNull(x) => {
                 let v = self.bind(x)?;
                 let null = matches!(e, A::IsNull(_));
-                Ok(match v {
-                    Expr::Literal(s) => Expr::Literal(ScalarValue::Boolean(s.is_null() == null)),
-                    v if null => Expr::IsNull(Box::new(v)),
-                    v => Expr::IsNotNull(Box::new(v)),
-                })
+                Ok(self.fold.fold(if null {
+                    Expr::IsNull(Box::new(v))
+                } else {
+                    Expr::IsNotNull(Box::new(v))
+                }))
             }
             A::Between {
                 expr,
@@ -245,7 +252,7 @@ impl<'s> ExprBinder<'s> {
                 };
                 let a = self.compare(lo_op, x.clone(), lo, e)?;
                 let b = self.compare(hi_op, x, hi, e)?;
-                fold_binary(join, a, b).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+                Ok(self.fold.binary(join, a, b))
             }
             A::InList {
                 expr,
@@ -399,15 +406,10 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        cast_scalar(&ScalarValue::Utf8(s.clone()), &to)
-            .map(Expr::Literal)
-            .map_err(|_| {
-                bind_err(format!(
-                    "invalid {} literal '{s}'{}",
-                    sql_type_name(&to),
-                    at(e.span())
-                ))
-            })
+        let _ = e;
+        Ok(self
+            .fold
+            .cast(Expr::Literal(ScalarValue::Utf8(s)), &DataType::Utf8, &to))
     }
 
     #[inline(never)]
@@ -449,8 +451,7 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        let fold =
-            |l, r| fold_binary(op, l, r).map_err(|m| bind_err(format!("{m}{}", at(e.span()))));
+        let fold = |l, r| Ok(self.fold.binary(op, l, r));
         if op.is_comparison() {
             return self.compare(op, l, r, e);
         }
@@ -483,10 +484,9 @@ impl<'s> ExprBinder<'s> {
                     )));
                 }
                 let (l, r) = if both_int && !integer_divide {
-                    let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
                     (
-                        cast_to(l, &lt, &DataType::Float64).map_err(conv)?,
-                        cast_to(r, &rt, &DataType::Float64).map_err(conv)?,
+                        self.fold.cast(l, &lt, &DataType::Float64),
+                        self.fold.cast(r, &rt, &DataType::Float64),
                     )
                 } else {
                     (l, r)
@@ -502,10 +502,19 @@ impl<'s> ExprBinder<'s> {
     }
 
     fn unary(&mut self, op: UnaryOperator, x: &ast::Expr, e: &ast::Expr) -> Result<Expr> {
+        // `-<number>` is one literal, as in DuckDB: -9223372036854775808 is
+        // a BIGINT, not the negation of a DECIMAL.
+        if let (UnaryOperator::Minus, ast::Expr::Value(v)) = (op, x)
+            && let Value::Number(n, _) = &v.value
+        {
+            return number_literal(&format!("-{n}"))
+                .map(Expr::Literal)
+                .ok_or_else(|| bind_err(format!("invalid number -{n}{}", at(e.span()))));
+        }
         let v = self.bind(x)?;
         let t = canonical(&self.type_of(&v));
         match op {
-            UnaryOperator::Not => Ok(fold_not(self.to_boolean(v, x, "NOT")?)),
+            UnaryOperator::Not => Ok(self.fold.not(self.to_boolean(v, x, "NOT")?)),
             UnaryOperator::Minus | UnaryOperator::Plus => {
                 if !is_numeric(&t) && t != DataType::Null {
                     return Err(bind_err(format!(
@@ -522,7 +531,7 @@ impl<'s> ExprBinder<'s> {
                 } else {
                     v
                 };
-                fold_negative(v).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+                Ok(self.fold.negative(v))
             }
             other => Err(unsupported(format!(
                 "operator {other} is not supported{}",
@@ -549,7 +558,7 @@ impl<'s> ExprBinder<'s> {
         if t == DataType::Null {
             return Ok(Expr::Literal(ScalarValue::Null(DataType::Utf8)));
         }
-        cast_to(v, &t, &DataType::Utf8).map_err(bind_err)
+        Ok(self.fold.cast(v, &t, &DataType::Utf8))
     }
 
     /// Builds `l op r` for a comparison, coercing both sides to one type.
@@ -573,10 +582,9 @@ impl<'s> ExprBinder<'s> {
         } else {
             target
         };
-        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
-        let l = cast_to(l, &lt, &target).map_err(conv)?;
-        let r = cast_to(r, &rt, &target).map_err(conv)?;
-        fold_binary(op, l, r).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+        let l = self.fold.cast(l, &lt, &target);
+        let r = self.fold.cast(r, &rt, &target);
+        Ok(self.fold.binary(op, l, r))
     }
 
     fn coerce_arithmetic(
@@ -610,11 +618,7 @@ impl<'s> ExprBinder<'s> {
         if arithmetic_result_type(op, &lt2, &rt2).is_none() {
             return Err(mismatch());
         }
-        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
-        Ok((
-            cast_to(l, &lt, &lt2).map_err(conv)?,
-            cast_to(r, &rt, &rt2).map_err(conv)?,
-        ))
+        Ok((self.fold.cast(l, &lt, &lt2), self.fold.cast(r, &rt, &rt2)))
     }
 
     fn explicit_cast(&self, x: Expr, to: &DataType, e: &ast::Expr) -> Result<Expr> {
@@ -627,7 +631,7 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
-        cast_to(x, &t, to).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+        Ok(self.fold.cast(x, &t, to))
     }
 
     fn in_list(
@@ -641,9 +645,10 @@ impl<'s> ExprBinder<'s> {
         let xt = self.type_of(&x);
         let mut items = Vec::with_capacity(list.len());
         for item in list {
-            match self.bind(item)? {
-                Expr::Literal(v) => items.push(v),
-                _ => {
+            let bound = self.bind(item)?;
+            match self.fold.value(&bound)? {
+                Some(v) => items.push(v),
+                None => {
                     return Err(unsupported(format!(
                         "IN list items must be constants, found \"{item}\"{}",
                         at(item.span())
@@ -670,32 +675,26 @@ impl<'s> ExprBinder<'s> {
         if target == DataType::Null {
             return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
         }
-        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
-        let x = cast_to(x, &xt, &target).map_err(conv)?;
-        let items = items
-            .iter()
-            .map(|v| cast_scalar(v, &target).map_err(conv))
-            .collect::<Result<Vec<_>>>()?;
-        if let Expr::Literal(v) = &x {
-            let any_null = v.is_null() || items.iter().any(|i| i.is_null());
-            let found = !v.is_null() && items.iter().any(|i| i == v);
-            let b = if found {
-                Some(!negated)
-            } else if any_null {
-                None
-            } else {
-                Some(negated)
-            };
-            return Ok(Expr::Literal(b.map_or(
-                ScalarValue::Null(DataType::Boolean),
-                ScalarValue::Boolean,
-            )));
+        let x = self.fold.cast(x, &xt, &target);
+        let mut cast_items = Vec::with_capacity(items.len());
+        for (v, item) in items.into_iter().zip(list) {
+            let t = v.data_type();
+            let c = self.fold.cast(Expr::Literal(v), &t, &target);
+            match self.fold.value(&c)? {
+                Some(v) => cast_items.push(v),
+                None => {
+                    return Err(unsupported(format!(
+                        "IN list items must be constants, found \"{item}\"{}",
+                        at(item.span())
+                    )));
+                }
+            }
         }
-        Ok(Expr::InList {
+        Ok(self.fold.fold(Expr::InList {
             expr: Box::new(x),
-            list: items,
+            list: cast_items,
             negated,
-        })
+        }))
     }
 
     #[allow(clippy::too_many_arguments)] // mirrors the two LIKE variants of the AST
@@ -724,10 +723,11 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
-        let x = cast_to(x, &xt, &DataType::Utf8).map_err(bind_err)?;
-        let pattern = match self.bind(pattern)? {
-            Expr::Literal(ScalarValue::Utf8(p)) => p,
-            Expr::Literal(ScalarValue::Null(_)) => {
+        let x = self.fold.cast(x, &xt, &DataType::Utf8);
+        let bound = self.bind(pattern)?;
+        let pattern = match self.fold.value(&bound)? {
+            Some(ScalarValue::Utf8(p)) => p,
+            Some(ScalarValue::Null(_)) => {
                 return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
             }
             _ => {
@@ -752,13 +752,13 @@ impl<'s> ExprBinder<'s> {
         if matches!(x, Expr::Literal(ScalarValue::Null(_))) {
             return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
         }
-        Ok(Expr::Like {
+        Ok(self.fold.fold(Expr::Like {
             expr: Box::new(x),
             pattern,
             negated,
             case_insensitive,
             escape,
-        })
+        }))
     }
 
     fn case(
@@ -783,11 +783,10 @@ impl<'s> ExprBinder<'s> {
         let else_value = else_result.map(|x| self.bind(x)).transpose()?;
         values.extend(else_value.clone());
         let t = self.common_type(&values, e)?;
-        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
         let mut when_then = Vec::with_capacity(whens.len());
         for (c, v) in whens.into_iter().zip(values) {
             let vt = self.type_of(&v);
-            let v = cast_to(v, &vt, &t).map_err(conv)?;
+            let v = self.fold.cast(v, &vt, &t);
             match c {
                 // A branch that can never be taken is dropped; one that is
                 // always taken ends the CASE.
@@ -799,7 +798,7 @@ impl<'s> ExprBinder<'s> {
         let else_expr = match else_value {
             Some(v) => {
                 let vt = self.type_of(&v);
-                Some(cast_to(v, &vt, &t).map_err(conv)?)
+                Some(self.fold.cast(v, &vt, &t))
             }
             None => None,
         };
@@ -1014,7 +1013,7 @@ impl<'s> ExprBinder<'s> {
                 self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
             let t = self.type_of(&arg);
             let want = canonical(&t);
-            let arg = cast_to(arg, &t, &want).map_err(bind_err)?;
+            let arg = self.fold.cast(arg, &t, &want);
             if aggregate_result_type(func, Some(&want)).is_none() {
                 return Err(bind_err(format!(
                     "No function matches the given name and argument types '{name}({})': \"{e}\"{}",
@@ -1081,12 +1080,14 @@ impl<'s> ExprBinder<'s> {
                     return Err(bad_type(0, "numeric"));
                 }
                 if args.len() == 2 {
-                    match &args[1] {
-                        Expr::Literal(v) if v.data_type().is_integer() => {
-                            args[1] =
-                                Expr::Literal(cast_scalar(v, &DataType::Int32).map_err(bind_err)?);
-                        }
-                        _ => return Err(bad_type(1, "an integer constant")),
+                    let t = &types[1];
+                    if !t.is_integer() && *t != null {
+                        return Err(bad_type(1, "an integer constant"));
+                    }
+                    let d = self.fold.cast(args[1].clone(), t, &DataType::Int32);
+                    match self.fold.value(&d)? {
+                        Some(v) => args[1] = Expr::Literal(v),
+                        None => return Err(bad_type(1, "an integer constant")),
                     }
                 }
             }
@@ -1110,7 +1111,6 @@ impl<'s> ExprBinder<'s> {
             ScalarFunction::Coalesce => {
                 check_arg_count(name, args.len(), 1, usize::MAX, e)?;
                 let t = self.common_type(&args, e)?;
-                let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
                 let mut out = Vec::with_capacity(args.len());
                 for a in args {
                     // NULL arguments never decide the result.
@@ -1120,7 +1120,7 @@ impl<'s> ExprBinder<'s> {
                     let at_ = self.type_of(&a);
                     // A non-NULL constant ends the list.
                     let stop = matches!(&a, Expr::Literal(v) if !v.is_null());
-                    out.push(cast_to(a, &at_, &t).map_err(conv)?);
+                    out.push(self.fold.cast(a, &at_, &t));
                     if stop {
                         break;
                     }
@@ -1130,7 +1130,7 @@ impl<'s> ExprBinder<'s> {
                     1 => return Ok(out.remove(0)),
                     _ => {}
                 }
-                return Ok(Expr::Function { func, args: out });
+                return Ok(self.fold.fold(Expr::Function { func, args: out }));
             }
             ScalarFunction::DatePart => {}
         }
@@ -1164,25 +1164,30 @@ impl<'s> ExprBinder<'s> {
             .zip(want)
             .map(|(a, w)| {
                 let t = self.type_of(&a);
-                cast_to(a, &t, &w).map_err(bind_err)
+                self.fold.cast(a, &t, &w)
             })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Expr::Function { func, args })
+            .collect();
+        Ok(self.fold.fold(Expr::Function { func, args }))
     }
 
     fn date_part(&self, part: String, x: Expr, e: &ast::Expr) -> Result<Expr> {
         let xt = canonical(&self.type_of(&x));
         let x = match (&x, &xt) {
             (Expr::Literal(ScalarValue::Utf8(s)), _) => {
-                let v = ScalarValue::Utf8(s.clone());
-                let lit = cast_scalar(&v, &DataType::Date32)
-                    .or_else(|_| cast_scalar(&v, &timestamp_type()))
-                    .map_err(|m| bind_err(format!("{m}{}", at(e.span()))))?;
-                Expr::Literal(lit)
+                // a string is a DATE if it reads as one, else a TIMESTAMP
+                let date = self
+                    .fold
+                    .cast(x.clone(), &DataType::Utf8, &DataType::Date32);
+                let date_only = s.trim().len() <= 10;
+                if matches!(date, Expr::Literal(_)) || date_only {
+                    date
+                } else {
+                    self.fold.cast(x, &DataType::Utf8, &timestamp_type())
+                }
             }
             (_, DataType::Date32 | DataType::Timestamp(..)) => {
                 let t = self.type_of(&x);
-                cast_to(x, &t, &xt).map_err(bind_err)?
+                self.fold.cast(x, &t, &xt)
             }
             (_, DataType::Null) => Expr::Literal(ScalarValue::Null(DataType::Date32)),
             _ => {
@@ -1193,10 +1198,10 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        Ok(Expr::Function {
+        Ok(self.fold.fold(Expr::Function {
             func: ScalarFunction::DatePart,
             args: vec![Expr::Literal(ScalarValue::Utf8(part)), x],
-        })
+        }))
     }
 }
 

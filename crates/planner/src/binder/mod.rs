@@ -7,8 +7,6 @@
 mod coerce;
 mod expr;
 mod query;
-#[cfg(test)]
-mod tests;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -19,11 +17,12 @@ use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Span;
 
-use self::coerce::{can_cast, cast_scalar, cast_to};
+use self::coerce::{Folder, can_cast};
 use self::expr::{ExprBinder, Scope};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
+use crate::fold::ConstantEvaluator;
 use crate::plan::{FileFormat, LogicalPlan, Statement};
 use crate::scalar::ScalarValue;
 use crate::types::{sql_type_name, timestamp_type};
@@ -42,11 +41,30 @@ use crate::types::{sql_type_name, timestamp_type};
 /// unknown name or a type error, [`Error::Unsupported`] for valid SQL
 /// that Weir does not run, and [`Error::Catalog`] if a file's schema
 /// cannot be read. The first failing statement stops planning.
+///
+/// Without an evaluator constants are not evaluated: `1 + 1` stays an
+/// expression, and the places that need a constant (VALUES items, IN list
+/// items, LIMIT) accept only literals. [`plan_sql_with`] folds them.
 pub fn plan_sql(sql: &str, catalog: &dyn Catalog) -> Result<Vec<Statement>> {
+    plan_sql_with(sql, catalog, None)
+}
+
+/// [`plan_sql`] that folds constant expressions with `evaluator`, the
+/// evaluator that runs queries (see [`crate::fold`]).
+///
+/// # Errors
+/// As [`plan_sql`], and [`Error::Evaluate`] when a constant the plan needs
+/// cannot be evaluated.
+pub fn plan_sql_with(
+    sql: &str,
+    catalog: &dyn Catalog,
+    evaluator: Option<&dyn ConstantEvaluator>,
+) -> Result<Vec<Statement>> {
     let statements = Parser::parse_sql(&DuckDbDialect {}, sql)?;
     let mut binder = Binder {
         catalog,
         overrides: Vec::new(),
+        fold: Folder::new(evaluator),
     };
     statements.iter().map(|s| binder.statement(s)).collect()
 }
@@ -58,6 +76,8 @@ pub(crate) struct Binder<'a> {
     /// Tables created (`Some`) or dropped (`None`) by earlier statements;
     /// the last entry for a name wins.
     overrides: Vec<(String, Option<SchemaRef>)>,
+    /// Constant folding.
+    pub(crate) fold: Folder<'a>,
 }
 
 impl Binder<'_> {
@@ -374,31 +394,30 @@ impl Binder<'_> {
                 for (e, &t) in row.iter().zip(&targets) {
                     let mut eb = ExprBinder::new(
                         &scope,
+                        self.fold,
                         false,
                         "aggregate functions are not allowed in VALUES",
                     );
                     let field = schema.field(t);
-                    let v = match eb.bind(e)? {
-                        Expr::Literal(v) => v,
-                        _ => {
-                            return Err(unsupported(format!(
-                                "VALUES items must be constant expressions, found \"{e}\"{}",
-                                at(e.span())
-                            )));
-                        }
-                    };
-                    if !can_cast(&v.data_type(), field.data_type()) {
+                    let bound = eb.bind(e)?;
+                    let vt = eb.type_of(&bound);
+                    if !can_cast(&vt, field.data_type()) {
                         return Err(bind_err(format!(
                             "cannot insert a value of type {} into column {} of type {}{}",
-                            sql_type_name(&v.data_type()),
+                            sql_type_name(&vt),
                             field.name(),
                             sql_type_name(field.data_type()),
                             at(e.span())
                         )));
                     }
-                    out[t] = cast_scalar(&v, field.data_type()).map_err(|m| {
-                        bind_err(format!("{m} (column {}){}", field.name(), at(e.span())))
-                    })?;
+                    let cast = self.fold.cast(bound, &vt, field.data_type());
+                    let Some(v) = self.fold.value(&cast)? else {
+                        return Err(unsupported(format!(
+                            "VALUES items must be constant expressions, found \"{e}\"{}",
+                            at(e.span())
+                        )));
+                    };
+                    out[t] = v;
                 }
                 for (v, f) in out.iter().zip(schema.fields()) {
                     if v.is_null() && !f.is_nullable() {
@@ -434,7 +453,7 @@ impl Binder<'_> {
                             )));
                         }
                         let col = Expr::column(j, input.field(j).name().clone());
-                        cast_to(col, from, f.data_type()).map_err(bind_err)?
+                        self.fold.cast(col, from, f.data_type())
                     }
                     None if !f.is_nullable() => {
                         return Err(bind_err(format!(

@@ -7,7 +7,7 @@ use sqlparser::ast::{
     TableFactor, Value, WildcardAdditionalOptions,
 };
 
-use super::coerce::{cast_scalar, comparison_type};
+use super::coerce::{Folder, comparison_type};
 use super::expr::{ExprBinder, Scope, TABLE_FUNCTIONS};
 use super::{Binder, at, bind_err, did_you_mean, format_from_extension, single_name, unsupported};
 use crate::error::Result;
@@ -84,11 +84,11 @@ impl Binder<'_> {
                 }
             }
         };
-        let limit = limit(q.limit_clause.as_ref())?;
+        let limit = limit(self.fold, q.limit_clause.as_ref())?;
         match q.body.as_ref() {
             SetExpr::Select(s) => self.select(s, order_by, limit),
             SetExpr::Values(v) => {
-                let plan = values(v)?;
+                let plan = values(self.fold, v)?;
                 let scope = Scope {
                     qualifier: None,
                     schema: plan.schema(),
@@ -100,7 +100,7 @@ impl Binder<'_> {
                     group_by: &[],
                     having: None,
                 };
-                select_over(plan, &scope, parts, order_by, limit)
+                select_over(self.fold, plan, &scope, parts, order_by, limit)
             }
             SetExpr::Query(inner) if order_by.is_empty() && limit == (0, None) => self.query(inner),
             SetExpr::Query(inner) => Err(unsupported(format!(
@@ -172,7 +172,7 @@ impl Binder<'_> {
             group_by,
             having: s.having.as_ref(),
         };
-        select_over(plan, &scope, parts, order_by, limit)
+        select_over(self.fold, plan, &scope, parts, order_by, limit)
     }
 
     /// Plans the FROM clause: a Scan (or one empty row without FROM) and
@@ -287,10 +287,16 @@ impl Binder<'_> {
                 )));
             };
             let scope = Scope::empty();
-            let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed here");
-            match eb.bind(e)? {
-                Expr::Literal(v) => values.push((v, e)),
-                _ => {
+            let mut eb = ExprBinder::new(
+                &scope,
+                self.fold,
+                false,
+                "aggregate functions are not allowed here",
+            );
+            let bound = eb.bind(e)?;
+            match self.fold.value(&bound)? {
+                Some(v) => values.push((v, e)),
+                None => {
                     return Err(bind_err(format!(
                         "arguments of {name} must be constants, found \"{e}\"{}",
                         at(e.span())
@@ -387,6 +393,7 @@ impl Binder<'_> {
 
 /// Plans the clauses of a SELECT over its source `plan`.
 fn select_over(
+    fold: Folder<'_>,
     plan: LogicalPlan,
     scope: &Scope,
     parts: SelectParts<'_>,
@@ -395,7 +402,7 @@ fn select_over(
 ) -> Result<LogicalPlan> {
     let mut plan = plan;
     if let Some(w) = parts.selection {
-        let mut eb = ExprBinder::new(scope, false, "WHERE clause cannot contain aggregates");
+        let mut eb = ExprBinder::new(scope, fold, false, "WHERE clause cannot contain aggregates");
         let predicate = eb.bind_predicate(w, "WHERE")?;
         if predicate != Expr::Literal(ScalarValue::Boolean(true)) {
             plan = LogicalPlan::Filter {
@@ -405,7 +412,7 @@ fn select_over(
         }
     }
     let mut items = expand_items(parts.projection, scope)?;
-    let mut eb = ExprBinder::new(scope, true, "");
+    let mut eb = ExprBinder::new(scope, fold, true, "");
     const NO_AGG_GROUP: &str = "GROUP BY clause cannot contain aggregates";
 
     // GROUP BY: expressions, output ordinals, or output aliases.
@@ -785,7 +792,7 @@ fn nullable(e: &Expr, schema: &Schema) -> bool {
 }
 
 /// `LIMIT` / `OFFSET` as `(offset, fetch)`.
-fn limit(lc: Option<&LimitClause>) -> Result<(usize, Option<usize>)> {
+fn limit(fold: Folder<'_>, lc: Option<&LimitClause>) -> Result<(usize, Option<usize>)> {
     let (limit, offset) = match lc {
         None => return Ok((0, None)),
         Some(LimitClause::LimitOffset {
@@ -801,25 +808,27 @@ fn limit(lc: Option<&LimitClause>) -> Result<(usize, Option<usize>)> {
         Some(LimitClause::OffsetCommaLimit { offset, limit }) => (Some(limit), Some(offset)),
     };
     let fetch = match limit {
-        Some(e) => count(e, "LIMIT")?,
+        Some(e) => count(fold, e, "LIMIT")?,
         None => None,
     };
     let offset = match offset {
-        Some(e) => count(e, "OFFSET")?.unwrap_or(0),
+        Some(e) => count(fold, e, "OFFSET")?.unwrap_or(0),
         None => 0,
     };
     Ok((offset, fetch))
 }
 
 /// A non-negative integer constant (`None` for NULL).
-fn count(e: &ast::Expr, clause: &str) -> Result<Option<usize>> {
+fn count(fold: Folder<'_>, e: &ast::Expr, clause: &str) -> Result<Option<usize>> {
     let scope = Scope::empty();
     let mut eb = ExprBinder::new(
         &scope,
+        fold,
         false,
         "aggregate functions are not allowed in LIMIT",
     );
     let v = eb.bind(e)?;
+    let v = fold.value(&v)?.map_or(v, Expr::Literal);
     let bad = |what: &str| {
         bind_err(format!(
             "{clause} must be {what}, got \"{e}\"{}",
@@ -840,7 +849,7 @@ fn count(e: &ast::Expr, clause: &str) -> Result<Option<usize>> {
 }
 
 /// A standalone `VALUES (...), (...)`: columns `col0, col1, ...`.
-fn values(v: &ast::Values) -> Result<LogicalPlan> {
+fn values(fold: Folder<'_>, v: &ast::Values) -> Result<LogicalPlan> {
     let scope = Scope::empty();
     let mut rows: Vec<Vec<ScalarValue>> = Vec::with_capacity(v.rows.len());
     let width = v.rows.first().map_or(0, |r| r.len());
@@ -855,12 +864,14 @@ fn values(v: &ast::Values) -> Result<LogicalPlan> {
         for e in row.iter() {
             let mut eb = ExprBinder::new(
                 &scope,
+                fold,
                 false,
                 "aggregate functions are not allowed in VALUES",
             );
-            match eb.bind(e)? {
-                Expr::Literal(x) => out.push(x),
-                _ => {
+            let bound = eb.bind(e)?;
+            match fold.value(&bound)? {
+                Some(x) => out.push(x),
+                None => {
                     return Err(unsupported(format!(
                         "VALUES items must be constant expressions, found \"{e}\"{}",
                         at(e.span())
@@ -892,8 +903,16 @@ fn values(v: &ast::Values) -> Result<LogicalPlan> {
         if t == DataType::Null && strings {
             t = DataType::Utf8;
         }
-        for row in &mut rows {
-            row[c] = cast_scalar(&row[c], &t).map_err(bind_err)?;
+        for (row, ast_row) in rows.iter_mut().zip(&v.rows) {
+            let x = std::mem::replace(&mut row[c], ScalarValue::Null(DataType::Null));
+            let xt = x.data_type();
+            let cast = fold.cast(Expr::Literal(x), &xt, &t);
+            row[c] = fold.value(&cast)?.ok_or_else(|| {
+                unsupported(format!(
+                    "VALUES items must be constant expressions, found \"{}\"",
+                    ast_row[c]
+                ))
+            })?;
         }
         let null = rows.iter().any(|r| r[c].is_null());
         fields.push(Field::new(format!("col{c}"), t, null));
