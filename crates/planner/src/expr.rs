@@ -11,7 +11,10 @@
 //! - `AND`, `OR`, `NOT` take and give BOOLEAN;
 //! - the items of an `IN` list have the type of the tested expression.
 
+use std::any::Any;
 use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
 
 use arrow_schema::{DataType, Schema};
 
@@ -47,7 +50,7 @@ pub enum Expr {
         /// The tested expression.
         expr: Box<Expr>,
         /// The items, already of the type of `expr`.
-        list: Vec<ScalarValue>,
+        list: InItems,
         /// `NOT IN`.
         negated: bool,
     },
@@ -87,6 +90,54 @@ pub enum Expr {
         /// Its arguments, already coerced to what the function takes.
         args: Vec<Expr>,
     },
+}
+
+/// The items of an IN list, with a slot for the evaluator's compiled form
+/// of them (a hash set for a long list), built on first use and shared by
+/// every clone of the expression, so once per query.
+#[derive(Clone, Default)]
+pub struct InItems {
+    items: Vec<ScalarValue>,
+    compiled: Arc<OnceLock<Arc<dyn Any + Send + Sync>>>,
+}
+
+impl InItems {
+    /// The evaluator's compiled form of the items, built by `build` on
+    /// first use.
+    pub fn compiled(
+        &self,
+        build: impl FnOnce(&[ScalarValue]) -> Arc<dyn Any + Send + Sync>,
+    ) -> &Arc<dyn Any + Send + Sync> {
+        self.compiled.get_or_init(|| build(&self.items))
+    }
+}
+
+impl From<Vec<ScalarValue>> for InItems {
+    fn from(items: Vec<ScalarValue>) -> Self {
+        Self {
+            items,
+            compiled: Arc::default(),
+        }
+    }
+}
+
+impl Deref for InItems {
+    type Target = [ScalarValue];
+    fn deref(&self) -> &[ScalarValue] {
+        &self.items
+    }
+}
+
+impl PartialEq for InItems {
+    fn eq(&self, other: &Self) -> bool {
+        self.items == other.items
+    }
+}
+
+impl fmt::Debug for InItems {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.items.fmt(f)
+    }
 }
 
 /// A reference to a field of the input schema.
@@ -437,7 +488,13 @@ impl fmt::Display for Expr {
                 list,
                 negated,
             } => {
-                let items: Vec<String> = list.iter().map(|v| v.to_string()).collect();
+                // a long list shows its first items and a count (EXPLAIN)
+                const SHOWN: usize = 10;
+                let mut items: Vec<String> =
+                    list.iter().take(SHOWN).map(|v| v.to_string()).collect();
+                if list.len() > SHOWN {
+                    items.push(format!("... {} more", list.len() - SHOWN));
+                }
                 let not = if *negated { "NOT " } else { "" };
                 write!(f, "{expr} {not}IN ({})", items.join(", "))
             }

@@ -70,7 +70,7 @@ pub use arrow_schema;
 pub use binder::{plan_sql, plan_sql_with};
 pub use catalog::Catalog;
 pub use error::{Error, Result};
-pub use expr::{BinaryOp, ColumnRef, Expr, ScalarFunction};
+pub use expr::{BinaryOp, ColumnRef, Expr, InItems, ScalarFunction};
 pub use fold::ConstantEvaluator;
 pub use plan::{
     AggregateExpr, AggregateFunction, ColumnDef, FileFormat, LogicalPlan, SortKey, Statement,

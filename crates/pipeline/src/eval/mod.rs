@@ -20,6 +20,7 @@
 mod arith;
 mod cast;
 mod functions;
+mod in_set;
 mod like;
 mod scalar;
 #[cfg(test)]
@@ -392,26 +393,33 @@ fn kleene(is_and: bool, l: &Value, r: &Value, len: usize) -> Result<Value> {
     Ok(Value::wrap(Arc::new(out), scalar))
 }
 
+/// Lists longer than this are probed in a hash set.
+const IN_SET_MIN: usize = 8;
+
 /// `x [NOT] IN (list)`, three-valued.
-fn eval_in_list(v: &Value, list: &[ScalarValue], negated: bool) -> Result<Value> {
+fn eval_in_list(v: &Value, list: &weir_planner::InItems, negated: bool) -> Result<Value> {
     let a = v.array();
     let n = a.len();
-    let mut matched = BooleanBuffer::new_unset(n);
-    let mut has_null = false;
-    if *a.data_type() != DataType::Null {
-        for item in list {
-            if item.is_null() {
-                has_null = true;
-                continue;
-            }
+    let has_null = list.iter().any(|i| i.is_null()) || *a.data_type() == DataType::Null;
+    let matched = if *a.data_type() == DataType::Null {
+        BooleanBuffer::new_unset(n)
+    } else if list.len() > IN_SET_MIN
+        && let Some(set) = list
+            .compiled(|items| Arc::new(in_set::InSet::build(items)))
+            .downcast_ref::<in_set::InSet>()
+        && let Some(m) = set.probe(a)
+    {
+        m
+    } else {
+        let mut matched = BooleanBuffer::new_unset(n);
+        for item in list.iter().filter(|i| !i.is_null()) {
             let item = Value::Scalar(scalar_to_array(item, 1)?);
             let eq = arith::compare(BinaryOp::Eq, &Value::Array(a.clone()), &item)?;
             let eq = eq.array().as_boolean();
             matched = &matched | eq.values();
         }
-    } else {
-        has_null = true;
-    }
+        matched
+    };
     let valid_in = match a.logical_nulls() {
         Some(nb) => nb.inner().clone(),
         None => BooleanBuffer::new_set(n),

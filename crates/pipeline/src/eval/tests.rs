@@ -384,7 +384,7 @@ fn is_null_and_is_not_null() {
 fn in_list_three_valued() {
     let inl = |e: Expr, list: Vec<S>, negated| Expr::InList {
         expr: Box::new(e),
-        list,
+        list: list.into(),
         negated,
     };
     let n = null();

@@ -1196,6 +1196,19 @@ fn hostile_input_never_panics() {
 }
 
 #[test]
+fn long_in_lists_are_abbreviated() {
+    let items: Vec<String> = (0..100).map(|x| x.to_string()).collect();
+    check(
+        &format!("SELECT i FROM t WHERE i IN ({})", items.join(", ")),
+        "
+        Projection: i
+          Filter: i IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ... 90 more)
+            Scan: t (5 columns)
+        ",
+    );
+}
+
+#[test]
 fn division_follows_duckdb() {
     // `/` on integers divides as DOUBLE; `//` is integer division
     check(

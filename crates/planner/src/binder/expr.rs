@@ -692,7 +692,7 @@ impl<'s> ExprBinder<'s> {
         }
         Ok(self.fold.fold(Expr::InList {
             expr: Box::new(x),
-            list: cast_items,
+            list: cast_items.into(),
             negated,
         }))
     }
