@@ -68,6 +68,13 @@ type Result<T, E = EvalError> = std::result::Result<T, E>;
 /// `expr.data_type(batch.schema())`, except that an untyped NULL keeps the
 /// `Null` type.
 pub fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<ArrayRef, EvalError> {
+    match deep_stack(expr) {
+        Some(stack) => on_stack(stack, || evaluate_here(expr, batch)),
+        None => evaluate_here(expr, batch),
+    }
+}
+
+fn evaluate_here(expr: &Expr, batch: &RecordBatch) -> Result<ArrayRef, EvalError> {
     let input = Input::from_batch(batch);
     if input.len == 0 {
         return Ok(new_empty_array(&expr.data_type(input.schema)));
@@ -78,12 +85,72 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<ArrayRef, EvalError>
 /// Evaluates the predicate `expr` over `batch` with WHERE semantics: NULL
 /// results become `false`. The output has no null buffer.
 pub fn evaluate_predicate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray, EvalError> {
+    match deep_stack(expr) {
+        Some(stack) => on_stack(stack, || predicate_here(expr, batch)),
+        None => predicate_here(expr, batch),
+    }
+}
+
+fn predicate_here(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray, EvalError> {
     let input = Input::from_batch(batch);
     if input.len == 0 {
         return Ok(BooleanArray::new(BooleanBuffer::new_unset(0), None));
     }
     let v = eval(expr, &input)?;
     Ok(BooleanArray::new(predicate_mask(&v, input.len)?, None))
+}
+
+/// Expressions nested deeper than this are evaluated on a thread of their
+/// own whose stack fits them: evaluation recurses, the planner allows
+/// DuckDB's nesting depth (1000), and the caller's thread (a worker, the
+/// query thread) may have a small stack.
+const DEEP_EXPR: usize = 48;
+
+/// The stack to evaluate `expr` on, if it is too deep for any thread's.
+fn deep_stack(expr: &Expr) -> Option<usize> {
+    fn depth(e: &Expr) -> usize {
+        1 + match e {
+            Expr::Column(_) | Expr::Literal(_) => 0,
+            Expr::Binary { left, right, .. } => depth(left).max(depth(right)),
+            Expr::Not(x)
+            | Expr::Negative(x)
+            | Expr::IsNull(x)
+            | Expr::IsNotNull(x)
+            | Expr::InList { expr: x, .. }
+            | Expr::Like { expr: x, .. }
+            | Expr::Cast { expr: x, .. } => depth(x),
+            Expr::Case {
+                when_then,
+                else_expr,
+            } => when_then
+                .iter()
+                .map(|(w, t)| depth(w).max(depth(t)))
+                .chain(else_expr.as_deref().map(depth))
+                .max()
+                .unwrap_or(0),
+            Expr::Function { args, .. } => args.iter().map(depth).max().unwrap_or(0),
+        }
+    }
+    let d = depth(expr);
+    // evaluation takes tens of KiB a level in a debug build, less in release
+    (d > DEEP_EXPR).then(|| (16 << 20) + d * (64 << 10))
+}
+
+/// Runs `f` on a scoped thread with a `stack`-byte stack.
+fn on_stack<T: Send>(stack: usize, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("weir-deep-eval".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, f)
+            .map_err(|e| {
+                EvalError::InvalidInput(format!(
+                    "cannot start a thread to evaluate a deep expression: {e}"
+                ))
+            })?
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 /// The planner's constant-folding hook, answered by this evaluator: a

@@ -1138,15 +1138,11 @@ fn statements() {
 
 #[test]
 fn hostile_input_never_panics() {
-    let deep = format!("SELECT {}1{}", "(".repeat(1000), ")".repeat(1000));
-    check_err(&deep, "recursion limit exceeded");
+    let deep = format!("SELECT {}1{}", "(".repeat(1100), ")".repeat(1100));
+    check_err(&deep, "Max expression depth limit of 1000 exceeded");
+    // a flat AND chain is not nesting (crates/planner/tests/deep.rs)
     let chain = format!("SELECT {} FROM t", vec!["b"; 5000].join(" AND "));
-    check_err(
-        &chain,
-        "expression is nested too deeply (more than 128 levels",
-    );
-    let ok_chain = format!("SELECT {} FROM t", vec!["b"; 100].join(" AND "));
-    assert!(plan_sql(&ok_chain, &TestCatalog).is_ok());
+    assert!(plan_sql(&chain, &TestCatalog).is_ok());
     let negs = format!("SELECT {}1", "- ".repeat(3000));
     assert!(plan_sql(&negs, &TestCatalog).is_err());
     let items: Vec<String> = (0..5000).map(|x| x.to_string()).collect();

@@ -16,11 +16,24 @@ use crate::types::{
     aggregate_result_type, arithmetic_result_type, canonical, sql_type_name, timestamp_type,
 };
 
-/// How deep an expression may nest before the binder refuses it. The
-/// binder, sqlparser's `Display` (used for column names and messages) and
-/// the plan's own `Display` all recurse; 128 levels fit comfortably in a
-/// 2 MiB thread stack in debug builds.
-pub(crate) const MAX_EXPR_DEPTH: usize = 128;
+/// How deep an expression may nest before the binder refuses it, as
+/// DuckDB's default `max_expression_depth`: parentheses, function calls,
+/// and chains of operators other than AND, OR and `||` (those chains are
+/// not nesting: they are bound iteratively and built balanced). Planning
+/// runs on a thread with a stack sized for this depth (see `plan_sql`).
+pub(crate) const MAX_EXPR_DEPTH: usize = 1000;
+
+/// A chain of one associative operator longer than this is built as a
+/// balanced tree, so a 100,000-term `a OR b OR ...` is 17 levels deep.
+const BALANCE_PAST: usize = 64;
+
+/// The error for an expression nested past [`MAX_EXPR_DEPTH`].
+pub(crate) fn too_deep() -> crate::error::Error {
+    bind_err(format!(
+        "Max expression depth limit of {MAX_EXPR_DEPTH} exceeded \
+         (parentheses, function calls and operators other than AND, OR and ||)"
+    ))
+}
 
 /// The fields an expression can name: one relation, maybe qualified.
 #[derive(Clone, Debug)]
@@ -180,10 +193,7 @@ impl<'s> ExprBinder<'s> {
     /// Binds one expression.
     pub(crate) fn bind(&mut self, e: &ast::Expr) -> Result<Expr> {
         if self.depth >= MAX_EXPR_DEPTH {
-            return Err(bind_err(format!(
-                "expression is nested too deeply (more than {MAX_EXPR_DEPTH} levels; \
-                 write long OR chains of equalities as IN lists)"
-            )));
+            return Err(too_deep());
         }
         self.depth += 1;
         let r = self.bind_inner(e);
@@ -197,13 +207,92 @@ impl<'s> ExprBinder<'s> {
         use ast::Expr as A;
         match e {
             A::Nested(inner) => self.bind(inner),
-            A::BinaryOp { left, op, right } => {
-                let l = self.bind(left)?;
-                let r = self.bind(right)?;
-                self.binary(l, left, op, r, right, e)
-            }
+            A::BinaryOp { .. } => self.chain(e),
             _ => self.bind_other(e),
         }
+    }
+
+    /// Binds a chain of binary operators (`a + b - c`, `x AND y AND z`,
+    /// left-deep in the AST) walking its left spine in a loop, so that a
+    /// long flat chain never recurses. A run of AND, OR or `||` is built
+    /// balanced past [`BALANCE_PAST`] terms; other operators nest, one
+    /// level per operator.
+    #[inline(never)]
+    fn chain(&mut self, e: &ast::Expr) -> Result<Expr> {
+        use ast::Expr as A;
+        let mut spine: Vec<&ast::Expr> = Vec::new();
+        let mut leaf = e;
+        while let A::BinaryOp { left, .. } = leaf {
+            spine.push(leaf);
+            leaf = left;
+        }
+        let nesting = spine.iter().filter(|n| associative(n).is_none()).count();
+        if self.depth + nesting >= MAX_EXPR_DEPTH {
+            return Err(too_deep());
+        }
+        let mut acc = self.bind(leaf)?;
+        let mut i = spine.len();
+        while i > 0 {
+            i -= 1;
+            let node = spine[i];
+            let A::BinaryOp { left, op, right } = node else {
+                unreachable!("the spine holds binary operators only");
+            };
+            let Some(bop) = associative(node) else {
+                let r = self.bind(right)?;
+                acc = self.binary(acc, left, op, r, right, node)?;
+                continue;
+            };
+            // the run of this operator up the spine
+            let mut operands = vec![(acc, left.as_ref())];
+            loop {
+                let A::BinaryOp { right, .. } = spine[i] else {
+                    unreachable!("the spine holds binary operators only");
+                };
+                operands.push((self.bind(right)?, right.as_ref()));
+                if i == 0 || associative(spine[i - 1]) != Some(bop) {
+                    break;
+                }
+                i -= 1;
+            }
+            acc = self.combine(bop, operands)?;
+        }
+        Ok(acc)
+    }
+
+    /// `t1 op t2 op ... op tn` for an associative `op` (AND, OR, `||`):
+    /// left-deep when short, balanced when long; each term keeps its AST
+    /// for messages.
+    fn combine(&self, op: BinaryOp, terms: Vec<(Expr, &ast::Expr)>) -> Result<Expr> {
+        let mut terms = terms
+            .into_iter()
+            .map(|(v, ast)| match op {
+                BinaryOp::Concat => self.to_string_operand(v),
+                _ => self.to_boolean(v, ast, op.as_str()),
+            })
+            .collect::<Result<Vec<Expr>>>()?;
+        if terms.len() <= BALANCE_PAST {
+            let mut it = terms.into_iter();
+            let first = it
+                .next()
+                .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+            return Ok(it.fold(first, |acc, t| self.fold.binary(op, acc, t)));
+        }
+        // pairwise, keeping the terms in order
+        while terms.len() > 1 {
+            let mut next = Vec::with_capacity(terms.len().div_ceil(2));
+            let mut it = terms.into_iter();
+            while let Some(a) = it.next() {
+                next.push(match it.next() {
+                    Some(b) => self.fold.binary(op, a, b),
+                    None => a,
+                });
+            }
+            terms = next;
+        }
+        Ok(terms
+            .pop()
+            .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null))))
     }
 
     #[inline(never)]
@@ -221,11 +310,7 @@ impl<'s> ExprBinder<'s> {
             A::Value(v) => literal(&v.value, e),
             A::TypedString(ts) => self.typed_string(ts, e),
             A::Nested(inner) => self.bind(inner),
-            A::BinaryOp { left, op, right } => {
-                let l = self.bind(left)?;
-                let r = self.bind(right)?;
-                self.binary(l, left, op, r, right, e)
-            }
+            A::BinaryOp { .. } => self.chain(e),
             A::UnaryOp { op, expr } => self.unary(*op, expr, e),
             A::IsNull(x) | A::IsNotNull(x) => {
                 let v = self.bind(x)?;
@@ -1202,6 +1287,20 @@ impl<'s> ExprBinder<'s> {
             func: ScalarFunction::DatePart,
             args: vec![Expr::Literal(ScalarValue::Utf8(part)), x],
         }))
+    }
+}
+
+/// The operator of a binary node if it is AND, OR or `||`, whose chains
+/// are not nesting.
+fn associative(e: &ast::Expr) -> Option<BinaryOp> {
+    match e {
+        ast::Expr::BinaryOp { op, .. } => match op {
+            BinaryOperator::And => Some(BinaryOp::And),
+            BinaryOperator::Or => Some(BinaryOp::Or),
+            BinaryOperator::StringConcat => Some(BinaryOp::Concat),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -14,11 +14,11 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use sqlparser::ast::{self, ColumnOption, ExactNumberInfo, ObjectName, ObjectType, Spanned};
 use sqlparser::dialect::DuckDbDialect;
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Span;
 
 use self::coerce::{Folder, can_cast};
-use self::expr::{ExprBinder, Scope};
+use self::expr::{ExprBinder, MAX_EXPR_DEPTH, Scope};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
@@ -60,7 +60,55 @@ pub fn plan_sql_with(
     catalog: &dyn Catalog,
     evaluator: Option<&dyn ConstantEvaluator>,
 ) -> Result<Vec<Statement>> {
-    let statements = Parser::parse_sql(&DuckDbDialect {}, sql)?;
+    // Parsing, binding and dropping the syntax tree all recurse over it;
+    // a long flat chain (`1+1+...+1`) is as deep as it is long. They run
+    // on a thread whose stack grows with the text, so no input can
+    // overflow it: the binder refuses nesting past MAX_EXPR_DEPTH with an
+    // error, and what is left deep (a flat chain) is dropped there.
+    let stack = PLAN_STACK_BASE.saturating_add(sql.len().saturating_mul(PLAN_STACK_PER_BYTE));
+    std::thread::scope(|scope| {
+        let planner = std::thread::Builder::new()
+            .name("weir-plan".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, || plan_here(sql, catalog, evaluator))
+            .map_err(|e| {
+                unsupported(format!(
+                    "cannot plan {} bytes of SQL: no thread with a {stack}-byte stack ({e})",
+                    sql.len()
+                ))
+            })?;
+        planner
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// The planning thread's stack: enough for [`MAX_EXPR_DEPTH`] levels of
+/// parser and binder recursion in a debug build ...
+const PLAN_STACK_BASE: usize = 256 << 20;
+/// ... plus this much per byte of SQL, for dropping (and comparing) a flat
+/// chain as deep as the text is long (two bytes, `1+`, per level at most).
+const PLAN_STACK_PER_BYTE: usize = 256;
+
+/// The recursion limit given to sqlparser: [`MAX_EXPR_DEPTH`] levels of
+/// nesting plus the statement and query levels around them.
+const PARSER_RECURSION_LIMIT: usize = MAX_EXPR_DEPTH + 16;
+
+fn plan_here(
+    sql: &str,
+    catalog: &dyn Catalog,
+    evaluator: Option<&dyn ConstantEvaluator>,
+) -> Result<Vec<Statement>> {
+    let statements = Parser::new(&DuckDbDialect {})
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .try_with_sql(sql)?
+        .parse_statements()
+        .map_err(|e| match e {
+            ParserError::RecursionLimitExceeded => Error::Parse(ParserError::ParserError(format!(
+                "Max expression depth limit of {MAX_EXPR_DEPTH} exceeded"
+            ))),
+            e => Error::Parse(e),
+        })?;
     let mut binder = Binder {
         catalog,
         overrides: Vec::new(),

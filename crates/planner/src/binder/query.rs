@@ -436,7 +436,7 @@ fn select_over(
             ItemKind::Ast(e) => {
                 let bound = eb.bind(e)?;
                 if item.name.is_empty() {
-                    item.name = e.to_string();
+                    item.name = expr_text(e);
                 }
                 bound
             }
@@ -924,6 +924,26 @@ fn values(fold: Folder<'_>, v: &ast::Values) -> Result<LogicalPlan> {
 }
 
 /// `dir/lineitem.csv` -> `lineitem`.
+/// `e` as SQL text, as its `Display` writes it, but with a chain of
+/// binary operators written in a loop: a flat chain may be far deeper
+/// than a recursive `Display` can go.
+fn expr_text(e: &ast::Expr) -> String {
+    use std::fmt::Write;
+    let mut spine = Vec::new();
+    let mut leaf = e;
+    while let ast::Expr::BinaryOp { left, .. } = leaf {
+        spine.push(leaf);
+        leaf = left;
+    }
+    let mut out = leaf.to_string();
+    for node in spine.iter().rev() {
+        if let ast::Expr::BinaryOp { op, right, .. } = node {
+            let _ = write!(out, " {op} {right}");
+        }
+    }
+    out
+}
+
 fn file_stem(path: &str) -> String {
     let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
     base.split('.').next().unwrap_or(base).to_string()
