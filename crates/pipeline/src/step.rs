@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, UInt32Array};
 use arrow::compute::{FilterBuilder, and, filter, take};
 use arrow::datatypes::{DataType, Schema};
-use weir_planner::{BinaryOp, Expr, ScalarFunction, ScalarValue};
+use weir_planner::{BinaryOp, Expr, ScalarValue};
 
 use crate::error::{Error, Result};
 use crate::eval::evaluate_predicate;
@@ -386,48 +386,10 @@ pub(crate) fn remap_columns(expr: &Expr, columns: &[usize]) -> Expr {
     }
 }
 
-/// True if evaluating `expr` can raise an error: division and modulo,
-/// integer and decimal arithmetic (overflow), casts and functions.
+/// True if evaluating `expr` can raise an error (the planner's one rule,
+/// [`Expr::can_fail`]).
 pub(crate) fn may_fail(expr: &Expr, schema: &Schema) -> bool {
-    let mut fails = false;
-    expr.visit(&mut |e| match e {
-        Expr::Binary { op, left, .. } if op.is_arithmetic() => {
-            let t = left.data_type(schema);
-            if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) || !t.is_floating() {
-                fails = true;
-            }
-        }
-        Expr::Negative(inner) if !inner.data_type(schema).is_floating() => fails = true,
-        Expr::Cast { expr, to } => {
-            let from = expr.data_type(schema);
-            if &from != to && !cast_is_safe(&from, to) {
-                fails = true;
-            }
-        }
-        // string functions and coalesce cannot fail; abs, round, substr
-        // and date_part can (overflow, bad arguments)
-        Expr::Function { func, .. }
-            if !matches!(
-                func,
-                ScalarFunction::Lower
-                    | ScalarFunction::Upper
-                    | ScalarFunction::Length
-                    | ScalarFunction::Coalesce
-            ) =>
-        {
-            fails = true
-        }
-        _ => {}
-    });
-    fails
-}
-
-fn cast_is_safe(from: &DataType, to: &DataType) -> bool {
-    use DataType::*;
-    matches!(
-        (from, to),
-        (Int32, Int64) | (Int32, Float64) | (Int64, Float64) | (Date32, Timestamp(..)) | (_, Utf8)
-    )
+    expr.can_fail(schema)
 }
 
 /// Estimated fraction of rows passing all `terms` (independence assumed,

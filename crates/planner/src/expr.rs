@@ -140,6 +140,21 @@ impl fmt::Debug for InItems {
     }
 }
 
+/// True for the casts that succeed on every value: widening numbers, DATE
+/// to TIMESTAMP, anything to VARCHAR, and from NULL.
+fn cast_cannot_fail(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    matches!(
+        (from, to),
+        (Int32, Int64)
+            | (Int32, Float64)
+            | (Int64, Float64)
+            | (Date32, Timestamp(..))
+            | (_, Utf8)
+            | (Null, _)
+    )
+}
+
 /// A reference to a field of the input schema.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ColumnRef {
@@ -247,7 +262,10 @@ impl ScalarFunction {
     /// True if the function itself can raise an error (overflow, a bad
     /// date field), whatever its arguments.
     pub fn can_fail(self) -> bool {
-        matches!(self, Self::Abs | Self::Round | Self::DatePart)
+        matches!(
+            self,
+            Self::Abs | Self::Round | Self::Substr | Self::DatePart
+        )
     }
 
     /// The SQL name.
@@ -389,17 +407,26 @@ impl Expr {
         })
     }
 
-    /// True if evaluating this expression could raise an error on some
-    /// row (arithmetic, casts, a LIKE with an escape, fallible functions).
-    /// The one rule both the planner (folding `x AND FALSE` must not hide
-    /// an error) and the evaluator (fallible terms run only on the rows
-    /// that need them) follow.
-    pub fn can_fail(&self) -> bool {
+    /// True if evaluating this expression over `input` could raise an
+    /// error on some row: integer and decimal arithmetic (overflow),
+    /// division and modulo, negation of an integer, a cast that can fail,
+    /// a LIKE with an escape, a fallible function. The one rule the
+    /// planner (folding `x AND FALSE` must not hide an error), the
+    /// evaluator (fallible terms run only on the rows that need them) and
+    /// the pipeline's step ordering (fallible terms last) follow.
+    pub fn can_fail(&self, input: &Schema) -> bool {
         let mut r = false;
         self.visit(&mut |e| {
             r |= match e {
-                Expr::Binary { op, .. } => op.is_arithmetic(),
-                Expr::Negative(_) | Expr::Cast { .. } => true,
+                Expr::Binary { op, left, .. } if op.is_arithmetic() => {
+                    matches!(op, BinaryOp::Divide | BinaryOp::Modulo)
+                        || !left.data_type(input).is_floating()
+                }
+                Expr::Negative(x) => !x.data_type(input).is_floating(),
+                Expr::Cast { expr, to } => {
+                    let from = expr.data_type(input);
+                    &from != to && !cast_cannot_fail(&from, to)
+                }
                 Expr::Like { escape, .. } => escape.is_some(),
                 Expr::Function { func, .. } => func.can_fail(),
                 _ => false,

@@ -345,8 +345,8 @@ fn to_boolean(v: Value) -> Result<Value> {
 
 /// True if evaluating `expr` could raise an error on some row, so that it
 /// must only be evaluated on the rows that need it.
-fn may_error(expr: &Expr) -> bool {
-    expr.can_fail()
+fn may_error(expr: &Expr, input: &Input<'_>) -> bool {
+    expr.can_fail(input.schema)
 }
 
 /// Evaluates `expr` over `input`.
@@ -435,7 +435,7 @@ fn eval_and_or(op: BinaryOp, left: &Expr, right: &Expr, input: &Input<'_>) -> Re
     if n_decided == lb.len() {
         return Ok(l);
     }
-    if n_decided == 0 || !may_error(right) || l.is_scalar() {
+    if n_decided == 0 || !may_error(right, input) || l.is_scalar() {
         let r = to_boolean(eval(right, input)?)?;
         return kleene(is_and, &l, &r, input.len);
     }
@@ -606,7 +606,7 @@ fn eval_coalesce(expr: &Expr, args: &[Expr], input: &Input<'_>) -> Result<Value>
         if result.array().null_count() == 0 {
             break;
         }
-        if result.is_scalar() && !may_error(arg) {
+        if result.is_scalar() && !may_error(arg, input) {
             // a NULL constant so far: the next argument decides
             result = eval(arg, input)?.map(|a| cast_to(a.clone(), &result_type))?;
             continue;
@@ -616,7 +616,7 @@ fn eval_coalesce(expr: &Expr, args: &[Expr], input: &Input<'_>) -> Result<Value>
             Some(n) => !n.inner(),
             None => BooleanBuffer::new_unset(base.len()),
         };
-        if !may_error(arg) {
+        if !may_error(arg, input) {
             let v = eval(arg, input)?.map(|a| cast_to(a.clone(), &result_type))?;
             let mask = BooleanArray::new(nulls, None);
             result = Value::Array(zip(&mask, &v, &base)?);

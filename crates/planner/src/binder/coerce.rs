@@ -1,6 +1,6 @@
 //! Implicit coercion, casts of constants, and constant folding.
 
-use arrow_schema::DataType;
+use arrow_schema::{DataType, Schema};
 
 use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Expr};
@@ -163,14 +163,14 @@ impl<'a> Folder<'a> {
         })
     }
 
-    /// `left op right` with operands already coerced.
-    pub(crate) fn binary(self, op: BinaryOp, left: Expr, right: Expr) -> Expr {
+    /// `left op right` with operands already coerced, over `input`.
+    pub(crate) fn binary(self, op: BinaryOp, left: Expr, right: Expr, input: &Schema) -> Expr {
         if matches!(op, BinaryOp::And | BinaryOp::Or) {
-            return self.fold(fold_logic(op, left, right));
+            return self.fold(fold_logic(op, left, right, input));
         }
         match (&left, &right) {
             (Expr::Literal(n), other) | (other, Expr::Literal(n))
-                if n.is_null() && !matches!(other, Expr::Literal(_)) && !other.can_fail() =>
+                if n.is_null() && !matches!(other, Expr::Literal(_)) && !other.can_fail(input) =>
             {
                 // NULL propagates through comparisons, arithmetic and ||.
                 let t = result_type(op, &left, &right);
@@ -253,7 +253,7 @@ fn as_bool(e: &Expr) -> Option<Option<bool>> {
 /// The structural rules of AND / OR with one constant side (three-valued
 /// logic): `TRUE AND x` is `x`; `FALSE AND x` is FALSE when `x` cannot
 /// fail. Two constant sides are left to the evaluator.
-fn fold_logic(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+fn fold_logic(op: BinaryOp, left: Expr, right: Expr, input: &Schema) -> Expr {
     let and = op == BinaryOp::And;
     // The value that decides the result on its own: FALSE for AND, TRUE for OR.
     let dominant = !and;
@@ -265,7 +265,7 @@ fn fold_logic(op: BinaryOp, left: Expr, right: Expr) -> Expr {
                 left
             };
             if b == dominant {
-                if !other.can_fail() {
+                if !other.can_fail(input) {
                     Expr::Literal(ScalarValue::Boolean(b))
                 } else {
                     let lit = Expr::Literal(ScalarValue::Boolean(b));

@@ -156,6 +156,11 @@ impl<'s> ExprBinder<'s> {
         }
     }
 
+    /// `l op r` folded, over this binder's types.
+    fn fold_binary(&self, op: BinaryOp, l: Expr, r: Expr) -> Expr {
+        self.fold.binary(op, l, r, &self.types)
+    }
+
     /// The aggregates found so far.
     pub(crate) fn aggregates(&self) -> &[AggregateExpr] {
         self.aggregates.as_deref().unwrap_or(&[])
@@ -276,7 +281,7 @@ impl<'s> ExprBinder<'s> {
             let first = it
                 .next()
                 .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
-            return Ok(it.fold(first, |acc, t| self.fold.binary(op, acc, t)));
+            return Ok(it.fold(first, |acc, t| self.fold_binary(op, acc, t)));
         }
         // pairwise, keeping the terms in order
         while terms.len() > 1 {
@@ -284,7 +289,7 @@ impl<'s> ExprBinder<'s> {
             let mut it = terms.into_iter();
             while let Some(a) = it.next() {
                 next.push(match it.next() {
-                    Some(b) => self.fold.binary(op, a, b),
+                    Some(b) => self.fold_binary(op, a, b),
                     None => a,
                 });
             }
@@ -337,7 +342,7 @@ impl<'s> ExprBinder<'s> {
                 };
                 let a = self.compare(lo_op, x.clone(), lo, e)?;
                 let b = self.compare(hi_op, x, hi, e)?;
-                Ok(self.fold.binary(join, a, b))
+                Ok(self.fold_binary(join, a, b))
             }
             A::InList {
                 expr,
@@ -536,7 +541,7 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        let fold = |l, r| Ok(self.fold.binary(op, l, r));
+        let fold = |l, r| Ok(self.fold_binary(op, l, r));
         if op.is_comparison() {
             return self.compare(op, l, r, e);
         }
@@ -669,7 +674,7 @@ impl<'s> ExprBinder<'s> {
         };
         let l = self.fold.cast(l, &lt, &target);
         let r = self.fold.cast(r, &rt, &target);
-        Ok(self.fold.binary(op, l, r))
+        Ok(self.fold_binary(op, l, r))
     }
 
     fn coerce_arithmetic(
