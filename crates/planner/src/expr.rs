@@ -256,6 +256,62 @@ pub enum ScalarFunction {
     /// argument is a VARCHAR literal naming the field (year, month, day,
     /// hour, minute, second, dow, doy, quarter, week, epoch).
     DatePart,
+    /// `greatest(a, b, ...)`: the largest argument, NULLs skipped
+    Greatest,
+    /// `least(a, b, ...)`: the smallest argument, NULLs skipped
+    Least,
+    /// `concat(a, ...)`: concatenation, NULLs skipped
+    Concat,
+    /// `concat_ws(sep, a, ...)`: concatenation with a separator, NULLs skipped
+    ConcatWs,
+    /// `strpos(s, sub)`: 1-based position of sub in s, 0 if absent
+    Strpos,
+    /// `replace(s, from, to)`: every from replaced by to
+    Replace,
+    /// `trim(s [, chars])`: chars (default spaces) removed from both ends
+    Trim,
+    /// `ltrim(s [, chars])`: chars removed from the start
+    Ltrim,
+    /// `rtrim(s [, chars])`: chars removed from the end
+    Rtrim,
+    /// `left(s, n)`: the first n characters (all but the last -n if negative)
+    Left,
+    /// `right(s, n)`: the last n characters (all but the first -n if negative)
+    Right,
+    /// `lpad(s, n, pad)`: s padded on the left (or cut) to n characters
+    Lpad,
+    /// `rpad(s, n, pad)`: s padded on the right (or cut) to n characters
+    Rpad,
+    /// `reverse(s)`: the characters in reverse order
+    Reverse,
+    /// `repeat(s, n)`: s repeated n times
+    Repeat,
+    /// `starts_with(s, prefix)`: true if s starts with prefix
+    StartsWith,
+    /// `ends_with(s, suffix)`: true if s ends with suffix
+    EndsWith,
+    /// `contains(s, sub)`: true if s contains sub
+    Contains,
+    /// `floor(x)`: largest integer not above x
+    Floor,
+    /// `ceil(x)`: smallest integer not below x
+    Ceil,
+    /// `trunc(x)`: x with its fraction dropped
+    Trunc,
+    /// `sign(x)`: -1, 0 or 1
+    Sign,
+    /// `sqrt(x)`: square root
+    Sqrt,
+    /// `pow(x, y)`: x to the power y
+    Power,
+    /// `exp(x)`: e to the power x
+    Exp,
+    /// `ln(x)`: natural logarithm
+    Ln,
+    /// `log10(x)`: base-10 logarithm (also log(x))
+    Log10,
+    /// `log2(x)`: base-2 logarithm
+    Log2,
 }
 
 impl ScalarFunction {
@@ -279,6 +335,34 @@ impl ScalarFunction {
             Self::Substr => "substr",
             Self::Coalesce => "coalesce",
             Self::DatePart => "date_part",
+            Self::Greatest => "greatest",
+            Self::Least => "least",
+            Self::Concat => "concat",
+            Self::ConcatWs => "concat_ws",
+            Self::Strpos => "strpos",
+            Self::Replace => "replace",
+            Self::Trim => "trim",
+            Self::Ltrim => "ltrim",
+            Self::Rtrim => "rtrim",
+            Self::Left => "left",
+            Self::Right => "right",
+            Self::Lpad => "lpad",
+            Self::Rpad => "rpad",
+            Self::Reverse => "reverse",
+            Self::Repeat => "repeat",
+            Self::StartsWith => "starts_with",
+            Self::EndsWith => "ends_with",
+            Self::Contains => "contains",
+            Self::Floor => "floor",
+            Self::Ceil => "ceil",
+            Self::Trunc => "trunc",
+            Self::Sign => "sign",
+            Self::Sqrt => "sqrt",
+            Self::Power => "pow",
+            Self::Exp => "exp",
+            Self::Ln => "ln",
+            Self::Log10 => "log10",
+            Self::Log2 => "log2",
         }
     }
 }

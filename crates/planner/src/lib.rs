@@ -62,6 +62,7 @@ pub mod catalog;
 pub mod error;
 pub mod expr;
 pub mod fold;
+pub mod functions;
 pub mod plan;
 pub mod scalar;
 pub mod types;

@@ -149,7 +149,42 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
             t if t.is_integer() => t,
             _ => DataType::Float64,
         },
-        ScalarFunction::Lower | ScalarFunction::Upper | ScalarFunction::Substr => DataType::Utf8,
+        ScalarFunction::Lower
+        | ScalarFunction::Upper
+        | ScalarFunction::Substr
+        | ScalarFunction::Concat
+        | ScalarFunction::ConcatWs
+        | ScalarFunction::Replace
+        | ScalarFunction::Trim
+        | ScalarFunction::Ltrim
+        | ScalarFunction::Rtrim
+        | ScalarFunction::Left
+        | ScalarFunction::Right
+        | ScalarFunction::Lpad
+        | ScalarFunction::Rpad
+        | ScalarFunction::Reverse
+        | ScalarFunction::Repeat => DataType::Utf8,
+        ScalarFunction::Strpos => DataType::Int64,
+        ScalarFunction::StartsWith | ScalarFunction::EndsWith | ScalarFunction::Contains => {
+            DataType::Boolean
+        }
+        ScalarFunction::Sqrt
+        | ScalarFunction::Power
+        | ScalarFunction::Exp
+        | ScalarFunction::Ln
+        | ScalarFunction::Log10
+        | ScalarFunction::Log2 => DataType::Float64,
+        // integral results: a DECIMAL keeps its precision at scale 0
+        ScalarFunction::Floor | ScalarFunction::Ceil | ScalarFunction::Trunc => match first {
+            DataType::Decimal128(p, _) => DataType::Decimal128(p, 0),
+            t => t,
+        },
+        ScalarFunction::Sign => DataType::Int32,
+        ScalarFunction::Greatest | ScalarFunction::Least => args
+            .iter()
+            .map(|a| a.data_type(input))
+            .find(|t| *t != DataType::Null)
+            .unwrap_or(DataType::Null),
         ScalarFunction::Length => DataType::Int64,
         ScalarFunction::Coalesce => args
             .iter()

@@ -56,6 +56,48 @@ pub(crate) fn eval_function(
     input: &Input<'_>,
 ) -> Result<Value> {
     match func {
+        ScalarFunction::Concat
+        | ScalarFunction::ConcatWs
+        | ScalarFunction::Strpos
+        | ScalarFunction::Replace
+        | ScalarFunction::Trim
+        | ScalarFunction::Ltrim
+        | ScalarFunction::Rtrim
+        | ScalarFunction::Left
+        | ScalarFunction::Right
+        | ScalarFunction::Lpad
+        | ScalarFunction::Rpad
+        | ScalarFunction::Reverse
+        | ScalarFunction::Repeat
+        | ScalarFunction::StartsWith
+        | ScalarFunction::EndsWith
+        | ScalarFunction::Contains => {
+            arity(func, args, 1..=usize::MAX)?;
+            let values = args
+                .iter()
+                .map(|a| eval(a, input))
+                .collect::<Result<Vec<_>>>()?;
+            super::text::eval_text(func, &values)
+        }
+        ScalarFunction::Greatest
+        | ScalarFunction::Least
+        | ScalarFunction::Floor
+        | ScalarFunction::Ceil
+        | ScalarFunction::Trunc
+        | ScalarFunction::Sign
+        | ScalarFunction::Sqrt
+        | ScalarFunction::Power
+        | ScalarFunction::Exp
+        | ScalarFunction::Ln
+        | ScalarFunction::Log10
+        | ScalarFunction::Log2 => {
+            arity(func, args, 1..=usize::MAX)?;
+            let values = args
+                .iter()
+                .map(|a| eval(a, input))
+                .collect::<Result<Vec<_>>>()?;
+            super::math::eval_math(func, &values)
+        }
         ScalarFunction::Coalesce => {
             arity(func, args, 1..=usize::MAX)?;
             eval_coalesce(expr, args, input)

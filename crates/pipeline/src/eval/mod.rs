@@ -22,9 +22,11 @@ mod cast;
 mod functions;
 mod in_set;
 mod like;
+mod math;
 mod scalar;
 #[cfg(test)]
 mod tests;
+mod text;
 
 use std::sync::Arc;
 

@@ -680,7 +680,7 @@ fn expressions_and_functions() {
     );
     check_err(
         "SELECT foo(i) FROM t",
-        "Scalar Function with name foo does not exist! at line 1, column 8",
+        "Scalar Function with name foo does not exist! Did you mean \"floor\"? at line 1, column 8",
     );
     check_err(
         "SELECT lowr(s) FROM t",

@@ -10,6 +10,7 @@ use super::coerce::{Folder, arithmetic_operand_types, can_cast, comparison_type,
 use super::{at, bind_err, data_type_from_sql, did_you_mean, unsupported};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, ScalarFunction};
+use crate::functions::{self, FunctionKind};
 use crate::plan::{AggregateExpr, AggregateFunction};
 use crate::scalar::ScalarValue;
 use crate::types::{
@@ -85,35 +86,13 @@ impl Scope {
     }
 }
 
-/// Scalar function names, for "did you mean".
-const SCALAR_FUNCTIONS: &[&str] = &[
-    "abs",
-    "round",
-    "lower",
-    "upper",
-    "length",
-    "len",
-    "substr",
-    "substring",
-    "coalesce",
-    "date_part",
-    "datepart",
-    "extract",
-    "count",
-    "sum",
-    "avg",
-    "min",
-    "max",
-];
-
-/// Table functions: usable only in FROM.
-pub(crate) const TABLE_FUNCTIONS: &[&str] = &[
-    "read_csv",
-    "read_csv_auto",
-    "read_parquet",
-    "range",
-    "generate_series",
-];
+/// Table function names (usable only in FROM), from the registry.
+pub(crate) fn table_functions() -> impl Iterator<Item = &'static str> + Clone {
+    functions::FUNCTIONS
+        .iter()
+        .filter(|f| f.kind == FunctionKind::Table)
+        .map(|f| f.name)
+}
 
 const DATE_PARTS: &[&str] = &[
     "year", "month", "day", "hour", "minute", "second", "dow", "doy", "quarter", "week", "epoch",
@@ -427,6 +406,53 @@ impl<'s> ExprBinder<'s> {
                 let mut args = vec![s, from];
                 args.extend(len);
                 self.scalar_function(ScalarFunction::Substr, args, e)
+            }
+            A::Trim {
+                trim_where,
+                trim_what,
+                expr,
+                trim_characters,
+            } => {
+                let func = match trim_where {
+                    None | Some(ast::TrimWhereField::Both) => ScalarFunction::Trim,
+                    Some(ast::TrimWhereField::Leading) => ScalarFunction::Ltrim,
+                    Some(ast::TrimWhereField::Trailing) => ScalarFunction::Rtrim,
+                };
+                let mut args = vec![self.bind(expr)?];
+                // trim(s, chars) and TRIM(chars FROM s)
+                match (trim_what.as_deref(), trim_characters.as_deref()) {
+                    (Some(w), _) | (None, Some([w])) => args.push(self.bind(w)?),
+                    (None, None) => {}
+                    (None, Some(_)) => {
+                        return Err(bind_err(format!(
+                            "trim() takes 1 to 2 arguments: \"{e}\"{}",
+                            at(e.span())
+                        )));
+                    }
+                }
+                self.scalar_function(func, args, e)
+            }
+            A::Ceil { expr: x, field } | A::Floor { expr: x, field } => {
+                if !matches!(
+                    field,
+                    ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime)
+                ) {
+                    return Err(unsupported(format!(
+                        "floor/ceil with a scale or field is not supported: \"{e}\"{}",
+                        at(e.span())
+                    )));
+                }
+                let func = if matches!(e, A::Ceil { .. }) {
+                    ScalarFunction::Ceil
+                } else {
+                    ScalarFunction::Floor
+                };
+                let args = vec![self.bind(x)?];
+                self.scalar_function(func, args, e)
+            }
+            A::Position { expr: sub, r#in } => {
+                let args = vec![self.bind(r#in)?, self.bind(sub)?];
+                self.scalar_function(ScalarFunction::Strpos, args, e)
             }
             A::Case {
                 operand,
@@ -988,12 +1014,9 @@ impl<'s> ExprBinder<'s> {
                 (args, distinct)
             }
         };
-        let aggregate = match name.as_str() {
-            "count" => Some(AggregateFunction::Count),
-            "sum" => Some(AggregateFunction::Sum),
-            "avg" | "mean" => Some(AggregateFunction::Avg),
-            "min" => Some(AggregateFunction::Min),
-            "max" => Some(AggregateFunction::Max),
+        let def = functions::lookup(&name);
+        let aggregate = match def.map(|d| d.kind) {
+            Some(FunctionKind::Aggregate(f)) => Some(f),
             _ => None,
         };
         if let Some(func) = aggregate {
@@ -1017,15 +1040,9 @@ impl<'s> ExprBinder<'s> {
                 }
             }
         }
-        let func = match name.as_str() {
-            "abs" => ScalarFunction::Abs,
-            "round" => ScalarFunction::Round,
-            "lower" | "lcase" => ScalarFunction::Lower,
-            "upper" | "ucase" => ScalarFunction::Upper,
-            "length" | "len" | "char_length" | "character_length" => ScalarFunction::Length,
-            "substr" | "substring" => ScalarFunction::Substr,
-            "coalesce" => ScalarFunction::Coalesce,
-            "date_part" | "datepart" => {
+        let func = match def.map(|d| d.kind) {
+            Some(FunctionKind::Scalar(f)) => f,
+            Some(FunctionKind::DatePart) => {
                 check_arg_count(&name, bound.len(), 2, 2, e)?;
                 let x = bound
                     .pop()
@@ -1043,14 +1060,55 @@ impl<'s> ExprBinder<'s> {
                 };
                 return self.date_part(part, x, e);
             }
-            _ if TABLE_FUNCTIONS.contains(&name.as_str()) => {
+            Some(FunctionKind::NullIf) => {
+                check_arg_count(&name, bound.len(), 2, 2, e)?;
+                let b = bound
+                    .pop()
+                    .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+                let a = bound
+                    .pop()
+                    .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+                let t = self.type_of(&a);
+                let t = if t == DataType::Null {
+                    self.type_of(&b)
+                } else {
+                    canonical(&t)
+                };
+                let equal = self.compare(BinaryOp::Eq, a.clone(), b, e)?;
+                let at_ = self.type_of(&a);
+                let a = self.fold.cast(a, &at_, &t);
+                return Ok(match equal {
+                    Expr::Literal(ScalarValue::Boolean(true)) => {
+                        Expr::Literal(ScalarValue::Null(t))
+                    }
+                    Expr::Literal(ScalarValue::Boolean(false) | ScalarValue::Null(_)) => a,
+                    equal => self.fold.fold(Expr::Case {
+                        when_then: vec![(equal, Expr::Literal(ScalarValue::Null(t)))],
+                        else_expr: Some(Box::new(a)),
+                    }),
+                });
+            }
+            Some(FunctionKind::TypeOf) => {
+                check_arg_count(&name, bound.len(), 1, 1, e)?;
+                let t = self.type_of(&bound[0]);
+                let name = match t {
+                    DataType::Null => "\"NULL\"".to_string(),
+                    t => sql_type_name(&t),
+                };
+                return Ok(Expr::Literal(ScalarValue::Utf8(name)));
+            }
+            Some(FunctionKind::Table) => {
                 return Err(bind_err(format!(
                     "{name} is a table function: use it in FROM{}",
                     at(e.span())
                 )));
             }
-            _ => {
-                let hint = match did_you_mean(&name, SCALAR_FUNCTIONS.iter().copied()) {
+            Some(FunctionKind::Aggregate(_)) | None => {
+                let names = functions::FUNCTIONS
+                    .iter()
+                    .filter(|f| f.kind != FunctionKind::Table)
+                    .map(|f| f.name);
+                let hint = match did_you_mean(&name, names) {
                     Some(c) => format!(" Did you mean \"{c}\"?"),
                     None => String::new(),
                 };
@@ -1157,7 +1215,49 @@ impl<'s> ExprBinder<'s> {
             ))
         };
         let null = DataType::Null;
+        if let Some((min, max, kinds)) = signature(func) {
+            check_arg_count(name, args.len(), min, max, e)?;
+            let mut out = Vec::with_capacity(args.len());
+            for (i, a) in args.into_iter().enumerate() {
+                let kind = kinds[i.min(kinds.len() - 1)];
+                let t = &types[i];
+                let want = match kind {
+                    Arg::AnyString => DataType::Utf8,
+                    Arg::String if is_string(t) || *t == null => DataType::Utf8,
+                    Arg::String => return Err(bad_type(i, "VARCHAR")),
+                    Arg::Integer if t.is_integer() || *t == null => DataType::Int64,
+                    Arg::Integer => return Err(bad_type(i, "an integer")),
+                    Arg::Double if is_numeric(t) || *t == null => DataType::Float64,
+                    Arg::Numeric if *t == null => DataType::Float64,
+                    // floor and ceil of an integer are DOUBLE, as in DuckDB
+                    Arg::Numeric
+                        if t.is_integer()
+                            && matches!(func, ScalarFunction::Floor | ScalarFunction::Ceil) =>
+                    {
+                        DataType::Float64
+                    }
+                    Arg::Numeric if is_numeric(t) => t.clone(),
+                    Arg::Double | Arg::Numeric => return Err(bad_type(i, "numeric")),
+                };
+                let at_ = self.type_of(&a);
+                out.push(self.fold.cast(a, &at_, &want));
+            }
+            return Ok(self.fold.fold(Expr::Function { func, args: out }));
+        }
         match func {
+            ScalarFunction::Greatest | ScalarFunction::Least => {
+                check_arg_count(name, args.len(), 1, usize::MAX, e)?;
+                let t = self.common_type(&args, e)?;
+                let t = if t == null { DataType::Int32 } else { t };
+                let args = args
+                    .into_iter()
+                    .map(|a| {
+                        let at_ = self.type_of(&a);
+                        self.fold.cast(a, &at_, &t)
+                    })
+                    .collect();
+                return Ok(self.fold.fold(Expr::Function { func, args }));
+            }
             ScalarFunction::Abs => {
                 check_arg_count(name, args.len(), 1, 1, e)?;
                 if !is_numeric(&types[0]) && types[0] != null {
@@ -1222,7 +1322,7 @@ impl<'s> ExprBinder<'s> {
                 }
                 return Ok(self.fold.fold(Expr::Function { func, args: out }));
             }
-            ScalarFunction::DatePart => {}
+            _ => {}
         }
         // Canonical argument types: VARCHAR for strings, BIGINT positions.
         let want: Vec<DataType> = match func {
@@ -1293,6 +1393,43 @@ impl<'s> ExprBinder<'s> {
             args: vec![Expr::Literal(ScalarValue::Utf8(part)), x],
         }))
     }
+}
+
+/// What an argument of a function of the registry takes.
+#[derive(Clone, Copy)]
+enum Arg {
+    /// A VARCHAR (or NULL).
+    String,
+    /// Any value, converted to VARCHAR.
+    AnyString,
+    /// An integer, as BIGINT.
+    Integer,
+    /// A number, as DOUBLE.
+    Double,
+    /// A number, kept in its type.
+    Numeric,
+}
+
+/// `(min args, max args, kinds)` of a function typed by its arguments'
+/// kinds alone (the last kind repeats); `None` for the functions with
+/// rules of their own.
+fn signature(func: ScalarFunction) -> Option<(usize, usize, &'static [Arg])> {
+    use Arg::*;
+    use ScalarFunction as F;
+    Some(match func {
+        F::Concat => (1, usize::MAX, &[AnyString]),
+        F::ConcatWs => (2, usize::MAX, &[String, AnyString]),
+        F::Strpos | F::StartsWith | F::EndsWith | F::Contains => (2, 2, &[String]),
+        F::Replace => (3, 3, &[String]),
+        F::Trim | F::Ltrim | F::Rtrim => (1, 2, &[String]),
+        F::Left | F::Right | F::Repeat => (2, 2, &[String, Integer]),
+        F::Lpad | F::Rpad => (3, 3, &[String, Integer, String]),
+        F::Reverse => (1, 1, &[String]),
+        F::Sqrt | F::Exp | F::Ln | F::Log10 | F::Log2 => (1, 1, &[Double]),
+        F::Power => (2, 2, &[Double]),
+        F::Floor | F::Ceil | F::Trunc | F::Sign => (1, 1, &[Numeric]),
+        _ => return None,
+    })
 }
 
 /// The operator of a binary node if it is AND, OR or `||`, whose chains

@@ -8,7 +8,7 @@ use sqlparser::ast::{
 };
 
 use super::coerce::{Folder, comparison_type};
-use super::expr::{ExprBinder, Scope, TABLE_FUNCTIONS};
+use super::expr::{ExprBinder, Scope, table_functions};
 use super::{Binder, at, bind_err, did_you_mean, format_from_extension, single_name, unsupported};
 use crate::error::Result;
 use crate::expr::Expr;
@@ -378,7 +378,7 @@ impl Binder<'_> {
                 Ok((TableSource::Series { start, stop, step }, schema, name))
             }
             _ => {
-                let hint = match did_you_mean(&name, TABLE_FUNCTIONS.iter().copied()) {
+                let hint = match did_you_mean(&name, table_functions()) {
                     Some(c) => format!(" Did you mean \"{c}\"?"),
                     None => String::new(),
                 };
