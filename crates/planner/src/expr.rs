@@ -312,6 +312,10 @@ pub enum ScalarFunction {
     Log10,
     /// `log2(x)`: base-2 logarithm
     Log2,
+    /// `date_trunc(part, t)`: the TIMESTAMP `t` truncated to `part` (a
+    /// VARCHAR literal: year, quarter, month, week, day, hour, minute,
+    /// second, millisecond, microsecond)
+    DateTrunc,
 }
 
 impl ScalarFunction {
@@ -363,6 +367,7 @@ impl ScalarFunction {
             Self::Ln => "ln",
             Self::Log10 => "log10",
             Self::Log2 => "log2",
+            Self::DateTrunc => "date_trunc",
         }
     }
 }

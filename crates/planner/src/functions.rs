@@ -175,6 +175,12 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         description: "a field of a date, as date_part",
     },
     scalar(
+        "date_trunc",
+        S::DateTrunc,
+        "date_trunc(VARCHAR, DATE|TIMESTAMP) -> TIMESTAMP",
+        "truncated to year, quarter, month, week, day, hour, minute, second, millisecond or microsecond",
+    ),
+    scalar(
         "greatest",
         S::Greatest,
         "greatest(ANY, ...) -> ANY",

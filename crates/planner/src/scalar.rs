@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 
 /// A typed constant. `Null` carries the type it stands for.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,6 +25,8 @@ pub enum ScalarValue {
     Date32(i32),
     /// TIMESTAMP: microseconds since 1970-01-01 00:00:00, no time zone.
     TimestampMicros(i64),
+    /// INTERVAL: months, days and microseconds, each applied in turn.
+    Interval(i32, i32, i64),
 }
 
 impl ScalarValue {
@@ -40,6 +42,7 @@ impl ScalarValue {
             Self::Utf8(_) => DataType::Utf8,
             Self::Date32(_) => DataType::Date32,
             Self::TimestampMicros(_) => DataType::Timestamp(TimeUnit::Microsecond, None),
+            Self::Interval(..) => DataType::Interval(IntervalUnit::MonthDayNano),
         }
     }
 
@@ -61,6 +64,7 @@ impl fmt::Display for ScalarValue {
             Self::Utf8(s) => write!(f, "'{}'", s.replace('\'', "''")),
             Self::Date32(d) => write!(f, "DATE '{}'", format_date(*d)),
             Self::TimestampMicros(t) => write!(f, "TIMESTAMP '{}'", format_timestamp(*t)),
+            Self::Interval(m, d, us) => write!(f, "INTERVAL '{}'", format_interval(*m, *d, *us)),
         }
     }
 }
@@ -232,6 +236,104 @@ pub fn days_from_civil(year: i32, month: u32, day: u32) -> Option<i32> {
     let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day as i64 - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     i32::try_from(era * 146_097 + doe - 719_468).ok()
+}
+
+/// `days` plus `months` calendar months; a day past the end of the
+/// target month becomes its last day (2020-01-31 + 1 month is 2020-02-29).
+pub fn add_months(days: i32, months: i32) -> Option<i32> {
+    let (y, m, d) = civil_from_days(days);
+    let total = y as i64 * 12 + (m as i64 - 1) + months as i64;
+    let year = i32::try_from(total.div_euclid(12)).ok()?;
+    let month = (total.rem_euclid(12) + 1) as u32;
+    days_from_civil(year, month, d.min(days_in_month(year, month)))
+}
+
+/// TIMESTAMP `micros` plus an INTERVAL, in range.
+pub fn add_interval(micros: i64, months: i32, days: i32, interval_micros: i64) -> Option<i64> {
+    let day = micros.div_euclid(MICROS_PER_DAY);
+    let tod = micros.rem_euclid(MICROS_PER_DAY);
+    let day = add_months(i32::try_from(day).ok()?, months)? as i128 + days as i128;
+    checked_timestamp(day * MICROS_PER_DAY as i128 + tod as i128 + interval_micros as i128)
+}
+
+/// An INTERVAL as DuckDB prints it: `1 year 2 months 3 days 01:30:00`.
+pub fn format_interval(months: i32, days: i32, micros: i64) -> String {
+    let mut parts = Vec::new();
+    let plural = |n: i64, unit: &str| {
+        if n.abs() == 1 {
+            format!("{n} {unit}")
+        } else {
+            format!("{n} {unit}s")
+        }
+    };
+    let (years, months) = (months / 12, months % 12);
+    if years != 0 {
+        parts.push(plural(years as i64, "year"));
+    }
+    if months != 0 {
+        parts.push(plural(months as i64, "month"));
+    }
+    if days != 0 {
+        parts.push(plural(days as i64, "day"));
+    }
+    if micros != 0 || parts.is_empty() {
+        let sign = if micros < 0 { "-" } else { "" };
+        let u = micros.unsigned_abs();
+        let (h, rem) = (u / 3_600_000_000, u % 3_600_000_000);
+        let (mi, rem) = (rem / 60_000_000, rem % 60_000_000);
+        let (sec, us) = (rem / 1_000_000, rem % 1_000_000);
+        let frac = if us == 0 {
+            String::new()
+        } else {
+            format!(".{us:06}")
+        };
+        parts.push(format!("{sign}{h:02}:{mi:02}:{sec:02}{frac}"));
+    }
+    parts.join(" ")
+}
+
+/// Parses an INTERVAL text: `N unit [N unit ...]` (units year, quarter,
+/// month, week, day, hour, minute, second, millisecond, microsecond,
+/// singular or plural), or a count of `unit` when `unit` is given.
+pub fn parse_interval(s: &str, unit: Option<&str>) -> Option<(i32, i32, i64)> {
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let pairs: Vec<(&str, &str)> = match (unit, words.as_slice()) {
+        (Some(u), [n]) => vec![(*n, u)],
+        (None, w) if !w.is_empty() && w.len() % 2 == 0 => {
+            w.chunks(2).map(|c| (c[0], c[1])).collect()
+        }
+        _ => return None,
+    };
+    let (mut months, mut days, mut micros) = (0i64, 0i64, 0i128);
+    for (n, u) in pairs {
+        let u = u.to_ascii_lowercase();
+        let u = u.strip_suffix('s').unwrap_or(&u);
+        let whole = |n: &str| n.parse::<i64>().ok();
+        match u {
+            "year" | "y" | "yr" => months += whole(n)?.checked_mul(12)?,
+            "quarter" => months += whole(n)?.checked_mul(3)?,
+            "month" | "mon" => months += whole(n)?,
+            "week" | "w" => days += whole(n)?.checked_mul(7)?,
+            "day" | "d" => days += whole(n)?,
+            _ => {
+                let per: i128 = match u {
+                    "hour" | "h" | "hr" => 3_600_000_000,
+                    "minute" | "min" | "m" => 60_000_000,
+                    "second" | "sec" => 1_000_000,
+                    "millisecond" | "ms" | "msec" => 1_000,
+                    "microsecond" | "u" | "usec" => 1,
+                    _ => return None,
+                };
+                let v: f64 = n.parse().ok()?;
+                micros += (v * per as f64).round() as i128;
+            }
+        }
+    }
+    Some((
+        i32::try_from(months).ok()?,
+        i32::try_from(days).ok()?,
+        i64::try_from(micros).ok()?,
+    ))
 }
 
 fn days_in_month(year: i32, month: u32) -> u32 {

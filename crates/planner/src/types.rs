@@ -40,6 +40,7 @@ pub fn sql_type_name(t: &DataType) -> String {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "VARCHAR".into(),
         DataType::Date32 | DataType::Date64 => "DATE".into(),
         DataType::Timestamp(_, _) => "TIMESTAMP".into(),
+        DataType::Interval(_) => "INTERVAL".into(),
         other => format!("{other}"),
     }
 }
@@ -117,6 +118,13 @@ pub fn arithmetic_result_type(op: BinaryOp, l: &DataType, r: &DataType) -> Optio
             Some(Date32)
         }
         (Date32, Date32) if op == BinaryOp::Minus => Some(Int32),
+        // DATE and TIMESTAMP +/- INTERVAL are TIMESTAMPs, as in DuckDB
+        (Timestamp(..), Interval(_)) if matches!(op, BinaryOp::Plus | BinaryOp::Minus) => {
+            Some(crate::types::timestamp_type())
+        }
+        (Interval(_), Timestamp(..)) if op == BinaryOp::Plus => {
+            Some(crate::types::timestamp_type())
+        }
         (a, b) if a == b && (a.is_integer() || a.is_floating()) => Some(a.clone()),
         _ => None,
     }
@@ -180,6 +188,7 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
             t => t,
         },
         ScalarFunction::Sign => DataType::Int32,
+        ScalarFunction::DateTrunc => timestamp_type(),
         ScalarFunction::Greatest | ScalarFunction::Least => args
             .iter()
             .map(|a| a.data_type(input))

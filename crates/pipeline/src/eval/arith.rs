@@ -535,6 +535,29 @@ fn date_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
     }
 }
 
+/// TIMESTAMP `+`/`-` INTERVAL: months, then days, then microseconds, in
+/// range.
+fn timestamp_interval(op: BinaryOp, ts: &Value, iv: &Value) -> Result<Value> {
+    use arrow::datatypes::{IntervalMonthDayNanoType, TimestampMicrosecondType};
+    let minus = op == BinaryOp::Minus;
+    let ts = cast_value(ts, &DataType::Timestamp(TimeUnit::Microsecond, None))?;
+    binary_kernel::<TimestampMicrosecondType, IntervalMonthDayNanoType, TimestampMicrosecondType>(
+        &ts,
+        iv,
+        |t, v| {
+            let (m, d, us) = (v.months, v.days, v.nanoseconds / 1000);
+            let r = if minus {
+                m.checked_neg().zip(d.checked_neg()).and_then(|(m, d)| {
+                    weir_planner::scalar::add_interval(t, m, d, us.checked_neg()?)
+                })
+            } else {
+                weir_planner::scalar::add_interval(t, m, d, us)
+            };
+            r.ok_or_else(|| EvalError::Cast("Date and time not in timestamp range".into()))
+        },
+    )
+}
+
 fn unsupported_arith(op: BinaryOp, l: &Value, r: &Value) -> EvalError {
     EvalError::Unsupported(format!(
         "no operator {} for {} and {}",
@@ -556,6 +579,8 @@ pub(crate) fn arithmetic(op: BinaryOp, l: &Value, r: &Value, result: &DataType) 
     let out = match (l.data_type(), r.data_type()) {
         (Int32, Int32) => int_arith::<Int32Type>(op, l, r)?,
         (Int64, Int64) => int_arith::<Int64Type>(op, l, r)?,
+        (Timestamp(..), Interval(_)) => timestamp_interval(op, l, r)?,
+        (Interval(_), Timestamp(..)) if op == BinaryOp::Plus => timestamp_interval(op, r, l)?,
         (Date32, _) | (_, Date32) => date_arith(op, l, r)?,
         (Decimal128(..), Decimal128(..))
             if matches!(op, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply) =>

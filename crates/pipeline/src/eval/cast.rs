@@ -100,6 +100,20 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         let a = arrow_cast(a, &c)?;
         return cast_array(&a, to);
     }
+    if let (DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano), DataType::Utf8) =
+        (from, to)
+    {
+        let iv = a.as_primitive::<arrow::datatypes::IntervalMonthDayNanoType>();
+        let out: StringArray = iv
+            .iter()
+            .map(|v| {
+                v.map(|v| {
+                    weir_planner::scalar::format_interval(v.months, v.days, v.nanoseconds / 1000)
+                })
+            })
+            .collect();
+        return Ok(Arc::new(out));
+    }
     if !weir_planner::types::is_canonical(from) || !weir_planner::types::is_canonical(to) {
         return arrow_cast(a, to);
     }

@@ -98,6 +98,22 @@ pub(crate) fn eval_function(
                 .collect::<Result<Vec<_>>>()?;
             super::math::eval_math(func, &values)
         }
+        ScalarFunction::DateTrunc => {
+            arity(func, args, 2..=2)?;
+            let part = match &args[0] {
+                Expr::Literal(weir_planner::ScalarValue::Utf8(p)) => p.clone(),
+                _ => {
+                    return Err(EvalError::Unsupported(
+                        "date_trunc needs a constant part".into(),
+                    ));
+                }
+            };
+            let x = cast_value(
+                eval(&args[1], input)?,
+                &weir_planner::types::timestamp_type(),
+            )?;
+            x.map(|a| date_trunc(&part, a))
+        }
         ScalarFunction::Coalesce => {
             arity(func, args, 1..=usize::MAX)?;
             eval_coalesce(expr, args, input)
@@ -462,6 +478,47 @@ fn epoch_seconds(a: &ArrayRef) -> Result<ArrayRef> {
             )));
         }
     };
+    Ok(Arc::new(out))
+}
+
+/// `date_trunc(part, t)` on TIMESTAMPs.
+fn date_trunc(part: &str, a: &ArrayRef) -> Result<ArrayRef> {
+    use weir_planner::scalar::MICROS_PER_DAY;
+    let ts = a.as_primitive::<TimestampMicrosecondType>();
+    let day_of = |t: i64| t.div_euclid(MICROS_PER_DAY);
+    let floor_to = |t: i64, unit: i64| t - t.rem_euclid(unit);
+    let at_day = |d: i64| d * MICROS_PER_DAY;
+    let f: Box<dyn Fn(i64) -> i64> = match part {
+        "microsecond" => Box::new(|t| t),
+        "millisecond" => Box::new(move |t| floor_to(t, 1_000)),
+        "second" => Box::new(move |t| floor_to(t, 1_000_000)),
+        "minute" => Box::new(move |t| floor_to(t, 60_000_000)),
+        "hour" => Box::new(move |t| floor_to(t, 3_600_000_000)),
+        "day" => Box::new(move |t| floor_to(t, MICROS_PER_DAY)),
+        // ISO weeks start on Monday; 1970-01-01 was a Thursday
+        "week" => Box::new(move |t| {
+            let d = day_of(t);
+            at_day(d - (d + 3).rem_euclid(7))
+        }),
+        "month" | "quarter" | "year" => {
+            let part = part.to_string();
+            Box::new(move |t| {
+                let (y, m, _) = civil_from_days(day_of(t) as i32);
+                let m = match part.as_str() {
+                    "month" => m,
+                    "quarter" => (m - 1) / 3 * 3 + 1,
+                    _ => 1,
+                };
+                days_from_civil(y, m, 1).map_or(t, |d| at_day(d as i64))
+            })
+        }
+        other => {
+            return Err(EvalError::InvalidInput(format!(
+                "date_trunc specifier \"{other}\" not recognized"
+            )));
+        }
+    };
+    let out: PrimitiveArray<TimestampMicrosecondType> = ts.unary(f);
     Ok(Arc::new(out))
 }
 

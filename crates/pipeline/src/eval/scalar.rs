@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array,
-    Int64Array, StringArray, TimestampMicrosecondArray, new_null_array,
+    Int64Array, IntervalMonthDayNanoArray, StringArray, TimestampMicrosecondArray, new_null_array,
 };
 use arrow::compute::cast;
 use arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimeUnit,
-    TimestampMicrosecondType,
+    DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, IntervalMonthDayNano,
+    IntervalMonthDayNanoType, IntervalUnit, TimeUnit, TimestampMicrosecondType,
 };
 use weir_planner::ScalarValue;
 
@@ -33,6 +33,10 @@ pub fn scalar_to_array(value: &ScalarValue, len: usize) -> Result<ArrayRef, Eval
         ))),
         ScalarValue::Date32(d) => Arc::new(Date32Array::from_value(*d, len)),
         ScalarValue::TimestampMicros(t) => Arc::new(TimestampMicrosecondArray::from_value(*t, len)),
+        ScalarValue::Interval(m, d, us) => Arc::new(IntervalMonthDayNanoArray::from_value(
+            IntervalMonthDayNano::new(*m, *d, us.saturating_mul(1000)),
+            len,
+        )),
     })
 }
 
@@ -62,6 +66,10 @@ pub fn scalar_from_array(array: &dyn Array, row: usize) -> Result<ScalarValue, E
         DataType::Timestamp(TimeUnit::Microsecond, None) => ScalarValue::TimestampMicros(
             array.as_primitive::<TimestampMicrosecondType>().value(row),
         ),
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let v = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
+            ScalarValue::Interval(v.months, v.days, v.nanoseconds / 1000)
+        }
         other => {
             let canonical = weir_planner::types::canonical(other);
             if canonical == *other {

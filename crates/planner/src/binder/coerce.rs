@@ -62,6 +62,12 @@ pub(crate) fn arithmetic_operand_types(
             Some((l.clone(), r.clone()))
         }
         (Date32, Date32) if op == BinaryOp::Minus => Some((l.clone(), r.clone())),
+        (Date32 | Timestamp(..), Interval(_)) if matches!(op, BinaryOp::Plus | BinaryOp::Minus) => {
+            Some((timestamp_type(), r.clone()))
+        }
+        (Interval(_), Date32 | Timestamp(..)) if op == BinaryOp::Plus => {
+            Some((l.clone(), timestamp_type()))
+        }
         (Decimal128(..), _) | (_, Decimal128(..)) if is_num(&l) && is_num(&r) => {
             if l == Float64 || r == Float64 {
                 return Some((Float64, Float64));

@@ -465,10 +465,7 @@ impl<'s> ExprBinder<'s> {
                 "subqueries are not supported{}",
                 at(e.span())
             ))),
-            A::Interval(_) => Err(unsupported(format!(
-                "INTERVAL is not supported{}",
-                at(e.span())
-            ))),
+            A::Interval(iv) => self.interval(iv, e),
             A::Wildcard(_) | A::QualifiedWildcard(..) => Err(bind_err(format!(
                 "* is only allowed in the SELECT list and in count(*){}",
                 at(e.span())
@@ -486,6 +483,52 @@ impl<'s> ExprBinder<'s> {
             ))),
             other => Err(unsupported(format!(
                 "expression {other} is not supported{}",
+                at(e.span())
+            ))),
+        }
+    }
+
+    /// `INTERVAL 90 DAY`, `INTERVAL '90' DAY`, `INTERVAL '1 year 2 months'`.
+    fn interval(&mut self, iv: &ast::Interval, e: &ast::Expr) -> Result<Expr> {
+        if iv.last_field.is_some()
+            || iv.leading_precision.is_some()
+            || iv.fractional_seconds_precision.is_some()
+        {
+            return Err(unsupported(format!(
+                "INTERVAL ... TO ... and precisions are not supported{}",
+                at(e.span())
+            )));
+        }
+        let unit = match &iv.leading_field {
+            None => None,
+            Some(f) => Some(interval_unit(f).ok_or_else(|| {
+                unsupported(format!(
+                    "INTERVAL unit {f} is not supported{}",
+                    at(e.span())
+                ))
+            })?),
+        };
+        let v = self.bind(&iv.value)?;
+        let text = match self.fold.value(&v)? {
+            Some(ScalarValue::Utf8(s)) => s,
+            Some(ScalarValue::Null(_)) => {
+                return Ok(Expr::Literal(ScalarValue::Null(DataType::Interval(
+                    arrow_schema::IntervalUnit::MonthDayNano,
+                ))));
+            }
+            Some(n @ (ScalarValue::Int32(_) | ScalarValue::Int64(_))) => n.to_string(),
+            _ => {
+                return Err(unsupported(format!(
+                    "INTERVAL needs a constant, found \"{}\"{}",
+                    iv.value,
+                    at(e.span())
+                )));
+            }
+        };
+        match crate::scalar::parse_interval(&text, unit) {
+            Some((m, d, us)) => Ok(Expr::Literal(ScalarValue::Interval(m, d, us))),
+            None => Err(bind_err(format!(
+                "Could not convert string '{text}' to INTERVAL{}",
                 at(e.span())
             ))),
         }
@@ -1245,6 +1288,52 @@ impl<'s> ExprBinder<'s> {
             return Ok(self.fold.fold(Expr::Function { func, args: out }));
         }
         match func {
+            ScalarFunction::DateTrunc => {
+                check_arg_count(name, args.len(), 2, 2, e)?;
+                let part = match self.fold.value(&args[0])? {
+                    Some(ScalarValue::Utf8(p)) => p.trim().to_ascii_lowercase(),
+                    Some(ScalarValue::Null(_)) => {
+                        return Ok(Expr::Literal(ScalarValue::Null(timestamp_type())));
+                    }
+                    _ => return Err(bad_type(0, "a constant naming a date part")),
+                };
+                let part = part.strip_suffix('s').unwrap_or(&part).to_string();
+                const PARTS: &[&str] = &[
+                    "year",
+                    "quarter",
+                    "month",
+                    "week",
+                    "day",
+                    "hour",
+                    "minute",
+                    "second",
+                    "millisecond",
+                    "microsecond",
+                ];
+                if !PARTS.contains(&part.as_str()) {
+                    return Err(bind_err(format!(
+                        "date_trunc specifier \"{part}\" not recognized (one of {}){}",
+                        PARTS.join(", "),
+                        at(e.span())
+                    )));
+                }
+                let t = &types[1];
+                if !matches!(
+                    t,
+                    DataType::Date32 | DataType::Timestamp(..) | DataType::Null
+                ) {
+                    return Err(bad_type(1, "a DATE or TIMESTAMP"));
+                }
+                let x = args
+                    .pop()
+                    .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+                let xt = self.type_of(&x);
+                let x = self.fold.cast(x, &xt, &timestamp_type());
+                return Ok(self.fold.fold(Expr::Function {
+                    func,
+                    args: vec![Expr::Literal(ScalarValue::Utf8(part)), x],
+                }));
+            }
             ScalarFunction::Greatest | ScalarFunction::Least => {
                 check_arg_count(name, args.len(), 1, usize::MAX, e)?;
                 let t = self.common_type(&args, e)?;
@@ -1515,6 +1604,24 @@ fn extract_field(f: &DateTimeField) -> Option<String> {
         }
         .to_string(),
     )
+}
+
+/// The unit word of `INTERVAL n <unit>`.
+fn interval_unit(f: &DateTimeField) -> Option<&'static str> {
+    use DateTimeField as F;
+    Some(match f {
+        F::Year | F::Years => "year",
+        F::Quarter => "quarter",
+        F::Month | F::Months => "month",
+        F::Week(None) | F::Weeks => "week",
+        F::Day | F::Days => "day",
+        F::Hour | F::Hours => "hour",
+        F::Minute | F::Minutes => "minute",
+        F::Second | F::Seconds => "second",
+        F::Millisecond | F::Milliseconds => "millisecond",
+        F::Microsecond | F::Microseconds => "microsecond",
+        _ => return None,
+    })
 }
 
 fn normalize_date_part(p: &str) -> Option<String> {
