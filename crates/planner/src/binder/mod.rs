@@ -67,28 +67,40 @@ pub fn plan_sql_with(
     // error, and what is left deep (a flat chain) is dropped there.
     let stack = PLAN_STACK_BASE.saturating_add(sql.len().saturating_mul(PLAN_STACK_PER_BYTE));
     std::thread::scope(|scope| {
-        let planner = std::thread::Builder::new()
-            .name("weir-plan".into())
-            .stack_size(stack)
-            .spawn_scoped(scope, || plan_here(sql, catalog, evaluator))
-            .map_err(|e| {
-                unsupported(format!(
-                    "cannot plan {} bytes of SQL: no thread with a {stack}-byte stack ({e})",
-                    sql.len()
-                ))
-            })?;
-        planner
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        // where the system refuses so large a stack, a smaller one still
+        // holds every plan but the deepest
+        let mut last_error = None;
+        for stack in [stack, PLAN_STACK_FALLBACK] {
+            let spawned = std::thread::Builder::new()
+                .name("weir-plan".into())
+                .stack_size(stack)
+                .spawn_scoped(scope, || plan_here(sql, catalog, evaluator));
+            match spawned {
+                Ok(planner) => {
+                    return planner
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                }
+                Err(e) => last_error = Some(e),
+            }
+        }
+        Err(unsupported(format!(
+            "cannot plan {} bytes of SQL: no thread could be started for it ({})",
+            sql.len(),
+            last_error.map_or_else(String::new, |e| e.to_string())
+        )))
     })
 }
 
-/// The planning thread's stack: enough for [`MAX_EXPR_DEPTH`] levels of
-/// parser and binder recursion in a debug build ...
+/// The planning thread's stack is this (enough for [`MAX_EXPR_DEPTH`]
+/// levels of parser and binder recursion in a debug build, which measured
+/// over 64 KiB a level for nested function calls) ...
 const PLAN_STACK_BASE: usize = 256 << 20;
 /// ... plus this much per byte of SQL, for dropping (and comparing) a flat
 /// chain as deep as the text is long (two bytes, `1+`, per level at most).
 const PLAN_STACK_PER_BYTE: usize = 256;
+/// The stack tried when the system refuses the first.
+const PLAN_STACK_FALLBACK: usize = 16 << 20;
 
 /// The recursion limit given to sqlparser: [`MAX_EXPR_DEPTH`] levels of
 /// nesting plus the statement and query levels around them.
