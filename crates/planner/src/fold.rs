@@ -22,4 +22,25 @@ pub trait ConstantEvaluator: Sync {
     /// The error evaluating it raises (division by zero, overflow, a
     /// failed conversion), as running it would.
     fn evaluate(&self, expr: &Expr) -> Result<ScalarValue, EvalError>;
+
+    /// `values` cast to `to`, as `CAST` does (a long IN list is cast in
+    /// one call). The default casts them one at a time.
+    ///
+    /// # Errors
+    /// The first failed conversion.
+    fn cast_values(
+        &self,
+        values: Vec<ScalarValue>,
+        to: &arrow_schema::DataType,
+    ) -> Result<Vec<ScalarValue>, EvalError> {
+        values
+            .into_iter()
+            .map(|v| {
+                self.evaluate(&Expr::Cast {
+                    expr: Box::new(Expr::Literal(v)),
+                    to: to.clone(),
+                })
+            })
+            .collect()
+    }
 }

@@ -183,6 +183,39 @@ impl weir_planner::ConstantEvaluator for ConstantFolder {
         }
         Ok(scalar_from_array(a.as_ref(), 0)?)
     }
+
+    fn cast_values(
+        &self,
+        values: Vec<ScalarValue>,
+        to: &DataType,
+    ) -> Result<Vec<ScalarValue>, weir_planner::fold::EvalError> {
+        // one array per source type, cast in one call
+        let mut out = vec![ScalarValue::Null(to.clone()); values.len()];
+        let mut by_type: Vec<(DataType, Vec<usize>)> = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            if v.is_null() {
+                continue;
+            }
+            let t = v.data_type();
+            match by_type.iter_mut().find(|(u, _)| *u == t) {
+                Some((_, rows)) => rows.push(i),
+                None => by_type.push((t, vec![i])),
+            }
+        }
+        for (_, rows) in by_type {
+            let arrays = rows
+                .iter()
+                .map(|&i| scalar_to_array(&values[i], 1))
+                .collect::<Result<Vec<_>>>()?;
+            let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+            let all = arrow::compute::concat(&refs)?;
+            let cast = cast::cast_array(&all, to)?;
+            for (j, &i) in rows.iter().enumerate() {
+                out[i] = scalar_from_array(cast.as_ref(), j)?;
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// The input of an evaluation: the batch's columns (some absent when only a

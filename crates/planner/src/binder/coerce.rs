@@ -154,6 +154,37 @@ impl<'a> Folder<'a> {
         }
     }
 
+    /// Constants cast to `to` in one call: `Ok(None)` without an
+    /// evaluator (unless no cast is needed), the evaluator's error if one
+    /// fails.
+    pub(crate) fn cast_values(
+        self,
+        values: Vec<ScalarValue>,
+        to: &DataType,
+    ) -> Result<Option<Vec<ScalarValue>>> {
+        if values.iter().all(|v| v.data_type() == *to || v.is_null()) {
+            return Ok(Some(
+                values
+                    .into_iter()
+                    .map(|v| {
+                        if v.is_null() {
+                            ScalarValue::Null(to.clone())
+                        } else {
+                            v
+                        }
+                    })
+                    .collect(),
+            ));
+        }
+        match self.evaluator {
+            Some(ev) => ev
+                .cast_values(values, to)
+                .map(Some)
+                .map_err(Error::Evaluate),
+            None => Ok(None),
+        }
+    }
+
     /// Wraps `e` (of type `t`) in a CAST to `to` unless it has that type
     /// already, folding a constant.
     pub(crate) fn cast(self, e: Expr, t: &DataType, to: &DataType) -> Expr {

@@ -835,20 +835,13 @@ impl<'s> ExprBinder<'s> {
             return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
         }
         let x = self.fold.cast(x, &xt, &target);
-        let mut cast_items = Vec::with_capacity(items.len());
-        for (v, item) in items.into_iter().zip(list) {
-            let t = v.data_type();
-            let c = self.fold.cast(Expr::Literal(v), &t, &target);
-            match self.fold.value(&c)? {
-                Some(v) => cast_items.push(v),
-                None => {
-                    return Err(unsupported(format!(
-                        "IN list items must be constants, found \"{item}\"{}",
-                        at(item.span())
-                    )));
-                }
-            }
-        }
+        let Some(cast_items) = self.fold.cast_values(items, &target)? else {
+            return Err(unsupported(format!(
+                "IN list items must be constants of the type of the tested value without a \
+                 constant evaluator, in \"{e}\"{}",
+                at(e.span())
+            )));
+        };
         Ok(self.fold.fold(Expr::InList {
             expr: Box::new(x),
             list: cast_items.into(),
