@@ -418,6 +418,11 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "generate_series([start,] stop [, step])",
         "BIGINT rows start..stop (inclusive)",
     ),
+    table(
+        "weir_functions",
+        "weir_functions()",
+        "this list: function_name, function_type, signature, description",
+    ),
 ];
 
 /// The entry named `name` (case-insensitive).

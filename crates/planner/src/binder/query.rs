@@ -248,6 +248,22 @@ impl Binder<'_> {
         }
         let id = single_name(name)?;
         let alias = alias.as_ref().map(|a| a.name.value.clone());
+        if let Some(args) = args
+            && id.value.eq_ignore_ascii_case("weir_functions")
+        {
+            if !args.args.is_empty() {
+                return Err(bind_err(format!(
+                    "weir_functions() takes no arguments{}",
+                    at(id.span)
+                )));
+            }
+            let plan = functions_table();
+            let scope = Scope {
+                qualifier: Some(alias.unwrap_or_else(|| "weir_functions".into())),
+                schema: plan.schema(),
+            };
+            return Ok((plan, scope));
+        }
         let (source, schema, default_qualifier) = if let Some(args) = args {
             if args.settings.is_some() {
                 return Err(unsupported("SETTINGS in table functions are not supported"));
@@ -388,6 +404,28 @@ impl Binder<'_> {
                 )))
             }
         }
+    }
+}
+
+/// `weir_functions()`: the function registry as rows (name, kind,
+/// signature, description).
+fn functions_table() -> LogicalPlan {
+    let rows = crate::functions::FUNCTIONS
+        .iter()
+        .map(|f| {
+            [f.name, f.kind.label(), f.signature, f.description]
+                .into_iter()
+                .map(|s| ScalarValue::Utf8(s.to_string()))
+                .collect()
+        })
+        .collect();
+    let fields: Vec<Field> = ["function_name", "function_type", "signature", "description"]
+        .into_iter()
+        .map(|n| Field::new(n, DataType::Utf8, false))
+        .collect();
+    LogicalPlan::Values {
+        rows,
+        schema: SchemaRef::new(Schema::new(fields)),
     }
 }
 
