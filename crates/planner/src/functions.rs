@@ -21,6 +21,12 @@ pub enum FunctionKind {
     NullIf,
     /// `typeof(x)`: bound to the constant name of the type of `x`.
     TypeOf,
+    /// `count_if(c)`: bound as `sum(CAST(c AS INTEGER))`.
+    CountIf,
+    /// `bool_and(b)`: bound as `min(b)` over BOOLEAN.
+    BoolAnd,
+    /// `bool_or(b)`: bound as `max(b)` over BOOLEAN.
+    BoolOr,
 }
 
 impl FunctionKind {
@@ -28,7 +34,7 @@ impl FunctionKind {
     pub fn label(self) -> &'static str {
         match self {
             Self::Scalar(_) | Self::DatePart | Self::NullIf | Self::TypeOf => "scalar",
-            Self::Aggregate(_) => "aggregate",
+            Self::Aggregate(_) | Self::CountIf | Self::BoolAnd | Self::BoolOr => "aggregate",
             Self::Table => "table",
         }
     }
@@ -397,6 +403,24 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     aggregate("mean", A::Avg, "mean(NUMERIC) -> DOUBLE", "alias of avg"),
     aggregate("min", A::Min, "min(ANY) -> ANY", "smallest value"),
     aggregate("max", A::Max, "max(ANY) -> ANY", "largest value"),
+    FunctionDef {
+        name: "count_if",
+        kind: FunctionKind::CountIf,
+        signature: "count_if(BOOLEAN) -> BIGINT",
+        description: "number of rows where the argument is true (NULL when all are NULL)",
+    },
+    FunctionDef {
+        name: "bool_and",
+        kind: FunctionKind::BoolAnd,
+        signature: "bool_and(BOOLEAN) -> BOOLEAN",
+        description: "true if every non-NULL value is true",
+    },
+    FunctionDef {
+        name: "bool_or",
+        kind: FunctionKind::BoolOr,
+        signature: "bool_or(BOOLEAN) -> BOOLEAN",
+        description: "true if any non-NULL value is true",
+    },
     table("read_csv", "read_csv(VARCHAR)", "rows of a CSV file"),
     table(
         "read_csv_auto",

@@ -907,8 +907,8 @@ fn unsupported_constructs_are_named() {
             "prepared statement parameters are not supported ($1)",
         ),
         (
-            "SELECT min(i) FILTER (WHERE i > 1) FROM t",
-            "FILTER, WITHIN GROUP and IGNORE NULLS are not supported (min)",
+            "SELECT quantile_cont(i, 0.5) WITHIN GROUP (ORDER BY i) FROM t",
+            "WITHIN GROUP and IGNORE NULLS are not supported (quantile_cont)",
         ),
         (
             "SELECT TRY_CAST(s AS INTEGER) FROM t",

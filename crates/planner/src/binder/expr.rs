@@ -1008,9 +1008,9 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
-        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+        if !f.within_group.is_empty() || f.null_treatment.is_some() {
             return Err(unsupported(format!(
-                "FILTER, WITHIN GROUP and IGNORE NULLS are not supported ({name}){}",
+                "WITHIN GROUP and IGNORE NULLS are not supported ({name}){}",
                 at(e.span())
             )));
         }
@@ -1052,11 +1052,27 @@ impl<'s> ExprBinder<'s> {
         };
         let def = functions::lookup(&name);
         let aggregate = match def.map(|d| d.kind) {
-            Some(FunctionKind::Aggregate(f)) => Some(f),
+            Some(FunctionKind::Aggregate(f)) => Some((f, None)),
+            Some(k @ FunctionKind::CountIf) => Some((AggregateFunction::Sum, Some(k))),
+            Some(k @ FunctionKind::BoolAnd) => Some((AggregateFunction::Min, Some(k))),
+            Some(k @ FunctionKind::BoolOr) => Some((AggregateFunction::Max, Some(k))),
             _ => None,
         };
-        if let Some(func) = aggregate {
-            return self.aggregate(func, &name, &args, distinct, e);
+        if let Some((func, rewrite)) = aggregate {
+            let call = AggregateCall {
+                name: &name,
+                args: &args,
+                distinct,
+                filter: f.filter.as_deref(),
+                rewrite,
+            };
+            return self.aggregate(func, call, e);
+        }
+        if f.filter.is_some() {
+            return Err(bind_err(format!(
+                "FILTER is only allowed in aggregate functions, not {name}{}",
+                at(e.span())
+            )));
         }
         if distinct {
             return Err(bind_err(format!(
@@ -1139,7 +1155,13 @@ impl<'s> ExprBinder<'s> {
                     at(e.span())
                 )));
             }
-            Some(FunctionKind::Aggregate(_)) | None => {
+            Some(
+                FunctionKind::Aggregate(_)
+                | FunctionKind::CountIf
+                | FunctionKind::BoolAnd
+                | FunctionKind::BoolOr,
+            )
+            | None => {
                 let names = functions::FUNCTIONS
                     .iter()
                     .filter(|f| f.kind != FunctionKind::Table)
@@ -1160,11 +1182,16 @@ impl<'s> ExprBinder<'s> {
     fn aggregate(
         &mut self,
         func: AggregateFunction,
-        name: &str,
-        args: &[&FunctionArgExpr],
-        distinct: bool,
+        call: AggregateCall<'_>,
         e: &ast::Expr,
     ) -> Result<Expr> {
+        let AggregateCall {
+            name,
+            args,
+            distinct,
+            filter,
+            rewrite,
+        } = call;
         if self.aggregates.is_none() {
             return Err(bind_err(format!(
                 "{}: {e}{}",
@@ -1172,18 +1199,42 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
+        // FILTER (WHERE c): the argument becomes CASE WHEN c THEN arg END,
+        // so the rows that fail c count as NULLs, which aggregates skip
+        let filter = match filter {
+            Some(c) => {
+                let p =
+                    self.bind_without_aggregates(c, "aggregate function calls cannot be nested")?;
+                Some(self.to_boolean(p, c, "FILTER")?)
+            }
+            None => None,
+        };
+        let when = |c: &Option<Expr>, v: Expr| match c {
+            Some(c) => Expr::Case {
+                when_then: vec![(c.clone(), v)],
+                else_expr: None,
+            },
+            None => v,
+        };
         let star = matches!(args, [] | [FunctionArgExpr::Wildcard]);
-        let agg = if func == AggregateFunction::Count && star {
+        let agg = if func == AggregateFunction::Count && star && rewrite.is_none() {
             if distinct {
                 return Err(bind_err(format!(
                     "count(DISTINCT *) is not supported{}",
                     at(e.span())
                 )));
             }
-            AggregateExpr {
-                func: AggregateFunction::CountStar,
-                arg: None,
-                distinct: false,
+            match filter {
+                Some(c) => AggregateExpr {
+                    func: AggregateFunction::Count,
+                    arg: Some(when(&Some(c), Expr::Literal(ScalarValue::Int32(1)))),
+                    distinct: false,
+                },
+                None => AggregateExpr {
+                    func: AggregateFunction::CountStar,
+                    arg: None,
+                    distinct: false,
+                },
             }
         } else {
             let [FunctionArgExpr::Expr(x)] = args else {
@@ -1195,6 +1246,25 @@ impl<'s> ExprBinder<'s> {
             };
             let arg =
                 self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
+            let t = self.type_of(&arg);
+            let arg = match rewrite {
+                Some(_) if !matches!(t, DataType::Boolean | DataType::Null) => {
+                    return Err(bind_err(format!(
+                        "No function matches the given name and argument types '{name}({})': \"{e}\"{}",
+                        sql_type_name(&t),
+                        at(e.span())
+                    )));
+                }
+                // count_if(c) is sum(CAST(c AS INTEGER)): NULL when every
+                // c is NULL or there are no rows, as in DuckDB
+                Some(FunctionKind::CountIf) => {
+                    let c = self.to_boolean(arg, x, name)?;
+                    self.fold.cast(c, &DataType::Boolean, &DataType::Int32)
+                }
+                Some(_) => self.to_boolean(arg, x, name)?,
+                None => arg,
+            };
+            let arg = when(&filter, arg);
             let t = self.type_of(&arg);
             let want = canonical(&t);
             let arg = self.fold.cast(arg, &t, &want);
@@ -1475,6 +1545,16 @@ impl<'s> ExprBinder<'s> {
             args: vec![Expr::Literal(ScalarValue::Utf8(part)), x],
         }))
     }
+}
+
+/// An aggregate call as written: its name, arguments, DISTINCT, FILTER,
+/// and the registry's rewrite for `count_if`, `bool_and`, `bool_or`.
+struct AggregateCall<'a> {
+    name: &'a str,
+    args: &'a [&'a FunctionArgExpr],
+    distinct: bool,
+    filter: Option<&'a ast::Expr>,
+    rewrite: Option<FunctionKind>,
 }
 
 /// What an argument of a function of the registry takes.
