@@ -479,7 +479,7 @@ fn coercions() {
     );
     check_err(
         "SELECT * FROM t WHERE i IN (1, 'a', s)",
-        "IN list items must be constants, found \"s\"",
+        "Cannot compare values of type INTEGER and type VARCHAR in \"i IN (1, 'a', s)\"",
     );
 }
 

@@ -802,18 +802,26 @@ impl<'s> ExprBinder<'s> {
     ) -> Result<Expr> {
         let x = self.bind(expr)?;
         let xt = self.type_of(&x);
+        let bound = list
+            .iter()
+            .map(|item| self.bind(item))
+            .collect::<Result<Vec<_>>>()?;
         let mut items = Vec::with_capacity(list.len());
-        for item in list {
-            let bound = self.bind(item)?;
-            match self.fold.value(&bound)? {
-                Some(v) => items.push(v),
-                None => {
-                    return Err(unsupported(format!(
-                        "IN list items must be constants, found \"{item}\"{}",
-                        at(item.span())
-                    )));
-                }
+        for b in &bound {
+            match self.fold.value(b) {
+                Ok(Some(v)) => items.push(v),
+                _ => break,
             }
+        }
+        if items.len() < bound.len() {
+            // an item that is not a constant: x = a OR x = b OR ..., which
+            // is what IN means, NULLs included
+            let mut terms = Vec::with_capacity(bound.len());
+            for (b, item) in bound.into_iter().zip(list) {
+                terms.push((self.compare(BinaryOp::Eq, x.clone(), b, e)?, item));
+            }
+            let any = self.combine(BinaryOp::Or, terms)?;
+            return Ok(if negated { self.fold.not(any) } else { any });
         }
         let mut target = canonical(&xt);
         for v in &items {
