@@ -918,7 +918,7 @@ fn unsupported_constructs_are_named() {
             "SELECT * FROM main.lineitem",
             "qualified name main.lineitem is not supported",
         ),
-        ("SELECT * EXCLUDE (i) FROM t", "is not supported"),
+        ("SELECT * REPLACE (i + 1 AS i) FROM t", "is not supported"),
         ("SELECT i FROM t QUALIFY i > 1", "QUALIFY is not supported"),
         (
             "SELECT * FROM t ORDER BY ALL",

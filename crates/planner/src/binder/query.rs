@@ -640,22 +640,35 @@ fn select_over(
 
 /// Expands `*` and `t.*` and names every output column.
 fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Result<Vec<Item<'q>>> {
-    let all_columns = |out: &mut Vec<Item<'q>>| {
+    let all_columns = |out: &mut Vec<Item<'q>>, opts: Option<&WildcardAdditionalOptions>| {
         if scope.schema.fields().is_empty() {
             return Err(bind_err("SELECT * with no tables specified is not valid"));
         }
+        let excluded = match opts {
+            Some(o) => check_wildcard_options(o, scope)?,
+            None => Vec::new(),
+        };
+        let before = out.len();
         for (i, f) in scope.schema.fields().iter().enumerate() {
+            if excluded.contains(&i) {
+                continue;
+            }
             out.push(Item {
                 kind: ItemKind::Column(i),
                 name: f.name().clone(),
                 aliased: false,
             });
         }
+        if out.len() == before {
+            return Err(bind_err(
+                "SELECT list is empty after resolving * expressions!",
+            ));
+        }
         Ok(())
     };
     let mut out = Vec::new();
     let Some(projection) = projection else {
-        all_columns(&mut out)?;
+        all_columns(&mut out, None)?;
         return Ok(out);
     };
     for item in projection {
@@ -681,12 +694,8 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
                 name: alias.value.clone(),
                 aliased: true,
             }),
-            SelectItem::Wildcard(opts) => {
-                check_wildcard_options(opts)?;
-                all_columns(&mut out)?;
-            }
+            SelectItem::Wildcard(opts) => all_columns(&mut out, Some(opts))?,
             SelectItem::QualifiedWildcard(kind, opts) => {
-                check_wildcard_options(opts)?;
                 let q = match kind {
                     ast::SelectItemQualifiedWildcardKind::ObjectName(n) => single_name(n)?,
                     ast::SelectItemQualifiedWildcardKind::Expr(e) => {
@@ -694,7 +703,7 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
                     }
                 };
                 scope.check_qualifier(q)?;
-                all_columns(&mut out)?;
+                all_columns(&mut out, Some(opts))?;
             }
             SelectItem::ExprWithAliases { .. } => {
                 return Err(unsupported(format!("{item} is not supported")));
@@ -704,19 +713,41 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
     Ok(out)
 }
 
-fn check_wildcard_options(o: &WildcardAdditionalOptions) -> Result<()> {
+/// The columns `* EXCLUDE (...)` leaves out; the other options of `*`
+/// are refused.
+fn check_wildcard_options(o: &WildcardAdditionalOptions, scope: &Scope) -> Result<Vec<usize>> {
     if o.opt_ilike.is_some()
-        || o.opt_exclude.is_some()
         || o.opt_except.is_some()
         || o.opt_replace.is_some()
         || o.opt_rename.is_some()
         || o.opt_alias.is_some()
     {
         return Err(unsupported(format!(
-            "* with ILIKE/EXCLUDE/EXCEPT/REPLACE/RENAME is not supported: {o}"
+            "* with ILIKE/EXCEPT/REPLACE/RENAME is not supported: {o}"
         )));
     }
-    Ok(())
+    let names: Vec<&ast::ObjectName> = match &o.opt_exclude {
+        None => return Ok(Vec::new()),
+        Some(ast::ExcludeSelectItem::Single(n)) => vec![n],
+        Some(ast::ExcludeSelectItem::Multiple(ns)) => ns.iter().collect(),
+    };
+    let mut out = Vec::with_capacity(names.len());
+    for n in names {
+        let Some(ast::ObjectNamePart::Identifier(id)) = n.0.last() else {
+            return Err(unsupported(format!("EXCLUDE {n} is not supported")));
+        };
+        match scope.find(&id.value) {
+            Some(i) => out.push(i),
+            None => {
+                return Err(bind_err(format!(
+                    "Column \"{}\" in EXCLUDE list not found in FROM clause{}",
+                    id.value,
+                    at(id.span)
+                )));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn column_name(scope: &Scope, id: &ast::Ident) -> String {
