@@ -238,14 +238,10 @@ impl Binder<'_> {
                 twj.relation
             )));
         }
-        if let Some(a) = alias
-            && !a.columns.is_empty()
-        {
-            return Err(unsupported(format!(
-                "column aliases in FROM ({a}) are not supported{}",
-                at(a.name.span)
-            )));
-        }
+        let column_aliases: Vec<&ast::Ident> = match alias {
+            Some(a) => a.columns.iter().map(|c| &c.name).collect(),
+            None => Vec::new(),
+        };
         let id = single_name(name)?;
         let alias = alias.as_ref().map(|a| a.name.value.clone());
         if let Some(args) = args
@@ -260,7 +256,7 @@ impl Binder<'_> {
             let plan = functions_table();
             let scope = Scope {
                 qualifier: Some(alias.unwrap_or_else(|| "weir_functions".into())),
-                schema: plan.schema(),
+                schema: rename_columns(plan.schema(), &column_aliases, id)?,
             };
             return Ok((plan, scope));
         }
@@ -281,9 +277,11 @@ impl Binder<'_> {
             let (canonical, schema) = self.lookup_table(id)?;
             (TableSource::Table(canonical), schema, id.value.clone())
         };
+        // `FROM t AS x(a, b)` renames the columns in this scope only: the
+        // plan reads them by position
         let scope = Scope {
             qualifier: Some(alias.unwrap_or(default_qualifier)),
-            schema: schema.clone(),
+            schema: rename_columns(schema.clone(), &column_aliases, id)?,
         };
         Ok((LogicalPlan::Scan { source, schema }, scope))
     }
@@ -405,6 +403,36 @@ impl Binder<'_> {
             }
         }
     }
+}
+
+/// `schema` with its first columns renamed to `names` (`FROM t AS x(a, b)`).
+fn rename_columns(
+    schema: SchemaRef,
+    names: &[&ast::Ident],
+    table: &ast::Ident,
+) -> Result<SchemaRef> {
+    if names.is_empty() {
+        return Ok(schema);
+    }
+    if names.len() > schema.fields().len() {
+        return Err(bind_err(format!(
+            "table \"{}\" has {} columns available but {} columns specified{}",
+            table.value,
+            schema.fields().len(),
+            names.len(),
+            at(table.span)
+        )));
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match names.get(i) {
+            Some(n) => f.as_ref().clone().with_name(n.value.clone()),
+            None => f.as_ref().clone(),
+        })
+        .collect();
+    Ok(SchemaRef::new(Schema::new(fields)))
 }
 
 /// `weir_functions()`: the function registry as rows (name, kind,
