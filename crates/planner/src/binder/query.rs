@@ -23,6 +23,8 @@ struct SelectParts<'q> {
     projection: Option<&'q [SelectItem]>,
     selection: Option<&'q ast::Expr>,
     group_by: &'q [ast::Expr],
+    /// `GROUP BY ALL`: group by every SELECT item without an aggregate.
+    group_all: bool,
     having: Option<&'q ast::Expr>,
 }
 
@@ -98,6 +100,7 @@ impl Binder<'_> {
                     projection: None,
                     selection: None,
                     group_by: &[],
+                    group_all: false,
                     having: None,
                 };
                 select_over(self.fold, plan, &scope, parts, order_by, limit)
@@ -142,16 +145,16 @@ impl Binder<'_> {
             Some(ast::Distinct::Distinct) => true,
             Some(ast::Distinct::On(_)) => return Err(unsupported("DISTINCT ON is not supported")),
         };
-        let group_by: &[ast::Expr] = match &s.group_by {
-            ast::GroupByExpr::Expressions(exprs, modifiers) => {
-                if !modifiers.is_empty() {
-                    return Err(unsupported(
-                        "GROUP BY ... WITH ROLLUP/CUBE/TOTALS is not supported",
-                    ));
-                }
-                exprs
+        let (group_by, group_all): (&[ast::Expr], bool) = match &s.group_by {
+            ast::GroupByExpr::Expressions(_, modifiers) | ast::GroupByExpr::All(modifiers)
+                if !modifiers.is_empty() =>
+            {
+                return Err(unsupported(
+                    "GROUP BY ... WITH ROLLUP/CUBE/TOTALS is not supported",
+                ));
             }
-            ast::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL is not supported")),
+            ast::GroupByExpr::Expressions(exprs, _) => (exprs, false),
+            ast::GroupByExpr::All(_) => (&[], true),
         };
         for g in group_by {
             if matches!(
@@ -170,6 +173,7 @@ impl Binder<'_> {
             },
             selection: s.selection.as_ref(),
             group_by,
+            group_all,
             having: s.having.as_ref(),
         };
         select_over(self.fold, plan, &scope, parts, order_by, limit)
@@ -493,6 +497,17 @@ fn select_over(
         };
         if !group_by.contains(&e) {
             group_by.push(e);
+        }
+    }
+    if parts.group_all {
+        // every item that binds without an aggregate is a key
+        for item in &items {
+            let mut probe = ExprBinder::new(scope, fold, false, NO_AGG_GROUP);
+            if let Ok(e) = bind_item(&mut probe, item, scope, NO_AGG_GROUP)
+                && !group_by.contains(&e)
+            {
+                group_by.push(e);
+            }
         }
     }
 
