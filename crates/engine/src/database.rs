@@ -208,9 +208,11 @@ impl Database {
         }
         let mut last = QueryResult::no_rows(None);
         for text in &statements {
+            let catalog = CatalogView { db: self };
+            let folder = weir_pipeline::eval::ConstantFolder;
             let mut replans = 0;
             'plan: loop {
-                for statement in weir_planner::plan_sql(text, &CatalogView { db: self })? {
+                for statement in weir_planner::plan_sql_with(text, &catalog, Some(&folder))? {
                     match self.run_statement(statement, options) {
                         Ok(r) => last = r,
                         // a CSV column widened past the sniffed sample: plan

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow::compute::{CastOptions, cast_with_options};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use weir_pipeline::TableData;
 use weir_planner::FileFormat;
@@ -595,20 +595,11 @@ impl<R: Read> Read for QuoteCheck<R> {
 /// The canonical type a column of type `t` is stored as, or an error naming
 /// the type when Weir cannot store it.
 pub(crate) fn canonical_type(t: &DataType) -> Option<DataType> {
-    use DataType::*;
-    Some(match t {
-        Null => Null,
-        Boolean => Boolean,
-        Int8 | Int16 | Int32 | UInt8 | UInt16 => Int32,
-        Int64 | UInt32 | UInt64 => Int64,
-        Float16 | Float32 | Float64 => Float64,
-        Decimal32(p, s) | Decimal64(p, s) | Decimal128(p, s) => Decimal128(*p, *s),
-        Utf8 | LargeUtf8 | Utf8View => Utf8,
-        Date32 | Date64 => Date32,
-        Timestamp(_, _) => Timestamp(TimeUnit::Microsecond, None),
-        Dictionary(_, value) => return canonical_type(value),
-        _ => return None,
-    })
+    // the planner's one Arrow-to-SQL type map (UBIGINT becomes DECIMAL(20,0))
+    match t {
+        DataType::Dictionary(_, value) => canonical_type(value),
+        t => Some(weir_planner::types::canonical(t)).filter(weir_planner::types::is_canonical),
+    }
 }
 
 /// `schema` with canonical types.

@@ -22,8 +22,9 @@ pub struct Setting {
 /// Name and schema lookups for the planner.
 ///
 /// The planner does no I/O: the schema of a file read in place comes from
-/// [`Catalog::file_schema`], implemented by the engine.
-pub trait Catalog {
+/// [`Catalog::file_schema`], implemented by the engine. Planning runs on a
+/// thread of its own (with a stack for deep expressions), hence `Sync`.
+pub trait Catalog: Sync {
     /// The schema of table `name` (case-insensitive), if it exists.
     fn table_schema(&self, name: &str) -> Option<SchemaRef>;
     /// Names of all tables, for "did you mean" hints and `SHOW TABLES`.

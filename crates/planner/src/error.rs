@@ -17,6 +17,10 @@ pub enum Error {
     /// `SET`, `RESET`, `PRAGMA` or `current_setting()` named no setting.
     #[error("Catalog Error: {0}")]
     UnknownSetting(String),
+    /// Evaluating a constant the plan needs (a VALUES item, an IN list
+    /// item, a LIMIT) failed: the evaluator's own error.
+    #[error(transparent)]
+    Evaluate(crate::fold::EvalError),
     /// The catalog could not read a file's schema.
     #[error("IO Error: {0}")]
     Catalog(String),

@@ -11,7 +11,10 @@
 //! - `AND`, `OR`, `NOT` take and give BOOLEAN;
 //! - the items of an `IN` list have the type of the tested expression.
 
+use std::any::Any;
 use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
 
 use arrow_schema::{DataType, Schema};
 
@@ -47,7 +50,7 @@ pub enum Expr {
         /// The tested expression.
         expr: Box<Expr>,
         /// The items, already of the type of `expr`.
-        list: Vec<ScalarValue>,
+        list: InItems,
         /// `NOT IN`.
         negated: bool,
     },
@@ -87,6 +90,69 @@ pub enum Expr {
         /// Its arguments, already coerced to what the function takes.
         args: Vec<Expr>,
     },
+}
+
+/// The items of an IN list, with a slot for the evaluator's compiled form
+/// of them (a hash set for a long list), built on first use and shared by
+/// every clone of the expression, so once per query.
+#[derive(Clone, Default)]
+pub struct InItems {
+    items: Vec<ScalarValue>,
+    compiled: Arc<OnceLock<Arc<dyn Any + Send + Sync>>>,
+}
+
+impl InItems {
+    /// The evaluator's compiled form of the items, built by `build` on
+    /// first use.
+    pub fn compiled(
+        &self,
+        build: impl FnOnce(&[ScalarValue]) -> Arc<dyn Any + Send + Sync>,
+    ) -> &Arc<dyn Any + Send + Sync> {
+        self.compiled.get_or_init(|| build(&self.items))
+    }
+}
+
+impl From<Vec<ScalarValue>> for InItems {
+    fn from(items: Vec<ScalarValue>) -> Self {
+        Self {
+            items,
+            compiled: Arc::default(),
+        }
+    }
+}
+
+impl Deref for InItems {
+    type Target = [ScalarValue];
+    fn deref(&self) -> &[ScalarValue] {
+        &self.items
+    }
+}
+
+impl PartialEq for InItems {
+    fn eq(&self, other: &Self) -> bool {
+        self.items == other.items
+    }
+}
+
+impl fmt::Debug for InItems {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.items.fmt(f)
+    }
+}
+
+/// True for the casts that succeed on every value: widening numbers, DATE
+/// to TIMESTAMP, anything to VARCHAR, and from NULL.
+fn cast_cannot_fail(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    matches!(
+        (from, to),
+        (Int32, Int64)
+            | (Int32, Float64)
+            | (Int64, Float64)
+            | (Date32, Timestamp(..))
+            | (_, Utf8)
+            | (Null, _)
+    )
 }
 
 /// A reference to a field of the input schema.
@@ -190,9 +256,78 @@ pub enum ScalarFunction {
     /// argument is a VARCHAR literal naming the field (year, month, day,
     /// hour, minute, second, dow, doy, quarter, week, epoch).
     DatePart,
+    /// `greatest(a, b, ...)`: the largest argument, NULLs skipped
+    Greatest,
+    /// `least(a, b, ...)`: the smallest argument, NULLs skipped
+    Least,
+    /// `concat(a, ...)`: concatenation, NULLs skipped
+    Concat,
+    /// `concat_ws(sep, a, ...)`: concatenation with a separator, NULLs skipped
+    ConcatWs,
+    /// `strpos(s, sub)`: 1-based position of sub in s, 0 if absent
+    Strpos,
+    /// `replace(s, from, to)`: every from replaced by to
+    Replace,
+    /// `trim(s [, chars])`: chars (default spaces) removed from both ends
+    Trim,
+    /// `ltrim(s [, chars])`: chars removed from the start
+    Ltrim,
+    /// `rtrim(s [, chars])`: chars removed from the end
+    Rtrim,
+    /// `left(s, n)`: the first n characters (all but the last -n if negative)
+    Left,
+    /// `right(s, n)`: the last n characters (all but the first -n if negative)
+    Right,
+    /// `lpad(s, n, pad)`: s padded on the left (or cut) to n characters
+    Lpad,
+    /// `rpad(s, n, pad)`: s padded on the right (or cut) to n characters
+    Rpad,
+    /// `reverse(s)`: the characters in reverse order
+    Reverse,
+    /// `repeat(s, n)`: s repeated n times
+    Repeat,
+    /// `starts_with(s, prefix)`: true if s starts with prefix
+    StartsWith,
+    /// `ends_with(s, suffix)`: true if s ends with suffix
+    EndsWith,
+    /// `contains(s, sub)`: true if s contains sub
+    Contains,
+    /// `floor(x)`: largest integer not above x
+    Floor,
+    /// `ceil(x)`: smallest integer not below x
+    Ceil,
+    /// `trunc(x)`: x with its fraction dropped
+    Trunc,
+    /// `sign(x)`: -1, 0 or 1
+    Sign,
+    /// `sqrt(x)`: square root
+    Sqrt,
+    /// `pow(x, y)`: x to the power y
+    Power,
+    /// `exp(x)`: e to the power x
+    Exp,
+    /// `ln(x)`: natural logarithm
+    Ln,
+    /// `log10(x)`: base-10 logarithm (also log(x))
+    Log10,
+    /// `log2(x)`: base-2 logarithm
+    Log2,
+    /// `date_trunc(part, t)`: the TIMESTAMP `t` truncated to `part` (a
+    /// VARCHAR literal: year, quarter, month, week, day, hour, minute,
+    /// second, millisecond, microsecond)
+    DateTrunc,
 }
 
 impl ScalarFunction {
+    /// True if the function itself can raise an error (overflow, a bad
+    /// date field), whatever its arguments.
+    pub fn can_fail(self) -> bool {
+        matches!(
+            self,
+            Self::Abs | Self::Round | Self::Substr | Self::DatePart
+        )
+    }
+
     /// The SQL name.
     pub fn name(self) -> &'static str {
         match self {
@@ -204,6 +339,35 @@ impl ScalarFunction {
             Self::Substr => "substr",
             Self::Coalesce => "coalesce",
             Self::DatePart => "date_part",
+            Self::Greatest => "greatest",
+            Self::Least => "least",
+            Self::Concat => "concat",
+            Self::ConcatWs => "concat_ws",
+            Self::Strpos => "strpos",
+            Self::Replace => "replace",
+            Self::Trim => "trim",
+            Self::Ltrim => "ltrim",
+            Self::Rtrim => "rtrim",
+            Self::Left => "left",
+            Self::Right => "right",
+            Self::Lpad => "lpad",
+            Self::Rpad => "rpad",
+            Self::Reverse => "reverse",
+            Self::Repeat => "repeat",
+            Self::StartsWith => "starts_with",
+            Self::EndsWith => "ends_with",
+            Self::Contains => "contains",
+            Self::Floor => "floor",
+            Self::Ceil => "ceil",
+            Self::Trunc => "trunc",
+            Self::Sign => "sign",
+            Self::Sqrt => "sqrt",
+            Self::Power => "pow",
+            Self::Exp => "exp",
+            Self::Ln => "ln",
+            Self::Log10 => "log10",
+            Self::Log2 => "log2",
+            Self::DateTrunc => "date_trunc",
         }
     }
 }
@@ -332,6 +496,34 @@ impl Expr {
         })
     }
 
+    /// True if evaluating this expression over `input` could raise an
+    /// error on some row: integer and decimal arithmetic (overflow),
+    /// division and modulo, negation of an integer, a cast that can fail,
+    /// a LIKE with an escape, a fallible function. The one rule the
+    /// planner (folding `x AND FALSE` must not hide an error), the
+    /// evaluator (fallible terms run only on the rows that need them) and
+    /// the pipeline's step ordering (fallible terms last) follow.
+    pub fn can_fail(&self, input: &Schema) -> bool {
+        let mut r = false;
+        self.visit(&mut |e| {
+            r |= match e {
+                Expr::Binary { op, left, .. } if op.is_arithmetic() => {
+                    matches!(op, BinaryOp::Divide | BinaryOp::Modulo)
+                        || !left.data_type(input).is_floating()
+                }
+                Expr::Negative(x) => !x.data_type(input).is_floating(),
+                Expr::Cast { expr, to } => {
+                    let from = expr.data_type(input);
+                    &from != to && !cast_cannot_fail(&from, to)
+                }
+                Expr::Like { escape, .. } => escape.is_some(),
+                Expr::Function { func, .. } => func.can_fail(),
+                _ => false,
+            }
+        });
+        r
+    }
+
     /// Splits a predicate into its top-level `AND` terms.
     pub fn conjuncts(&self) -> Vec<&Expr> {
         let mut out = Vec::new();
@@ -400,7 +592,11 @@ impl fmt::Display for Expr {
             Expr::Literal(v) => write!(f, "{v}"),
             Expr::Binary { op, left, right } => write!(f, "({left} {} {right})", op.as_str()),
             Expr::Not(e) => write!(f, "NOT {e}"),
-            Expr::Negative(e) => write!(f, "-{e}"),
+            Expr::Negative(e) => match e.as_ref() {
+                // never `--`, which would read as a comment
+                Expr::Literal(_) | Expr::Negative(_) => write!(f, "-({e})"),
+                e => write!(f, "-{e}"),
+            },
             Expr::IsNull(e) => write!(f, "{e} IS NULL"),
             Expr::IsNotNull(e) => write!(f, "{e} IS NOT NULL"),
             Expr::InList {
@@ -408,7 +604,13 @@ impl fmt::Display for Expr {
                 list,
                 negated,
             } => {
-                let items: Vec<String> = list.iter().map(|v| v.to_string()).collect();
+                // a long list shows its first items and a count (EXPLAIN)
+                const SHOWN: usize = 10;
+                let mut items: Vec<String> =
+                    list.iter().take(SHOWN).map(|v| v.to_string()).collect();
+                if list.len() > SHOWN {
+                    items.push(format!("... {} more", list.len() - SHOWN));
+                }
                 let not = if *negated { "NOT " } else { "" };
                 write!(f, "{expr} {not}IN ({})", items.join(", "))
             }

@@ -8,10 +8,12 @@
 //! [`plan_sql`] is the entry point. It speaks the DuckDB dialect: files are
 //! read in place with `read_csv('p')`, `read_parquet('p')` or
 //! `FROM 'p.parquet'`; `range(n)` and `generate_series(a, b)` generate
-//! rows. String literals compared with DATE columns become DATE constants
-//! at plan time, and constant expressions are folded, so a plan holds
-//! typed, simplified literals. Plans always have the canonical shape
-//! documented in [`plan`].
+//! rows. Implicit coercions become explicit casts, and constant
+//! expressions are folded by the [`ConstantEvaluator`] given to
+//! [`plan_sql_with`] (the engine passes the pipeline's evaluator, so a
+//! constant computes exactly what it would at run time); [`plan_sql`]
+//! folds only structurally (`TRUE AND x` is `x`). Plans always have the
+//! canonical shape documented in [`plan`].
 //!
 //! ```
 //! use weir_planner::{plan_sql, Catalog, FileFormat, Statement};
@@ -42,7 +44,7 @@
 //!     plan.display_indent(),
 //!     "Projection: count(*)\n  \
 //!        Aggregate: groupBy=[], aggr=[count(*)]\n    \
-//!          Filter: ((l_shipdate >= DATE '1994-01-01') AND (l_quantity < 24.00))\n      \
+//!          Filter: ((l_shipdate >= CAST('1994-01-01' AS DATE)) AND (l_quantity < CAST(24 AS DECIMAL(15,2))))\n      \
 //!            Scan: lineitem (2 columns)\n"
 //! );
 //!
@@ -59,15 +61,18 @@ mod binder;
 pub mod catalog;
 pub mod error;
 pub mod expr;
+pub mod fold;
+pub mod functions;
 pub mod plan;
 pub mod scalar;
 pub mod types;
 
 pub use arrow_schema;
-pub use binder::plan_sql;
+pub use binder::{plan_sql, plan_sql_with};
 pub use catalog::{Catalog, Setting};
 pub use error::{Error, Result};
-pub use expr::{BinaryOp, ColumnRef, Expr, ScalarFunction};
+pub use expr::{BinaryOp, ColumnRef, Expr, InItems, ScalarFunction};
+pub use fold::ConstantEvaluator;
 pub use plan::{
     AggregateExpr, AggregateFunction, ColumnDef, FileFormat, FileOptions, LogicalPlan, SortKey,
     Statement, TableSource,

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 
 /// A typed constant. `Null` carries the type it stands for.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,6 +25,8 @@ pub enum ScalarValue {
     Date32(i32),
     /// TIMESTAMP: microseconds since 1970-01-01 00:00:00, no time zone.
     TimestampMicros(i64),
+    /// INTERVAL: months, days and microseconds, each applied in turn.
+    Interval(i32, i32, i64),
 }
 
 impl ScalarValue {
@@ -40,6 +42,7 @@ impl ScalarValue {
             Self::Utf8(_) => DataType::Utf8,
             Self::Date32(_) => DataType::Date32,
             Self::TimestampMicros(_) => DataType::Timestamp(TimeUnit::Microsecond, None),
+            Self::Interval(..) => DataType::Interval(IntervalUnit::MonthDayNano),
         }
     }
 
@@ -61,8 +64,129 @@ impl fmt::Display for ScalarValue {
             Self::Utf8(s) => write!(f, "'{}'", s.replace('\'', "''")),
             Self::Date32(d) => write!(f, "DATE '{}'", format_date(*d)),
             Self::TimestampMicros(t) => write!(f, "TIMESTAMP '{}'", format_timestamp(*t)),
+            Self::Interval(m, d, us) => write!(f, "INTERVAL '{}'", format_interval(*m, *d, *us)),
         }
     }
+}
+
+/// `10^i` for `i` in `0..=38`.
+pub const POW10: [i128; 39] = {
+    let mut t = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// `10^i`, or `None` outside `0..=38`.
+pub fn pow10(i: i32) -> Option<i128> {
+    usize::try_from(i).ok().and_then(|i| POW10.get(i).copied())
+}
+
+/// Rescales the unscaled decimal `v` from scale `from` to scale `to`,
+/// rounding half away from zero; `None` on overflow.
+pub fn rescale(v: i128, from: i8, to: i8) -> Option<i128> {
+    let diff = to as i32 - from as i32;
+    if diff >= 0 {
+        v.checked_mul(pow10(diff)?)
+    } else {
+        let Some(m) = pow10(-diff) else {
+            return Some(0);
+        };
+        let q = v / m;
+        let r = v % m;
+        if r.unsigned_abs() >= (m as u128).div_ceil(2) {
+            Some(q + v.signum())
+        } else {
+            Some(q)
+        }
+    }
+}
+
+/// True if the unscaled `v` fits `precision` digits.
+pub fn fits_precision(v: i128, precision: u8) -> bool {
+    match pow10(precision as i32) {
+        Some(m) => v.unsigned_abs() < m as u128,
+        None => true,
+    }
+}
+
+/// `[+-]digits[.digits][e[+-]digits]` as an unscaled value at `scale`,
+/// rounded half away from zero; `None` if malformed or too large.
+pub fn parse_decimal(s: &str, scale: i8) -> Option<i128> {
+    let t = s.trim();
+    let (neg, t) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (mant, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i32>().ok()?),
+        None => (t, 0),
+    };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    // value = digits * 10^(exp - frac.len()); we want it at `scale`
+    let shift = scale as i64 + exp as i64 - frac.len() as i64;
+    let mut v: i128 = 0;
+    let mut round_up = false;
+    if shift >= 0 {
+        for b in digits.bytes() {
+            v = v.checked_mul(10)?.checked_add((b - b'0') as i128)?;
+        }
+        if v != 0 {
+            v = v.checked_mul(pow10(i32::try_from(shift).ok()?)?)?;
+        }
+    } else {
+        let drop = usize::try_from(-shift).ok()?;
+        let keep = digits.len().saturating_sub(drop);
+        for b in digits[..keep].bytes() {
+            v = v.checked_mul(10)?.checked_add((b - b'0') as i128)?;
+        }
+        if drop <= digits.len() {
+            round_up = digits.as_bytes()[keep] >= b'5';
+        }
+    }
+    if round_up {
+        v = v.checked_add(1)?;
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// The first DATE Weir represents, -262143-01-01, in days since the
+/// epoch: the range every Arrow consumer (chrono) can print. DuckDB's own
+/// range is wider; past this one Weir raises "Date out of range".
+pub const MIN_DATE: i32 = -96_465_292;
+/// The last DATE Weir represents, 262142-12-31, in days since the epoch.
+pub const MAX_DATE: i32 = 95_026_236;
+/// Microseconds in a day.
+pub const MICROS_PER_DAY: i64 = 86_400_000_000;
+/// The first TIMESTAMP: -262143-01-01 00:00:00, in microseconds.
+pub const MIN_TIMESTAMP: i64 = MIN_DATE as i64 * MICROS_PER_DAY;
+/// The last TIMESTAMP: 262142-12-31 23:59:59.999999, in microseconds.
+pub const MAX_TIMESTAMP: i64 = (MAX_DATE as i64 + 1) * MICROS_PER_DAY - 1;
+
+/// `days` as a DATE, if within [`MIN_DATE`]..=[`MAX_DATE`].
+pub fn checked_date(days: i64) -> Option<i32> {
+    (MIN_DATE as i64..=MAX_DATE as i64)
+        .contains(&days)
+        .then_some(days as i32)
+}
+
+/// `micros` as a TIMESTAMP, if within the TIMESTAMP range.
+pub fn checked_timestamp(micros: i128) -> Option<i64> {
+    (MIN_TIMESTAMP as i128..=MAX_TIMESTAMP as i128)
+        .contains(&micros)
+        .then_some(micros as i64)
 }
 
 /// Formats an unscaled decimal, e.g. `(12345, 2)` as `123.45`.
@@ -114,6 +238,104 @@ pub fn days_from_civil(year: i32, month: u32, day: u32) -> Option<i32> {
     i32::try_from(era * 146_097 + doe - 719_468).ok()
 }
 
+/// `days` plus `months` calendar months; a day past the end of the
+/// target month becomes its last day (2020-01-31 + 1 month is 2020-02-29).
+pub fn add_months(days: i32, months: i32) -> Option<i32> {
+    let (y, m, d) = civil_from_days(days);
+    let total = y as i64 * 12 + (m as i64 - 1) + months as i64;
+    let year = i32::try_from(total.div_euclid(12)).ok()?;
+    let month = (total.rem_euclid(12) + 1) as u32;
+    days_from_civil(year, month, d.min(days_in_month(year, month)))
+}
+
+/// TIMESTAMP `micros` plus an INTERVAL, in range.
+pub fn add_interval(micros: i64, months: i32, days: i32, interval_micros: i64) -> Option<i64> {
+    let day = micros.div_euclid(MICROS_PER_DAY);
+    let tod = micros.rem_euclid(MICROS_PER_DAY);
+    let day = add_months(i32::try_from(day).ok()?, months)? as i128 + days as i128;
+    checked_timestamp(day * MICROS_PER_DAY as i128 + tod as i128 + interval_micros as i128)
+}
+
+/// An INTERVAL as DuckDB prints it: `1 year 2 months 3 days 01:30:00`.
+pub fn format_interval(months: i32, days: i32, micros: i64) -> String {
+    let mut parts = Vec::new();
+    let plural = |n: i64, unit: &str| {
+        if n.abs() == 1 {
+            format!("{n} {unit}")
+        } else {
+            format!("{n} {unit}s")
+        }
+    };
+    let (years, months) = (months / 12, months % 12);
+    if years != 0 {
+        parts.push(plural(years as i64, "year"));
+    }
+    if months != 0 {
+        parts.push(plural(months as i64, "month"));
+    }
+    if days != 0 {
+        parts.push(plural(days as i64, "day"));
+    }
+    if micros != 0 || parts.is_empty() {
+        let sign = if micros < 0 { "-" } else { "" };
+        let u = micros.unsigned_abs();
+        let (h, rem) = (u / 3_600_000_000, u % 3_600_000_000);
+        let (mi, rem) = (rem / 60_000_000, rem % 60_000_000);
+        let (sec, us) = (rem / 1_000_000, rem % 1_000_000);
+        let frac = if us == 0 {
+            String::new()
+        } else {
+            format!(".{us:06}")
+        };
+        parts.push(format!("{sign}{h:02}:{mi:02}:{sec:02}{frac}"));
+    }
+    parts.join(" ")
+}
+
+/// Parses an INTERVAL text: `N unit [N unit ...]` (units year, quarter,
+/// month, week, day, hour, minute, second, millisecond, microsecond,
+/// singular or plural), or a count of `unit` when `unit` is given.
+pub fn parse_interval(s: &str, unit: Option<&str>) -> Option<(i32, i32, i64)> {
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let pairs: Vec<(&str, &str)> = match (unit, words.as_slice()) {
+        (Some(u), [n]) => vec![(*n, u)],
+        (None, w) if !w.is_empty() && w.len() % 2 == 0 => {
+            w.chunks(2).map(|c| (c[0], c[1])).collect()
+        }
+        _ => return None,
+    };
+    let (mut months, mut days, mut micros) = (0i64, 0i64, 0i128);
+    for (n, u) in pairs {
+        let u = u.to_ascii_lowercase();
+        let u = u.strip_suffix('s').unwrap_or(&u);
+        let whole = |n: &str| n.parse::<i64>().ok();
+        match u {
+            "year" | "y" | "yr" => months += whole(n)?.checked_mul(12)?,
+            "quarter" => months += whole(n)?.checked_mul(3)?,
+            "month" | "mon" => months += whole(n)?,
+            "week" | "w" => days += whole(n)?.checked_mul(7)?,
+            "day" | "d" => days += whole(n)?,
+            _ => {
+                let per: i128 = match u {
+                    "hour" | "h" | "hr" => 3_600_000_000,
+                    "minute" | "min" | "m" => 60_000_000,
+                    "second" | "sec" => 1_000_000,
+                    "millisecond" | "ms" | "msec" => 1_000,
+                    "microsecond" | "u" | "usec" => 1,
+                    _ => return None,
+                };
+                let v: f64 = n.parse().ok()?;
+                micros += (v * per as f64).round() as i128;
+            }
+        }
+    }
+    Some((
+        i32::try_from(months).ok()?,
+        i32::try_from(days).ok()?,
+        i64::try_from(micros).ok()?,
+    ))
+}
+
 fn days_in_month(year: i32, month: u32) -> u32 {
     match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
@@ -151,7 +373,7 @@ pub fn parse_date(s: &str) -> Option<i32> {
     let y: i32 = parts.next()?.parse().ok()?;
     let m: u32 = parts.next()?.parse().ok()?;
     let d: u32 = parts.next()?.parse().ok()?;
-    days_from_civil(y, m, d)
+    checked_date(days_from_civil(y, m, d)? as i64)
 }
 
 /// Parses `YYYY-MM-DD[ |T]HH:MM:SS[.fraction]` (or a bare date) into
@@ -185,7 +407,7 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
         }
         micros += h * 3_600_000_000 + mi * 60_000_000 + sec * 1_000_000 + us;
     }
-    Some(micros)
+    checked_timestamp(micros as i128)
 }
 
 #[cfg(test)]
@@ -205,6 +427,8 @@ mod tests {
         }
         assert_eq!(parse_date("1995-02-29"), None);
         assert_eq!(parse_date("1995-13-01"), None);
+        assert_eq!(parse_date("262142-12-31"), Some(MAX_DATE));
+        assert_eq!(parse_date("262143-01-01"), None);
     }
 
     #[test]
@@ -220,5 +444,17 @@ mod tests {
         assert_eq!(format_decimal(12345, 2), "123.45");
         assert_eq!(format_decimal(-5, 2), "-0.05");
         assert_eq!(format_decimal(7, 0), "7");
+    }
+
+    #[test]
+    fn decimals_parse_and_rescale() {
+        assert_eq!(parse_decimal("1.25", 1), Some(13));
+        assert_eq!(parse_decimal("-1.25", 1), Some(-13));
+        assert_eq!(parse_decimal("1e3", 0), Some(1000));
+        assert_eq!(parse_decimal("15e-1", 0), Some(2));
+        assert_eq!(parse_decimal("x", 0), None);
+        assert_eq!(rescale(-150, 2, 0), Some(-2));
+        assert_eq!(rescale(1, 0, 39), None);
+        assert!(fits_precision(999, 3) && !fits_precision(1000, 3));
     }
 }

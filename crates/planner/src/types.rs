@@ -40,8 +40,43 @@ pub fn sql_type_name(t: &DataType) -> String {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "VARCHAR".into(),
         DataType::Date32 | DataType::Date64 => "DATE".into(),
         DataType::Timestamp(_, _) => "TIMESTAMP".into(),
+        DataType::Interval(_) => "INTERVAL".into(),
         other => format!("{other}"),
     }
+}
+
+/// The canonical type Weir computes in for a (possibly exotic) file type,
+/// the one map from Arrow types to SQL types: small integers widen to INTEGER, FLOAT to DOUBLE, string views to
+/// VARCHAR, other timestamp units to microseconds, UBIGINT to DECIMAL(20,0) (which holds every value).
+pub fn canonical(t: &DataType) -> DataType {
+    match t {
+        DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => DataType::Int32,
+        DataType::UInt32 => DataType::Int64,
+        DataType::UInt64 => DataType::Decimal128(20, 0),
+        DataType::Float16 | DataType::Float32 => DataType::Float64,
+        DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
+        DataType::Date64 => DataType::Date32,
+        DataType::Timestamp(_, _) => timestamp_type(),
+        DataType::Decimal32(p, s) | DataType::Decimal64(p, s) => DataType::Decimal128(*p, *s),
+        other => other.clone(),
+    }
+}
+
+/// True for the types tables hold and the evaluator computes in: NULL,
+/// BOOLEAN, INTEGER, BIGINT, DOUBLE, DECIMAL, VARCHAR, DATE, TIMESTAMP.
+pub fn is_canonical(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Null
+            | DataType::Boolean
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Float64
+            | DataType::Decimal128(..)
+            | DataType::Utf8
+            | DataType::Date32
+            | DataType::Timestamp(TimeUnit::Microsecond, None)
+    )
 }
 
 /// The TIMESTAMP type.
@@ -83,6 +118,13 @@ pub fn arithmetic_result_type(op: BinaryOp, l: &DataType, r: &DataType) -> Optio
             Some(Date32)
         }
         (Date32, Date32) if op == BinaryOp::Minus => Some(Int32),
+        // DATE and TIMESTAMP +/- INTERVAL are TIMESTAMPs, as in DuckDB
+        (Timestamp(..), Interval(_)) if matches!(op, BinaryOp::Plus | BinaryOp::Minus) => {
+            Some(crate::types::timestamp_type())
+        }
+        (Interval(_), Timestamp(..)) if op == BinaryOp::Plus => {
+            Some(crate::types::timestamp_type())
+        }
         (a, b) if a == b && (a.is_integer() || a.is_floating()) => Some(a.clone()),
         _ => None,
     }
@@ -115,14 +157,56 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
             t if t.is_integer() => t,
             _ => DataType::Float64,
         },
-        ScalarFunction::Lower | ScalarFunction::Upper | ScalarFunction::Substr => DataType::Utf8,
+        ScalarFunction::Lower
+        | ScalarFunction::Upper
+        | ScalarFunction::Substr
+        | ScalarFunction::Concat
+        | ScalarFunction::ConcatWs
+        | ScalarFunction::Replace
+        | ScalarFunction::Trim
+        | ScalarFunction::Ltrim
+        | ScalarFunction::Rtrim
+        | ScalarFunction::Left
+        | ScalarFunction::Right
+        | ScalarFunction::Lpad
+        | ScalarFunction::Rpad
+        | ScalarFunction::Reverse
+        | ScalarFunction::Repeat => DataType::Utf8,
+        ScalarFunction::Strpos => DataType::Int64,
+        ScalarFunction::StartsWith | ScalarFunction::EndsWith | ScalarFunction::Contains => {
+            DataType::Boolean
+        }
+        ScalarFunction::Sqrt
+        | ScalarFunction::Power
+        | ScalarFunction::Exp
+        | ScalarFunction::Ln
+        | ScalarFunction::Log10
+        | ScalarFunction::Log2 => DataType::Float64,
+        // integral results: a DECIMAL keeps its precision at scale 0
+        ScalarFunction::Floor | ScalarFunction::Ceil | ScalarFunction::Trunc => match first {
+            DataType::Decimal128(p, _) => DataType::Decimal128(p, 0),
+            t => t,
+        },
+        ScalarFunction::Sign => DataType::Int32,
+        ScalarFunction::DateTrunc => timestamp_type(),
+        ScalarFunction::Greatest | ScalarFunction::Least => args
+            .iter()
+            .map(|a| a.data_type(input))
+            .find(|t| *t != DataType::Null)
+            .unwrap_or(DataType::Null),
         ScalarFunction::Length => DataType::Int64,
         ScalarFunction::Coalesce => args
             .iter()
             .map(|a| a.data_type(input))
             .find(|t| *t != DataType::Null)
             .unwrap_or(DataType::Null),
-        ScalarFunction::DatePart => DataType::Int64,
+        // `epoch` has a fraction of a second: DOUBLE, as in DuckDB
+        ScalarFunction::DatePart => match args.first() {
+            Some(Expr::Literal(crate::ScalarValue::Utf8(f))) if f.eq_ignore_ascii_case("epoch") => {
+                DataType::Float64
+            }
+            _ => DataType::Int64,
+        },
     }
 }
 

@@ -13,61 +13,19 @@ use arrow::datatypes::{
 };
 use weir_planner::BinaryOp;
 use weir_planner::scalar::format_decimal;
+pub(crate) use weir_planner::scalar::{fits_precision, pow10, rescale};
 use weir_planner::types::{arithmetic_result_type, sql_type_name};
 
-use super::cast::cast_array;
+use super::cast::{cast_array, format_double};
 use super::{EvalError, Result, Value};
-
-/// `10^i` for `i` in `0..=38`.
-pub(crate) const POW10: [i128; 39] = {
-    let mut t = [1i128; 39];
-    let mut i = 1;
-    while i < 39 {
-        t[i] = t[i - 1] * 10;
-        i += 1;
-    }
-    t
-};
-
-/// `10^i`, or `None` past `10^38`.
-pub(crate) fn pow10(i: i32) -> Option<i128> {
-    usize::try_from(i).ok().and_then(|i| POW10.get(i).copied())
-}
-
-/// Rescales the unscaled decimal `v` from scale `from` to scale `to`,
-/// rounding half away from zero; `None` on overflow.
-pub(crate) fn rescale(v: i128, from: i8, to: i8) -> Option<i128> {
-    let diff = to as i32 - from as i32;
-    if diff >= 0 {
-        v.checked_mul(pow10(diff)?)
-    } else {
-        let Some(m) = pow10(-diff) else {
-            return Some(0);
-        };
-        let q = v / m;
-        let r = v % m;
-        if r.unsigned_abs() >= (m as u128).div_ceil(2) {
-            Some(q + v.signum())
-        } else {
-            Some(q)
-        }
-    }
-}
-
-/// True if the unscaled `v` fits `precision` digits.
-pub(crate) fn fits_precision(v: i128, precision: u8) -> bool {
-    match pow10(precision as i32) {
-        Some(m) => v.unsigned_abs() < m as u128,
-        None => true,
-    }
-}
 
 fn out_of_range(msg: String) -> EvalError {
     EvalError::InvalidInput(format!("Out of Range Error: {msg}"))
 }
 
-fn division_by_zero() -> EvalError {
-    EvalError::InvalidInput("Division by zero".into())
+/// DuckDB's error for `a // 0` and `a % 0`, naming the operation.
+fn division_by_zero(a: impl std::fmt::Display, op: &str, b: impl std::fmt::Display) -> EvalError {
+    EvalError::InvalidInput(format!("Division by zero in expression ({a} {op} {b})"))
 }
 
 /// Applies `f` row by row to two primitive values (arrays or scalars),
@@ -413,15 +371,16 @@ where
         BinaryOp::Multiply => {
             binary_kernel::<T, T, T>(l, r, |a, b| a.c_mul(b).ok_or_else(|| overflow(a, b)))
         }
+        // `/` on integers was planned as DOUBLE division: this is `//`
         BinaryOp::Divide => binary_kernel::<T, T, T>(l, r, |a, b| {
             if b == T::Native::ZERO {
-                return Err(division_by_zero());
+                return Err(division_by_zero(a, "//", b));
             }
             a.c_div(b).ok_or_else(|| overflow(a, b))
         }),
         _ => binary_kernel::<T, T, T>(l, r, |a, b| {
             if b == T::Native::ZERO {
-                return Err(division_by_zero());
+                return Err(division_by_zero(a, "%", b));
             }
             Ok(a.w_rem(b))
         }),
@@ -438,7 +397,7 @@ fn float_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
         BinaryOp::Divide => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a / b)),
         _ => binary_kernel::<F, F, F>(l, r, |a, b| {
             if b == 0.0 {
-                Err(division_by_zero())
+                Err(division_by_zero(format_double(a), "%", format_double(b)))
             } else {
                 Ok(a % b)
             }
@@ -545,8 +504,9 @@ fn decimal_arith(op: BinaryOp, l: &Value, r: &Value, result: &DataType) -> Resul
 fn date_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
     let out_of_range_date = |d: i32, n: i64| {
         out_of_range(format!(
-            "Date out of range in {} ({d} days {} {n})",
+            "Date out of range in {} (DATE '{}' {} {n})",
             op_word(op),
+            weir_planner::scalar::format_date(d),
             op.as_str()
         ))
     };
@@ -566,13 +526,36 @@ fn date_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
                 } else {
                     (d as i64).checked_add(n)
                 };
-                v.and_then(|v| i32::try_from(v).ok())
+                v.and_then(weir_planner::scalar::checked_date)
                     .ok_or_else(|| out_of_range_date(d, n))
             })
         }
         (t, DataType::Date32, BinaryOp::Plus) if t.is_integer() => date_arith(op, r, l),
         _ => Err(unsupported_arith(op, l, r)),
     }
+}
+
+/// TIMESTAMP `+`/`-` INTERVAL: months, then days, then microseconds, in
+/// range.
+fn timestamp_interval(op: BinaryOp, ts: &Value, iv: &Value) -> Result<Value> {
+    use arrow::datatypes::{IntervalMonthDayNanoType, TimestampMicrosecondType};
+    let minus = op == BinaryOp::Minus;
+    let ts = cast_value(ts, &DataType::Timestamp(TimeUnit::Microsecond, None))?;
+    binary_kernel::<TimestampMicrosecondType, IntervalMonthDayNanoType, TimestampMicrosecondType>(
+        &ts,
+        iv,
+        |t, v| {
+            let (m, d, us) = (v.months, v.days, v.nanoseconds / 1000);
+            let r = if minus {
+                m.checked_neg().zip(d.checked_neg()).and_then(|(m, d)| {
+                    weir_planner::scalar::add_interval(t, m, d, us.checked_neg()?)
+                })
+            } else {
+                weir_planner::scalar::add_interval(t, m, d, us)
+            };
+            r.ok_or_else(|| EvalError::Cast("Date and time not in timestamp range".into()))
+        },
+    )
 }
 
 fn unsupported_arith(op: BinaryOp, l: &Value, r: &Value) -> EvalError {
@@ -596,6 +579,8 @@ pub(crate) fn arithmetic(op: BinaryOp, l: &Value, r: &Value, result: &DataType) 
     let out = match (l.data_type(), r.data_type()) {
         (Int32, Int32) => int_arith::<Int32Type>(op, l, r)?,
         (Int64, Int64) => int_arith::<Int64Type>(op, l, r)?,
+        (Timestamp(..), Interval(_)) => timestamp_interval(op, l, r)?,
+        (Interval(_), Timestamp(..)) if op == BinaryOp::Plus => timestamp_interval(op, r, l)?,
         (Date32, _) | (_, Date32) => date_arith(op, l, r)?,
         (Decimal128(..), Decimal128(..))
             if matches!(op, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply) =>

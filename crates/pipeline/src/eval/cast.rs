@@ -19,14 +19,14 @@ use arrow::array::{
 use arrow::buffer::BooleanBuffer;
 use arrow::compute::{CastOptions, can_cast_types, cast_with_options};
 use arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimeUnit,
+    DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type,
     TimestampMicrosecondType,
 };
 use weir_planner::scalar::{
-    format_date, format_decimal, format_timestamp, parse_date, parse_timestamp,
+    format_date, format_decimal, format_timestamp, parse_date, parse_decimal, parse_timestamp,
 };
 
-use super::arith::{fits_precision, pow10, rescale};
+use super::arith::{fits_precision, rescale};
 use super::{EvalError, Result};
 
 const MICROS_PER_DAY: i64 = 86_400_000_000;
@@ -46,32 +46,11 @@ fn type_name(t: &DataType) -> String {
     }
 }
 
+/// The canonical type a non-canonical one is computed in (the planner's
+/// one map), `None` for canonical types.
 fn canonical(t: &DataType) -> Option<DataType> {
-    Some(match t {
-        DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => DataType::Int32,
-        DataType::UInt32 => DataType::Int64,
-        DataType::Float16 | DataType::Float32 => DataType::Float64,
-        DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
-        DataType::Timestamp(u, z) if (*u, z.is_some()) != (TimeUnit::Microsecond, false) => {
-            DataType::Timestamp(TimeUnit::Microsecond, None)
-        }
-        _ => return None,
-    })
-}
-
-fn is_canonical(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Null
-            | DataType::Boolean
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::Float64
-            | DataType::Decimal128(..)
-            | DataType::Utf8
-            | DataType::Date32
-            | DataType::Timestamp(TimeUnit::Microsecond, None)
-    )
+    let c = weir_planner::types::canonical(t);
+    (c != *t).then_some(c)
 }
 
 fn arrow_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
@@ -121,7 +100,21 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         let a = arrow_cast(a, &c)?;
         return cast_array(&a, to);
     }
-    if !is_canonical(from) || !is_canonical(to) {
+    if let (DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano), DataType::Utf8) =
+        (from, to)
+    {
+        let iv = a.as_primitive::<arrow::datatypes::IntervalMonthDayNanoType>();
+        let out: StringArray = iv
+            .iter()
+            .map(|v| {
+                v.map(|v| {
+                    weir_planner::scalar::format_interval(v.months, v.days, v.nanoseconds / 1000)
+                })
+            })
+            .collect();
+        return Ok(Arc::new(out));
+    }
+    if !weir_planner::types::is_canonical(from) || !weir_planner::types::is_canonical(to) {
         return arrow_cast(a, to);
     }
     use DataType::*;
@@ -149,8 +142,9 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         (Int64, Float64) => Arc::new(map::<Int64Type, Float64Type>(a, |v| Ok(v as f64))?),
         (Int32, Decimal128(p, s)) => int_to_decimal::<Int32Type>(a, *p, *s, to)?,
         (Int64, Decimal128(p, s)) => int_to_decimal::<Int64Type>(a, *p, *s, to)?,
+        // DOUBLE to integer rounds half to even, as DuckDB (nearbyint)
         (Float64, Int32) => Arc::new(map::<Float64Type, Int32Type>(a, |v| {
-            let r = v.round();
+            let r = v.round_ties_even();
             if r.is_finite() && r >= i32::MIN as f64 && r <= i32::MAX as f64 {
                 Ok(r as i32)
             } else {
@@ -158,7 +152,7 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
             }
         })?),
         (Float64, Int64) => Arc::new(map::<Float64Type, Int64Type>(a, |v| {
-            let r = v.round();
+            let r = v.round_ties_even();
             // i64::MAX as f64 rounds up to 2^63, which does not fit
             if r.is_finite() && r >= i64::MIN as f64 && r < i64::MAX as f64 {
                 Ok(r as i64)
@@ -395,64 +389,13 @@ fn parse_double(s: &str) -> Option<f64> {
     t.parse::<f64>().ok()
 }
 
-/// An integer string, or a decimal one rounded half away from zero
-/// (`'1.5'::INTEGER` is 2 in DuckDB).
+/// An integer string, or a decimal one (with an optional exponent) rounded
+/// half away from zero: `'1.5'::INTEGER` is 2 and `'1e3'::INTEGER` 1000 in
+/// DuckDB.
 fn parse_int(s: &str) -> Option<i128> {
     let t = s.trim();
     if let Ok(v) = t.parse::<i64>() {
         return Some(v as i128);
     }
-    if t.contains(['e', 'E']) {
-        return None;
-    }
     parse_decimal(t, 0)
-}
-
-/// `[+-]digits[.digits][e[+-]digits]` as an unscaled value at `scale`,
-/// rounded half away from zero; `None` if malformed or too large.
-pub(crate) fn parse_decimal(s: &str, scale: i8) -> Option<i128> {
-    let t = s.trim();
-    let (neg, t) = match t.as_bytes().first()? {
-        b'-' => (true, &t[1..]),
-        b'+' => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (mant, exp) = match t.find(['e', 'E']) {
-        Some(i) => (&t[..i], t[i + 1..].parse::<i32>().ok()?),
-        None => (t, 0),
-    };
-    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
-    if int.is_empty() && frac.is_empty() {
-        return None;
-    }
-    if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let digits = format!("{int}{frac}");
-    let digits = digits.trim_start_matches('0');
-    // value = digits * 10^(exp - frac.len()); we want it at `scale`
-    let shift = scale as i64 + exp as i64 - frac.len() as i64;
-    let mut v: i128 = 0;
-    let mut round_up = false;
-    if shift >= 0 {
-        for b in digits.bytes() {
-            v = v.checked_mul(10)?.checked_add((b - b'0') as i128)?;
-        }
-        if v != 0 {
-            v = v.checked_mul(pow10(i32::try_from(shift).ok()?)?)?;
-        }
-    } else {
-        let drop = (-shift) as usize;
-        let keep = digits.len().saturating_sub(drop);
-        for b in digits[..keep].bytes() {
-            v = v.checked_mul(10)?.checked_add((b - b'0') as i128)?;
-        }
-        if drop <= digits.len() {
-            round_up = digits.as_bytes()[keep] >= b'5';
-        }
-    }
-    if round_up {
-        v = v.checked_add(1)?;
-    }
-    Some(if neg { -v } else { v })
 }

@@ -56,6 +56,64 @@ pub(crate) fn eval_function(
     input: &Input<'_>,
 ) -> Result<Value> {
     match func {
+        ScalarFunction::Concat
+        | ScalarFunction::ConcatWs
+        | ScalarFunction::Strpos
+        | ScalarFunction::Replace
+        | ScalarFunction::Trim
+        | ScalarFunction::Ltrim
+        | ScalarFunction::Rtrim
+        | ScalarFunction::Left
+        | ScalarFunction::Right
+        | ScalarFunction::Lpad
+        | ScalarFunction::Rpad
+        | ScalarFunction::Reverse
+        | ScalarFunction::Repeat
+        | ScalarFunction::StartsWith
+        | ScalarFunction::EndsWith
+        | ScalarFunction::Contains => {
+            arity(func, args, 1..=usize::MAX)?;
+            let values = args
+                .iter()
+                .map(|a| eval(a, input))
+                .collect::<Result<Vec<_>>>()?;
+            super::text::eval_text(func, &values)
+        }
+        ScalarFunction::Greatest
+        | ScalarFunction::Least
+        | ScalarFunction::Floor
+        | ScalarFunction::Ceil
+        | ScalarFunction::Trunc
+        | ScalarFunction::Sign
+        | ScalarFunction::Sqrt
+        | ScalarFunction::Power
+        | ScalarFunction::Exp
+        | ScalarFunction::Ln
+        | ScalarFunction::Log10
+        | ScalarFunction::Log2 => {
+            arity(func, args, 1..=usize::MAX)?;
+            let values = args
+                .iter()
+                .map(|a| eval(a, input))
+                .collect::<Result<Vec<_>>>()?;
+            super::math::eval_math(func, &values)
+        }
+        ScalarFunction::DateTrunc => {
+            arity(func, args, 2..=2)?;
+            let part = match &args[0] {
+                Expr::Literal(weir_planner::ScalarValue::Utf8(p)) => p.clone(),
+                _ => {
+                    return Err(EvalError::Unsupported(
+                        "date_trunc needs a constant part".into(),
+                    ));
+                }
+            };
+            let x = cast_value(
+                eval(&args[1], input)?,
+                &weir_planner::types::timestamp_type(),
+            )?;
+            x.map(|a| date_trunc(&part, a))
+        }
         ScalarFunction::Coalesce => {
             arity(func, args, 1..=usize::MAX)?;
             eval_coalesce(expr, args, input)
@@ -136,7 +194,8 @@ pub(crate) fn eval_function(
                     a.as_string::<i32>().value(0).to_ascii_lowercase()
                 }
                 (Value::Scalar(_), DataType::Utf8 | DataType::Null) => {
-                    return Ok(Value::Scalar(new_null_array(&DataType::Int64, 1)));
+                    let t = expr.data_type(input.schema);
+                    return Ok(Value::Scalar(new_null_array(&t, 1)));
                 }
                 _ => {
                     return Err(EvalError::Unsupported(
@@ -204,17 +263,19 @@ fn round_overflow(v: impl std::fmt::Display, d: i64) -> EvalError {
 }
 
 /// DuckDB's double rounding: `round(v * 10^d) / 10^d`, the input when that
-/// is not finite.
+/// is not finite; for `d < 0`, `round(v / 10^-d) * 10^-d`, 0 when that is
+/// not finite (`round(1.5, -1000)` is 0).
 fn round_f64(v: f64, d: i64) -> f64 {
     let d = d.clamp(-400, 400) as i32;
-    let r = if d >= 0 {
+    if d >= 0 {
         let m = 10f64.powi(d);
-        (v * m).round() / m
+        let r = (v * m).round() / m;
+        if r.is_finite() { r } else { v }
     } else {
         let m = 10f64.powi(-d);
-        (v / m).round() * m
-    };
-    if r.is_finite() { r } else { v }
+        let r = (v / m).round() * m;
+        if r.is_finite() { r } else { 0.0 }
+    }
 }
 
 /// Rounds an integer to `d` decimal digits (only negative `d` changes it),
@@ -397,7 +458,74 @@ impl DateField {
     }
 }
 
+/// `epoch`: seconds since 1970-01-01 as DOUBLE, with the fraction of a
+/// second, as DuckDB.
+fn epoch_seconds(a: &ArrayRef) -> Result<ArrayRef> {
+    let out: PrimitiveArray<Float64Type> = match a.data_type() {
+        DataType::Date32 => a
+            .as_primitive::<Date32Type>()
+            .unary(|d| d as f64 * 86_400.0),
+        DataType::Timestamp(..) => {
+            let a = cast_array(a, &weir_planner::types::timestamp_type())?;
+            a.as_primitive::<TimestampMicrosecondType>()
+                .unary(|t| t as f64 / 1e6)
+        }
+        DataType::Null => return Ok(new_null_array(&DataType::Float64, a.len())),
+        other => {
+            return Err(EvalError::Unsupported(format!(
+                "date_part is not defined for {}",
+                sql_type_name(other)
+            )));
+        }
+    };
+    Ok(Arc::new(out))
+}
+
+/// `date_trunc(part, t)` on TIMESTAMPs.
+fn date_trunc(part: &str, a: &ArrayRef) -> Result<ArrayRef> {
+    use weir_planner::scalar::MICROS_PER_DAY;
+    let ts = a.as_primitive::<TimestampMicrosecondType>();
+    let day_of = |t: i64| t.div_euclid(MICROS_PER_DAY);
+    let floor_to = |t: i64, unit: i64| t - t.rem_euclid(unit);
+    let at_day = |d: i64| d * MICROS_PER_DAY;
+    let f: Box<dyn Fn(i64) -> i64> = match part {
+        "microsecond" => Box::new(|t| t),
+        "millisecond" => Box::new(move |t| floor_to(t, 1_000)),
+        "second" => Box::new(move |t| floor_to(t, 1_000_000)),
+        "minute" => Box::new(move |t| floor_to(t, 60_000_000)),
+        "hour" => Box::new(move |t| floor_to(t, 3_600_000_000)),
+        "day" => Box::new(move |t| floor_to(t, MICROS_PER_DAY)),
+        // ISO weeks start on Monday; 1970-01-01 was a Thursday
+        "week" => Box::new(move |t| {
+            let d = day_of(t);
+            at_day(d - (d + 3).rem_euclid(7))
+        }),
+        "month" | "quarter" | "year" => {
+            let part = part.to_string();
+            Box::new(move |t| {
+                let (y, m, _) = civil_from_days(day_of(t) as i32);
+                let m = match part.as_str() {
+                    "month" => m,
+                    "quarter" => (m - 1) / 3 * 3 + 1,
+                    _ => 1,
+                };
+                days_from_civil(y, m, 1).map_or(t, |d| at_day(d as i64))
+            })
+        }
+        other => {
+            return Err(EvalError::InvalidInput(format!(
+                "date_trunc specifier \"{other}\" not recognized"
+            )));
+        }
+    };
+    let out: PrimitiveArray<TimestampMicrosecondType> = ts.unary(f);
+    Ok(Arc::new(out))
+}
+
 fn date_part(field: DateField, a: &ArrayRef) -> Result<ArrayRef> {
+    if field == DateField::Epoch {
+        return epoch_seconds(a);
+    }
     let out: PrimitiveArray<Int64Type> = match a.data_type() {
         DataType::Date32 => a
             .as_primitive::<Date32Type>()

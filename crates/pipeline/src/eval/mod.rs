@@ -20,23 +20,26 @@
 mod arith;
 mod cast;
 mod functions;
+mod in_set;
 mod like;
+mod math;
 mod scalar;
 #[cfg(test)]
 mod tests;
+mod text;
 
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Datum, RecordBatch, UInt32Array, new_empty_array,
-    new_null_array,
+    Array, ArrayRef, AsArray, BooleanArray, Datum, RecordBatch, RecordBatchOptions, UInt32Array,
+    new_empty_array, new_null_array,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::kernels::boolean::{and_kleene, not, or_kleene};
 use arrow::compute::kernels::zip::zip;
 use arrow::compute::{filter, interleave, take};
 use arrow::datatypes::{DataType, Schema};
-use weir_planner::{BinaryOp, Expr, ScalarFunction, ScalarValue};
+use weir_planner::{BinaryOp, Expr, ScalarValue};
 
 pub use scalar::{scalar_from_array, scalar_to_array};
 
@@ -67,6 +70,13 @@ type Result<T, E = EvalError> = std::result::Result<T, E>;
 /// `expr.data_type(batch.schema())`, except that an untyped NULL keeps the
 /// `Null` type.
 pub fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<ArrayRef, EvalError> {
+    match deep_stack(expr) {
+        Some(stack) => on_stack(stack, || evaluate_here(expr, batch)),
+        None => evaluate_here(expr, batch),
+    }
+}
+
+fn evaluate_here(expr: &Expr, batch: &RecordBatch) -> Result<ArrayRef, EvalError> {
     let input = Input::from_batch(batch);
     if input.len == 0 {
         return Ok(new_empty_array(&expr.data_type(input.schema)));
@@ -77,12 +87,135 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<ArrayRef, EvalError>
 /// Evaluates the predicate `expr` over `batch` with WHERE semantics: NULL
 /// results become `false`. The output has no null buffer.
 pub fn evaluate_predicate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray, EvalError> {
+    match deep_stack(expr) {
+        Some(stack) => on_stack(stack, || predicate_here(expr, batch)),
+        None => predicate_here(expr, batch),
+    }
+}
+
+fn predicate_here(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray, EvalError> {
     let input = Input::from_batch(batch);
     if input.len == 0 {
         return Ok(BooleanArray::new(BooleanBuffer::new_unset(0), None));
     }
     let v = eval(expr, &input)?;
     Ok(BooleanArray::new(predicate_mask(&v, input.len)?, None))
+}
+
+/// Expressions nested deeper than this are evaluated on a thread of their
+/// own whose stack fits them: evaluation recurses, the planner allows
+/// DuckDB's nesting depth (1000), and the caller's thread (a worker, the
+/// query thread) may have a small stack.
+const DEEP_EXPR: usize = 48;
+
+/// The stack to evaluate `expr` on, if it is too deep for any thread's.
+fn deep_stack(expr: &Expr) -> Option<usize> {
+    fn depth(e: &Expr) -> usize {
+        1 + match e {
+            Expr::Column(_) | Expr::Literal(_) => 0,
+            Expr::Binary { left, right, .. } => depth(left).max(depth(right)),
+            Expr::Not(x)
+            | Expr::Negative(x)
+            | Expr::IsNull(x)
+            | Expr::IsNotNull(x)
+            | Expr::InList { expr: x, .. }
+            | Expr::Like { expr: x, .. }
+            | Expr::Cast { expr: x, .. } => depth(x),
+            Expr::Case {
+                when_then,
+                else_expr,
+            } => when_then
+                .iter()
+                .map(|(w, t)| depth(w).max(depth(t)))
+                .chain(else_expr.as_deref().map(depth))
+                .max()
+                .unwrap_or(0),
+            Expr::Function { args, .. } => args.iter().map(depth).max().unwrap_or(0),
+        }
+    }
+    let d = depth(expr);
+    // evaluation takes tens of KiB a level in a debug build, less in release
+    (d > DEEP_EXPR).then(|| (16 << 20) + d * (64 << 10))
+}
+
+/// Runs `f` on a scoped thread with a `stack`-byte stack.
+fn on_stack<T: Send>(stack: usize, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("weir-deep-eval".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, f)
+            .map_err(|e| {
+                EvalError::InvalidInput(format!(
+                    "cannot start a thread to evaluate a deep expression: {e}"
+                ))
+            })?
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// The planner's constant-folding hook, answered by this evaluator: a
+/// constant folds to exactly what it would compute at run time.
+///
+/// ```
+/// use weir_pipeline::eval::ConstantFolder;
+/// use weir_planner::{ConstantEvaluator, Expr, ScalarValue};
+/// use weir_planner::arrow_schema::DataType;
+/// let e = Expr::Cast {
+///     expr: Box::new(Expr::Literal(ScalarValue::Utf8("1.5".into()))),
+///     to: DataType::Int32,
+/// };
+/// assert_eq!(ConstantFolder.evaluate(&e).unwrap(), ScalarValue::Int32(2));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConstantFolder;
+
+impl weir_planner::ConstantEvaluator for ConstantFolder {
+    fn evaluate(&self, expr: &Expr) -> Result<ScalarValue, weir_planner::fold::EvalError> {
+        let schema = Arc::new(Schema::empty());
+        let one_row = RecordBatchOptions::new().with_row_count(Some(1));
+        let batch = RecordBatch::try_new_with_options(schema.clone(), vec![], &one_row)?;
+        let mut a = evaluate(expr, &batch)?;
+        let t = expr.data_type(&schema);
+        if *a.data_type() != t && t != DataType::Null {
+            a = cast::cast_array(&a, &t)?;
+        }
+        Ok(scalar_from_array(a.as_ref(), 0)?)
+    }
+
+    fn cast_values(
+        &self,
+        values: Vec<ScalarValue>,
+        to: &DataType,
+    ) -> Result<Vec<ScalarValue>, weir_planner::fold::EvalError> {
+        // one array per source type, cast in one call
+        let mut out = vec![ScalarValue::Null(to.clone()); values.len()];
+        let mut by_type: Vec<(DataType, Vec<usize>)> = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            if v.is_null() {
+                continue;
+            }
+            let t = v.data_type();
+            match by_type.iter_mut().find(|(u, _)| *u == t) {
+                Some((_, rows)) => rows.push(i),
+                None => by_type.push((t, vec![i])),
+            }
+        }
+        for (_, rows) in by_type {
+            let arrays = rows
+                .iter()
+                .map(|&i| scalar_to_array(&values[i], 1))
+                .collect::<Result<Vec<_>>>()?;
+            let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+            let all = arrow::compute::concat(&refs)?;
+            let cast = cast::cast_array(&all, to)?;
+            for (j, &i) in rows.iter().enumerate() {
+                out[i] = scalar_from_array(cast.as_ref(), j)?;
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// The input of an evaluation: the batch's columns (some absent when only a
@@ -247,21 +380,8 @@ fn to_boolean(v: Value) -> Result<Value> {
 
 /// True if evaluating `expr` could raise an error on some row, so that it
 /// must only be evaluated on the rows that need it.
-fn may_error(expr: &Expr) -> bool {
-    let mut r = false;
-    expr.visit(&mut |e| match e {
-        Expr::Binary { op, .. } if op.is_arithmetic() => r = true,
-        Expr::Negative(_) | Expr::Cast { .. } => r = true,
-        Expr::Like {
-            escape: Some(_), ..
-        } => r = true,
-        Expr::Function {
-            func: ScalarFunction::Abs | ScalarFunction::Round | ScalarFunction::DatePart,
-            ..
-        } => r = true,
-        _ => {}
-    });
-    r
+fn may_error(expr: &Expr, input: &Input<'_>) -> bool {
+    expr.can_fail(input.schema)
 }
 
 /// Evaluates `expr` over `input`.
@@ -350,7 +470,7 @@ fn eval_and_or(op: BinaryOp, left: &Expr, right: &Expr, input: &Input<'_>) -> Re
     if n_decided == lb.len() {
         return Ok(l);
     }
-    if n_decided == 0 || !may_error(right) || l.is_scalar() {
+    if n_decided == 0 || !may_error(right, input) || l.is_scalar() {
         let r = to_boolean(eval(right, input)?)?;
         return kleene(is_and, &l, &r, input.len);
     }
@@ -375,26 +495,33 @@ fn kleene(is_and: bool, l: &Value, r: &Value, len: usize) -> Result<Value> {
     Ok(Value::wrap(Arc::new(out), scalar))
 }
 
+/// Lists longer than this are probed in a hash set.
+const IN_SET_MIN: usize = 8;
+
 /// `x [NOT] IN (list)`, three-valued.
-fn eval_in_list(v: &Value, list: &[ScalarValue], negated: bool) -> Result<Value> {
+fn eval_in_list(v: &Value, list: &weir_planner::InItems, negated: bool) -> Result<Value> {
     let a = v.array();
     let n = a.len();
-    let mut matched = BooleanBuffer::new_unset(n);
-    let mut has_null = false;
-    if *a.data_type() != DataType::Null {
-        for item in list {
-            if item.is_null() {
-                has_null = true;
-                continue;
-            }
+    let has_null = list.iter().any(|i| i.is_null()) || *a.data_type() == DataType::Null;
+    let matched = if *a.data_type() == DataType::Null {
+        BooleanBuffer::new_unset(n)
+    } else if list.len() > IN_SET_MIN
+        && let Some(set) = list
+            .compiled(|items| Arc::new(in_set::InSet::build(items)))
+            .downcast_ref::<in_set::InSet>()
+        && let Some(m) = set.probe(a)
+    {
+        m
+    } else {
+        let mut matched = BooleanBuffer::new_unset(n);
+        for item in list.iter().filter(|i| !i.is_null()) {
             let item = Value::Scalar(scalar_to_array(item, 1)?);
             let eq = arith::compare(BinaryOp::Eq, &Value::Array(a.clone()), &item)?;
             let eq = eq.array().as_boolean();
             matched = &matched | eq.values();
         }
-    } else {
-        has_null = true;
-    }
+        matched
+    };
     let valid_in = match a.logical_nulls() {
         Some(nb) => nb.inner().clone(),
         None => BooleanBuffer::new_set(n),
@@ -514,7 +641,7 @@ fn eval_coalesce(expr: &Expr, args: &[Expr], input: &Input<'_>) -> Result<Value>
         if result.array().null_count() == 0 {
             break;
         }
-        if result.is_scalar() && !may_error(arg) {
+        if result.is_scalar() && !may_error(arg, input) {
             // a NULL constant so far: the next argument decides
             result = eval(arg, input)?.map(|a| cast_to(a.clone(), &result_type))?;
             continue;
@@ -524,7 +651,7 @@ fn eval_coalesce(expr: &Expr, args: &[Expr], input: &Input<'_>) -> Result<Value>
             Some(n) => !n.inner(),
             None => BooleanBuffer::new_unset(base.len()),
         };
-        if !may_error(arg) {
+        if !may_error(arg, input) {
             let v = eval(arg, input)?.map(|a| cast_to(a.clone(), &result_type))?;
             let mask = BooleanArray::new(nulls, None);
             result = Value::Array(zip(&mask, &v, &base)?);

@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array,
-    Int64Array, StringArray, TimestampMicrosecondArray, new_null_array,
+    Int64Array, IntervalMonthDayNanoArray, StringArray, TimestampMicrosecondArray, new_null_array,
 };
 use arrow::compute::cast;
 use arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimeUnit,
-    TimestampMicrosecondType,
+    DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, IntervalMonthDayNano,
+    IntervalMonthDayNanoType, IntervalUnit, TimeUnit, TimestampMicrosecondType,
 };
 use weir_planner::ScalarValue;
 
@@ -33,6 +33,10 @@ pub fn scalar_to_array(value: &ScalarValue, len: usize) -> Result<ArrayRef, Eval
         ))),
         ScalarValue::Date32(d) => Arc::new(Date32Array::from_value(*d, len)),
         ScalarValue::TimestampMicros(t) => Arc::new(TimestampMicrosecondArray::from_value(*t, len)),
+        ScalarValue::Interval(m, d, us) => Arc::new(IntervalMonthDayNanoArray::from_value(
+            IntervalMonthDayNano::new(*m, *d, us.saturating_mul(1000)),
+            len,
+        )),
     })
 }
 
@@ -62,22 +66,17 @@ pub fn scalar_from_array(array: &dyn Array, row: usize) -> Result<ScalarValue, E
         DataType::Timestamp(TimeUnit::Microsecond, None) => ScalarValue::TimestampMicros(
             array.as_primitive::<TimestampMicrosecondType>().value(row),
         ),
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let v = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
+            ScalarValue::Interval(v.months, v.days, v.nanoseconds / 1000)
+        }
         other => {
-            let canonical = match other {
-                DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => {
-                    DataType::Int32
-                }
-                DataType::UInt32 | DataType::UInt64 => DataType::Int64,
-                DataType::Float16 | DataType::Float32 => DataType::Float64,
-                DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
-                DataType::Date64 => DataType::Date32,
-                DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Microsecond, None),
-                other => {
-                    return Err(EvalError::Unsupported(format!(
-                        "values of type {other} are not supported"
-                    )));
-                }
-            };
+            let canonical = weir_planner::types::canonical(other);
+            if canonical == *other {
+                return Err(EvalError::Unsupported(format!(
+                    "values of type {other} are not supported"
+                )));
+            }
             let one = array.slice(row, 1);
             let converted = cast(one.as_ref(), &canonical)?;
             return scalar_from_array(converted.as_ref(), 0);

@@ -101,7 +101,7 @@ fn two_column_terms() {
 fn in_like_between_nulls() {
     let in_list = |negated| Expr::InList {
         expr: Box::new(col(0)),
-        list: vec![ScalarValue::Int32(1), ScalarValue::Int32(2)],
+        list: vec![ScalarValue::Int32(1), ScalarValue::Int32(2)].into(),
         negated,
     };
     check_where(in_list(false), &[10, 20, 60, 90]);

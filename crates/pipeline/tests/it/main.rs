@@ -7,4 +7,5 @@ mod control;
 mod explain;
 mod filter;
 mod morsels;
+mod planning;
 mod sort_limit;

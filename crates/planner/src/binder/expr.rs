@@ -6,22 +6,35 @@ use sqlparser::ast::{
     FunctionArgExpr, FunctionArguments, Ident, Spanned, UnaryOperator, Value,
 };
 
-use super::coerce::{
-    arithmetic_operand_types, can_cast, canonical, cast_scalar, cast_to, comparison_type,
-    fold_binary, fold_negative, fold_not, number_literal,
-};
+use super::coerce::{Folder, arithmetic_operand_types, can_cast, comparison_type, number_literal};
 use super::{at, bind_err, data_type_from_sql, did_you_mean, unsupported};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, ScalarFunction};
+use crate::functions::{self, FunctionKind};
 use crate::plan::{AggregateExpr, AggregateFunction};
 use crate::scalar::ScalarValue;
-use crate::types::{aggregate_result_type, arithmetic_result_type, sql_type_name, timestamp_type};
+use crate::types::{
+    aggregate_result_type, arithmetic_result_type, canonical, sql_type_name, timestamp_type,
+};
 
-/// How deep an expression may nest before the binder refuses it. The
-/// binder, sqlparser's `Display` (used for column names and messages) and
-/// the plan's own `Display` all recurse; 128 levels fit comfortably in a
-/// 2 MiB thread stack in debug builds.
-pub(crate) const MAX_EXPR_DEPTH: usize = 128;
+/// How deep an expression may nest before the binder refuses it, as
+/// DuckDB's default `max_expression_depth`: parentheses, function calls,
+/// and chains of operators other than AND, OR and `||` (those chains are
+/// not nesting: they are bound iteratively and built balanced). Planning
+/// runs on a thread with a stack sized for this depth (see `plan_sql`).
+pub(crate) const MAX_EXPR_DEPTH: usize = 1000;
+
+/// A chain of one associative operator longer than this is built as a
+/// balanced tree, so a 100,000-term `a OR b OR ...` is 17 levels deep.
+const BALANCE_PAST: usize = 64;
+
+/// The error for an expression nested past [`MAX_EXPR_DEPTH`].
+pub(crate) fn too_deep() -> crate::error::Error {
+    bind_err(format!(
+        "Max expression depth limit of {MAX_EXPR_DEPTH} exceeded \
+         (parentheses, function calls and operators other than AND, OR and ||)"
+    ))
+}
 
 /// The fields an expression can name: one relation, maybe qualified.
 #[derive(Clone, Debug)]
@@ -73,37 +86,13 @@ impl Scope {
     }
 }
 
-/// Scalar function names, for "did you mean".
-const SCALAR_FUNCTIONS: &[&str] = &[
-    "abs",
-    "round",
-    "lower",
-    "upper",
-    "length",
-    "len",
-    "substr",
-    "substring",
-    "coalesce",
-    "current_setting",
-    "date_part",
-    "datepart",
-    "extract",
-    "count",
-    "sum",
-    "avg",
-    "min",
-    "max",
-];
-
-/// Table functions: usable only in FROM.
-pub(crate) const TABLE_FUNCTIONS: &[&str] = &[
-    "read_csv",
-    "read_csv_auto",
-    "read_parquet",
-    "range",
-    "generate_series",
-    "weir_settings",
-];
+/// Table function names (usable only in FROM), from the registry.
+pub(crate) fn table_functions() -> impl Iterator<Item = &'static str> + Clone {
+    functions::FUNCTIONS
+        .iter()
+        .filter(|f| f.kind == FunctionKind::Table)
+        .map(|f| f.name)
+}
 
 const DATE_PARTS: &[&str] = &[
     "year", "month", "day", "hour", "minute", "second", "dow", "doy", "quarter", "week", "epoch",
@@ -115,6 +104,8 @@ const DATE_PARTS: &[&str] = &[
 /// query binder later maps onto the Aggregate's output.
 pub(crate) struct ExprBinder<'s> {
     scope: &'s Scope,
+    /// Constant folding.
+    fold: Folder<'s>,
     /// Aggregates found so far; `None` where aggregates are not allowed.
     aggregates: Option<Vec<AggregateExpr>>,
     /// Why aggregates are not allowed here.
@@ -128,14 +119,25 @@ pub(crate) struct ExprBinder<'s> {
 impl<'s> ExprBinder<'s> {
     /// A binder over `scope`; aggregates are allowed if `allow_aggregates`,
     /// otherwise they fail with `reason`.
-    pub(crate) fn new(scope: &'s Scope, allow_aggregates: bool, reason: &'static str) -> Self {
+    pub(crate) fn new(
+        scope: &'s Scope,
+        fold: Folder<'s>,
+        allow_aggregates: bool,
+        reason: &'static str,
+    ) -> Self {
         Self {
             scope,
+            fold,
             aggregates: allow_aggregates.then(Vec::new),
             no_aggregates: reason,
             types: scope.schema.as_ref().clone(),
             depth: 0,
         }
+    }
+
+    /// `l op r` folded, over this binder's types.
+    fn fold_binary(&self, op: BinaryOp, l: Expr, r: Expr) -> Expr {
+        self.fold.binary(op, l, r, &self.types)
     }
 
     /// The aggregates found so far.
@@ -175,10 +177,7 @@ impl<'s> ExprBinder<'s> {
     /// Binds one expression.
     pub(crate) fn bind(&mut self, e: &ast::Expr) -> Result<Expr> {
         if self.depth >= MAX_EXPR_DEPTH {
-            return Err(bind_err(format!(
-                "expression is nested too deeply (more than {MAX_EXPR_DEPTH} levels; \
-                 write long OR chains of equalities as IN lists)"
-            )));
+            return Err(too_deep());
         }
         self.depth += 1;
         let r = self.bind_inner(e);
@@ -192,13 +191,92 @@ impl<'s> ExprBinder<'s> {
         use ast::Expr as A;
         match e {
             A::Nested(inner) => self.bind(inner),
-            A::BinaryOp { left, op, right } => {
-                let l = self.bind(left)?;
-                let r = self.bind(right)?;
-                self.binary(l, left, op, r, right, e)
-            }
+            A::BinaryOp { .. } => self.chain(e),
             _ => self.bind_other(e),
         }
+    }
+
+    /// Binds a chain of binary operators (`a + b - c`, `x AND y AND z`,
+    /// left-deep in the AST) walking its left spine in a loop, so that a
+    /// long flat chain never recurses. A run of AND, OR or `||` is built
+    /// balanced past [`BALANCE_PAST`] terms; other operators nest, one
+    /// level per operator.
+    #[inline(never)]
+    fn chain(&mut self, e: &ast::Expr) -> Result<Expr> {
+        use ast::Expr as A;
+        let mut spine: Vec<&ast::Expr> = Vec::new();
+        let mut leaf = e;
+        while let A::BinaryOp { left, .. } = leaf {
+            spine.push(leaf);
+            leaf = left;
+        }
+        let nesting = spine.iter().filter(|n| associative(n).is_none()).count();
+        if self.depth + nesting >= MAX_EXPR_DEPTH {
+            return Err(too_deep());
+        }
+        let mut acc = self.bind(leaf)?;
+        let mut i = spine.len();
+        while i > 0 {
+            i -= 1;
+            let node = spine[i];
+            let A::BinaryOp { left, op, right } = node else {
+                unreachable!("the spine holds binary operators only");
+            };
+            let Some(bop) = associative(node) else {
+                let r = self.bind(right)?;
+                acc = self.binary(acc, left, op, r, right, node)?;
+                continue;
+            };
+            // the run of this operator up the spine
+            let mut operands = vec![(acc, left.as_ref())];
+            loop {
+                let A::BinaryOp { right, .. } = spine[i] else {
+                    unreachable!("the spine holds binary operators only");
+                };
+                operands.push((self.bind(right)?, right.as_ref()));
+                if i == 0 || associative(spine[i - 1]) != Some(bop) {
+                    break;
+                }
+                i -= 1;
+            }
+            acc = self.combine(bop, operands)?;
+        }
+        Ok(acc)
+    }
+
+    /// `t1 op t2 op ... op tn` for an associative `op` (AND, OR, `||`):
+    /// left-deep when short, balanced when long; each term keeps its AST
+    /// for messages.
+    fn combine(&self, op: BinaryOp, terms: Vec<(Expr, &ast::Expr)>) -> Result<Expr> {
+        let mut terms = terms
+            .into_iter()
+            .map(|(v, ast)| match op {
+                BinaryOp::Concat => self.to_string_operand(v),
+                _ => self.to_boolean(v, ast, op.as_str()),
+            })
+            .collect::<Result<Vec<Expr>>>()?;
+        if terms.len() <= BALANCE_PAST {
+            let mut it = terms.into_iter();
+            let first = it
+                .next()
+                .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+            return Ok(it.fold(first, |acc, t| self.fold_binary(op, acc, t)));
+        }
+        // pairwise, keeping the terms in order
+        while terms.len() > 1 {
+            let mut next = Vec::with_capacity(terms.len().div_ceil(2));
+            let mut it = terms.into_iter();
+            while let Some(a) = it.next() {
+                next.push(match it.next() {
+                    Some(b) => self.fold_binary(op, a, b),
+                    None => a,
+                });
+            }
+            terms = next;
+        }
+        Ok(terms
+            .pop()
+            .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null))))
     }
 
     #[inline(never)]
@@ -216,20 +294,16 @@ impl<'s> ExprBinder<'s> {
             A::Value(v) => literal(&v.value, e),
             A::TypedString(ts) => self.typed_string(ts, e),
             A::Nested(inner) => self.bind(inner),
-            A::BinaryOp { left, op, right } => {
-                let l = self.bind(left)?;
-                let r = self.bind(right)?;
-                self.binary(l, left, op, r, right, e)
-            }
+            A::BinaryOp { .. } => self.chain(e),
             A::UnaryOp { op, expr } => self.unary(*op, expr, e),
             A::IsNull(x) | A::IsNotNull(x) => {
                 let v = self.bind(x)?;
                 let null = matches!(e, A::IsNull(_));
-                Ok(match v {
-                    Expr::Literal(s) => Expr::Literal(ScalarValue::Boolean(s.is_null() == null)),
-                    v if null => Expr::IsNull(Box::new(v)),
-                    v => Expr::IsNotNull(Box::new(v)),
-                })
+                Ok(self.fold.fold(if null {
+                    Expr::IsNull(Box::new(v))
+                } else {
+                    Expr::IsNotNull(Box::new(v))
+                }))
             }
             A::Between {
                 expr,
@@ -247,7 +321,7 @@ impl<'s> ExprBinder<'s> {
                 };
                 let a = self.compare(lo_op, x.clone(), lo, e)?;
                 let b = self.compare(hi_op, x, hi, e)?;
-                fold_binary(join, a, b).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+                Ok(self.fold_binary(join, a, b))
             }
             A::InList {
                 expr,
@@ -333,6 +407,53 @@ impl<'s> ExprBinder<'s> {
                 args.extend(len);
                 self.scalar_function(ScalarFunction::Substr, args, e)
             }
+            A::Trim {
+                trim_where,
+                trim_what,
+                expr,
+                trim_characters,
+            } => {
+                let func = match trim_where {
+                    None | Some(ast::TrimWhereField::Both) => ScalarFunction::Trim,
+                    Some(ast::TrimWhereField::Leading) => ScalarFunction::Ltrim,
+                    Some(ast::TrimWhereField::Trailing) => ScalarFunction::Rtrim,
+                };
+                let mut args = vec![self.bind(expr)?];
+                // trim(s, chars) and TRIM(chars FROM s)
+                match (trim_what.as_deref(), trim_characters.as_deref()) {
+                    (Some(w), _) | (None, Some([w])) => args.push(self.bind(w)?),
+                    (None, None) => {}
+                    (None, Some(_)) => {
+                        return Err(bind_err(format!(
+                            "trim() takes 1 to 2 arguments: \"{e}\"{}",
+                            at(e.span())
+                        )));
+                    }
+                }
+                self.scalar_function(func, args, e)
+            }
+            A::Ceil { expr: x, field } | A::Floor { expr: x, field } => {
+                if !matches!(
+                    field,
+                    ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime)
+                ) {
+                    return Err(unsupported(format!(
+                        "floor/ceil with a scale or field is not supported: \"{e}\"{}",
+                        at(e.span())
+                    )));
+                }
+                let func = if matches!(e, A::Ceil { .. }) {
+                    ScalarFunction::Ceil
+                } else {
+                    ScalarFunction::Floor
+                };
+                let args = vec![self.bind(x)?];
+                self.scalar_function(func, args, e)
+            }
+            A::Position { expr: sub, r#in } => {
+                let args = vec![self.bind(r#in)?, self.bind(sub)?];
+                self.scalar_function(ScalarFunction::Strpos, args, e)
+            }
             A::Case {
                 operand,
                 conditions,
@@ -344,10 +465,7 @@ impl<'s> ExprBinder<'s> {
                 "subqueries are not supported{}",
                 at(e.span())
             ))),
-            A::Interval(_) => Err(unsupported(format!(
-                "INTERVAL is not supported{}",
-                at(e.span())
-            ))),
+            A::Interval(iv) => self.interval(iv, e),
             A::Wildcard(_) | A::QualifiedWildcard(..) => Err(bind_err(format!(
                 "* is only allowed in the SELECT list and in count(*){}",
                 at(e.span())
@@ -365,6 +483,52 @@ impl<'s> ExprBinder<'s> {
             ))),
             other => Err(unsupported(format!(
                 "expression {other} is not supported{}",
+                at(e.span())
+            ))),
+        }
+    }
+
+    /// `INTERVAL 90 DAY`, `INTERVAL '90' DAY`, `INTERVAL '1 year 2 months'`.
+    fn interval(&mut self, iv: &ast::Interval, e: &ast::Expr) -> Result<Expr> {
+        if iv.last_field.is_some()
+            || iv.leading_precision.is_some()
+            || iv.fractional_seconds_precision.is_some()
+        {
+            return Err(unsupported(format!(
+                "INTERVAL ... TO ... and precisions are not supported{}",
+                at(e.span())
+            )));
+        }
+        let unit = match &iv.leading_field {
+            None => None,
+            Some(f) => Some(interval_unit(f).ok_or_else(|| {
+                unsupported(format!(
+                    "INTERVAL unit {f} is not supported{}",
+                    at(e.span())
+                ))
+            })?),
+        };
+        let v = self.bind(&iv.value)?;
+        let text = match self.fold.value(&v)? {
+            Some(ScalarValue::Utf8(s)) => s,
+            Some(ScalarValue::Null(_)) => {
+                return Ok(Expr::Literal(ScalarValue::Null(DataType::Interval(
+                    arrow_schema::IntervalUnit::MonthDayNano,
+                ))));
+            }
+            Some(n @ (ScalarValue::Int32(_) | ScalarValue::Int64(_))) => n.to_string(),
+            _ => {
+                return Err(unsupported(format!(
+                    "INTERVAL needs a constant, found \"{}\"{}",
+                    iv.value,
+                    at(e.span())
+                )));
+            }
+        };
+        match crate::scalar::parse_interval(&text, unit) {
+            Some((m, d, us)) => Ok(Expr::Literal(ScalarValue::Interval(m, d, us))),
+            None => Err(bind_err(format!(
+                "Could not convert string '{text}' to INTERVAL{}",
                 at(e.span())
             ))),
         }
@@ -401,15 +565,10 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        cast_scalar(&ScalarValue::Utf8(s.clone()), &to)
-            .map(Expr::Literal)
-            .map_err(|_| {
-                bind_err(format!(
-                    "invalid {} literal '{s}'{}",
-                    sql_type_name(&to),
-                    at(e.span())
-                ))
-            })
+        let _ = e;
+        Ok(self
+            .fold
+            .cast(Expr::Literal(ScalarValue::Utf8(s)), &DataType::Utf8, &to))
     }
 
     #[inline(never)]
@@ -451,8 +610,7 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        let fold =
-            |l, r| fold_binary(op, l, r).map_err(|m| bind_err(format!("{m}{}", at(e.span()))));
+        let fold = |l, r| Ok(self.fold_binary(op, l, r));
         if op.is_comparison() {
             return self.compare(op, l, r, e);
         }
@@ -485,10 +643,9 @@ impl<'s> ExprBinder<'s> {
                     )));
                 }
                 let (l, r) = if both_int && !integer_divide {
-                    let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
                     (
-                        cast_to(l, &lt, &DataType::Float64).map_err(conv)?,
-                        cast_to(r, &rt, &DataType::Float64).map_err(conv)?,
+                        self.fold.cast(l, &lt, &DataType::Float64),
+                        self.fold.cast(r, &rt, &DataType::Float64),
                     )
                 } else {
                     (l, r)
@@ -504,10 +661,19 @@ impl<'s> ExprBinder<'s> {
     }
 
     fn unary(&mut self, op: UnaryOperator, x: &ast::Expr, e: &ast::Expr) -> Result<Expr> {
+        // `-<number>` is one literal, as in DuckDB: -9223372036854775808 is
+        // a BIGINT, not the negation of a DECIMAL.
+        if let (UnaryOperator::Minus, ast::Expr::Value(v)) = (op, x)
+            && let Value::Number(n, _) = &v.value
+        {
+            return number_literal(&format!("-{n}"))
+                .map(Expr::Literal)
+                .ok_or_else(|| bind_err(format!("invalid number -{n}{}", at(e.span()))));
+        }
         let v = self.bind(x)?;
         let t = canonical(&self.type_of(&v));
         match op {
-            UnaryOperator::Not => Ok(fold_not(self.to_boolean(v, x, "NOT")?)),
+            UnaryOperator::Not => Ok(self.fold.not(self.to_boolean(v, x, "NOT")?)),
             UnaryOperator::Minus | UnaryOperator::Plus => {
                 if !is_numeric(&t) && t != DataType::Null {
                     return Err(bind_err(format!(
@@ -524,7 +690,7 @@ impl<'s> ExprBinder<'s> {
                 } else {
                     v
                 };
-                fold_negative(v).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+                Ok(self.fold.negative(v))
             }
             other => Err(unsupported(format!(
                 "operator {other} is not supported{}",
@@ -551,7 +717,7 @@ impl<'s> ExprBinder<'s> {
         if t == DataType::Null {
             return Ok(Expr::Literal(ScalarValue::Null(DataType::Utf8)));
         }
-        cast_to(v, &t, &DataType::Utf8).map_err(bind_err)
+        Ok(self.fold.cast(v, &t, &DataType::Utf8))
     }
 
     /// Builds `l op r` for a comparison, coercing both sides to one type.
@@ -575,10 +741,9 @@ impl<'s> ExprBinder<'s> {
         } else {
             target
         };
-        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
-        let l = cast_to(l, &lt, &target).map_err(conv)?;
-        let r = cast_to(r, &rt, &target).map_err(conv)?;
-        fold_binary(op, l, r).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+        let l = self.fold.cast(l, &lt, &target);
+        let r = self.fold.cast(r, &rt, &target);
+        Ok(self.fold_binary(op, l, r))
     }
 
     fn coerce_arithmetic(
@@ -612,11 +777,7 @@ impl<'s> ExprBinder<'s> {
         if arithmetic_result_type(op, &lt2, &rt2).is_none() {
             return Err(mismatch());
         }
-        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
-        Ok((
-            cast_to(l, &lt, &lt2).map_err(conv)?,
-            cast_to(r, &rt, &rt2).map_err(conv)?,
-        ))
+        Ok((self.fold.cast(l, &lt, &lt2), self.fold.cast(r, &rt, &rt2)))
     }
 
     fn explicit_cast(&self, x: Expr, to: &DataType, e: &ast::Expr) -> Result<Expr> {
@@ -629,7 +790,7 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
-        cast_to(x, &t, to).map_err(|m| bind_err(format!("{m}{}", at(e.span()))))
+        Ok(self.fold.cast(x, &t, to))
     }
 
     fn in_list(
@@ -641,17 +802,26 @@ impl<'s> ExprBinder<'s> {
     ) -> Result<Expr> {
         let x = self.bind(expr)?;
         let xt = self.type_of(&x);
+        let bound = list
+            .iter()
+            .map(|item| self.bind(item))
+            .collect::<Result<Vec<_>>>()?;
         let mut items = Vec::with_capacity(list.len());
-        for item in list {
-            match self.bind(item)? {
-                Expr::Literal(v) => items.push(v),
-                _ => {
-                    return Err(unsupported(format!(
-                        "IN list items must be constants, found \"{item}\"{}",
-                        at(item.span())
-                    )));
-                }
+        for b in &bound {
+            match self.fold.value(b) {
+                Ok(Some(v)) => items.push(v),
+                _ => break,
             }
+        }
+        if items.len() < bound.len() {
+            // an item that is not a constant: x = a OR x = b OR ..., which
+            // is what IN means, NULLs included
+            let mut terms = Vec::with_capacity(bound.len());
+            for (b, item) in bound.into_iter().zip(list) {
+                terms.push((self.compare(BinaryOp::Eq, x.clone(), b, e)?, item));
+            }
+            let any = self.combine(BinaryOp::Or, terms)?;
+            return Ok(if negated { self.fold.not(any) } else { any });
         }
         let mut target = canonical(&xt);
         for v in &items {
@@ -672,32 +842,19 @@ impl<'s> ExprBinder<'s> {
         if target == DataType::Null {
             return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
         }
-        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
-        let x = cast_to(x, &xt, &target).map_err(conv)?;
-        let items = items
-            .iter()
-            .map(|v| cast_scalar(v, &target).map_err(conv))
-            .collect::<Result<Vec<_>>>()?;
-        if let Expr::Literal(v) = &x {
-            let any_null = v.is_null() || items.iter().any(|i| i.is_null());
-            let found = !v.is_null() && items.iter().any(|i| i == v);
-            let b = if found {
-                Some(!negated)
-            } else if any_null {
-                None
-            } else {
-                Some(negated)
-            };
-            return Ok(Expr::Literal(b.map_or(
-                ScalarValue::Null(DataType::Boolean),
-                ScalarValue::Boolean,
+        let x = self.fold.cast(x, &xt, &target);
+        let Some(cast_items) = self.fold.cast_values(items, &target)? else {
+            return Err(unsupported(format!(
+                "IN list items must be constants of the type of the tested value without a \
+                 constant evaluator, in \"{e}\"{}",
+                at(e.span())
             )));
-        }
-        Ok(Expr::InList {
+        };
+        Ok(self.fold.fold(Expr::InList {
             expr: Box::new(x),
-            list: items,
+            list: cast_items.into(),
             negated,
-        })
+        }))
     }
 
     #[allow(clippy::too_many_arguments)] // mirrors the two LIKE variants of the AST
@@ -726,10 +883,11 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
-        let x = cast_to(x, &xt, &DataType::Utf8).map_err(bind_err)?;
-        let pattern = match self.bind(pattern)? {
-            Expr::Literal(ScalarValue::Utf8(p)) => p,
-            Expr::Literal(ScalarValue::Null(_)) => {
+        let x = self.fold.cast(x, &xt, &DataType::Utf8);
+        let bound = self.bind(pattern)?;
+        let pattern = match self.fold.value(&bound)? {
+            Some(ScalarValue::Utf8(p)) => p,
+            Some(ScalarValue::Null(_)) => {
                 return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
             }
             _ => {
@@ -754,13 +912,13 @@ impl<'s> ExprBinder<'s> {
         if matches!(x, Expr::Literal(ScalarValue::Null(_))) {
             return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
         }
-        Ok(Expr::Like {
+        Ok(self.fold.fold(Expr::Like {
             expr: Box::new(x),
             pattern,
             negated,
             case_insensitive,
             escape,
-        })
+        }))
     }
 
     fn case(
@@ -785,11 +943,10 @@ impl<'s> ExprBinder<'s> {
         let else_value = else_result.map(|x| self.bind(x)).transpose()?;
         values.extend(else_value.clone());
         let t = self.common_type(&values, e)?;
-        let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
         let mut when_then = Vec::with_capacity(whens.len());
         for (c, v) in whens.into_iter().zip(values) {
             let vt = self.type_of(&v);
-            let v = cast_to(v, &vt, &t).map_err(conv)?;
+            let v = self.fold.cast(v, &vt, &t);
             match c {
                 // A branch that can never be taken is dropped; one that is
                 // always taken ends the CASE.
@@ -801,7 +958,7 @@ impl<'s> ExprBinder<'s> {
         let else_expr = match else_value {
             Some(v) => {
                 let vt = self.type_of(&v);
-                Some(cast_to(v, &vt, &t).map_err(conv)?)
+                Some(self.fold.cast(v, &vt, &t))
             }
             None => None,
         };
@@ -859,9 +1016,9 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
-        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+        if !f.within_group.is_empty() || f.null_treatment.is_some() {
             return Err(unsupported(format!(
-                "FILTER, WITHIN GROUP and IGNORE NULLS are not supported ({name}){}",
+                "WITHIN GROUP and IGNORE NULLS are not supported ({name}){}",
                 at(e.span())
             )));
         }
@@ -901,16 +1058,29 @@ impl<'s> ExprBinder<'s> {
                 (args, distinct)
             }
         };
-        let aggregate = match name.as_str() {
-            "count" => Some(AggregateFunction::Count),
-            "sum" => Some(AggregateFunction::Sum),
-            "avg" | "mean" => Some(AggregateFunction::Avg),
-            "min" => Some(AggregateFunction::Min),
-            "max" => Some(AggregateFunction::Max),
+        let def = functions::lookup(&name);
+        let aggregate = match def.map(|d| d.kind) {
+            Some(FunctionKind::Aggregate(f)) => Some((f, None)),
+            Some(k @ FunctionKind::CountIf) => Some((AggregateFunction::Sum, Some(k))),
+            Some(k @ FunctionKind::BoolAnd) => Some((AggregateFunction::Min, Some(k))),
+            Some(k @ FunctionKind::BoolOr) => Some((AggregateFunction::Max, Some(k))),
             _ => None,
         };
-        if let Some(func) = aggregate {
-            return self.aggregate(func, &name, &args, distinct, e);
+        if let Some((func, rewrite)) = aggregate {
+            let call = AggregateCall {
+                name: &name,
+                args: &args,
+                distinct,
+                filter: f.filter.as_deref(),
+                rewrite,
+            };
+            return self.aggregate(func, call, e);
+        }
+        if f.filter.is_some() {
+            return Err(bind_err(format!(
+                "FILTER is only allowed in aggregate functions, not {name}{}",
+                at(e.span())
+            )));
         }
         if distinct {
             return Err(bind_err(format!(
@@ -930,16 +1100,12 @@ impl<'s> ExprBinder<'s> {
                 }
             }
         }
-        let func = match name.as_str() {
-            "abs" => ScalarFunction::Abs,
-            "round" => ScalarFunction::Round,
-            "lower" | "lcase" => ScalarFunction::Lower,
-            "upper" | "ucase" => ScalarFunction::Upper,
-            "length" | "len" | "char_length" | "character_length" => ScalarFunction::Length,
-            "substr" | "substring" => ScalarFunction::Substr,
-            "coalesce" => ScalarFunction::Coalesce,
-            "current_setting" => return super::settings::current_setting(bound, e),
-            "date_part" | "datepart" => {
+        let func = match def.map(|d| d.kind) {
+            Some(FunctionKind::Scalar(f)) => f,
+            Some(FunctionKind::CurrentSetting) => {
+                return super::settings::current_setting(bound, e);
+            }
+            Some(FunctionKind::DatePart) => {
                 check_arg_count(&name, bound.len(), 2, 2, e)?;
                 let x = bound
                     .pop()
@@ -957,14 +1123,61 @@ impl<'s> ExprBinder<'s> {
                 };
                 return self.date_part(part, x, e);
             }
-            _ if TABLE_FUNCTIONS.contains(&name.as_str()) => {
+            Some(FunctionKind::NullIf) => {
+                check_arg_count(&name, bound.len(), 2, 2, e)?;
+                let b = bound
+                    .pop()
+                    .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+                let a = bound
+                    .pop()
+                    .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+                let t = self.type_of(&a);
+                let t = if t == DataType::Null {
+                    self.type_of(&b)
+                } else {
+                    canonical(&t)
+                };
+                let equal = self.compare(BinaryOp::Eq, a.clone(), b, e)?;
+                let at_ = self.type_of(&a);
+                let a = self.fold.cast(a, &at_, &t);
+                return Ok(match equal {
+                    Expr::Literal(ScalarValue::Boolean(true)) => {
+                        Expr::Literal(ScalarValue::Null(t))
+                    }
+                    Expr::Literal(ScalarValue::Boolean(false) | ScalarValue::Null(_)) => a,
+                    equal => self.fold.fold(Expr::Case {
+                        when_then: vec![(equal, Expr::Literal(ScalarValue::Null(t)))],
+                        else_expr: Some(Box::new(a)),
+                    }),
+                });
+            }
+            Some(FunctionKind::TypeOf) => {
+                check_arg_count(&name, bound.len(), 1, 1, e)?;
+                let t = self.type_of(&bound[0]);
+                let name = match t {
+                    DataType::Null => "\"NULL\"".to_string(),
+                    t => sql_type_name(&t),
+                };
+                return Ok(Expr::Literal(ScalarValue::Utf8(name)));
+            }
+            Some(FunctionKind::Table) => {
                 return Err(bind_err(format!(
                     "{name} is a table function: use it in FROM{}",
                     at(e.span())
                 )));
             }
-            _ => {
-                let hint = match did_you_mean(&name, SCALAR_FUNCTIONS.iter().copied()) {
+            Some(
+                FunctionKind::Aggregate(_)
+                | FunctionKind::CountIf
+                | FunctionKind::BoolAnd
+                | FunctionKind::BoolOr,
+            )
+            | None => {
+                let names = functions::FUNCTIONS
+                    .iter()
+                    .filter(|f| f.kind != FunctionKind::Table)
+                    .map(|f| f.name);
+                let hint = match did_you_mean(&name, names) {
                     Some(c) => format!(" Did you mean \"{c}\"?"),
                     None => String::new(),
                 };
@@ -980,11 +1193,16 @@ impl<'s> ExprBinder<'s> {
     fn aggregate(
         &mut self,
         func: AggregateFunction,
-        name: &str,
-        args: &[&FunctionArgExpr],
-        distinct: bool,
+        call: AggregateCall<'_>,
         e: &ast::Expr,
     ) -> Result<Expr> {
+        let AggregateCall {
+            name,
+            args,
+            distinct,
+            filter,
+            rewrite,
+        } = call;
         if self.aggregates.is_none() {
             return Err(bind_err(format!(
                 "{}: {e}{}",
@@ -992,18 +1210,42 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
+        // FILTER (WHERE c): the argument becomes CASE WHEN c THEN arg END,
+        // so the rows that fail c count as NULLs, which aggregates skip
+        let filter = match filter {
+            Some(c) => {
+                let p =
+                    self.bind_without_aggregates(c, "aggregate function calls cannot be nested")?;
+                Some(self.to_boolean(p, c, "FILTER")?)
+            }
+            None => None,
+        };
+        let when = |c: &Option<Expr>, v: Expr| match c {
+            Some(c) => Expr::Case {
+                when_then: vec![(c.clone(), v)],
+                else_expr: None,
+            },
+            None => v,
+        };
         let star = matches!(args, [] | [FunctionArgExpr::Wildcard]);
-        let agg = if func == AggregateFunction::Count && star {
+        let agg = if func == AggregateFunction::Count && star && rewrite.is_none() {
             if distinct {
                 return Err(bind_err(format!(
                     "count(DISTINCT *) is not supported{}",
                     at(e.span())
                 )));
             }
-            AggregateExpr {
-                func: AggregateFunction::CountStar,
-                arg: None,
-                distinct: false,
+            match filter {
+                Some(c) => AggregateExpr {
+                    func: AggregateFunction::Count,
+                    arg: Some(when(&Some(c), Expr::Literal(ScalarValue::Int32(1)))),
+                    distinct: false,
+                },
+                None => AggregateExpr {
+                    func: AggregateFunction::CountStar,
+                    arg: None,
+                    distinct: false,
+                },
             }
         } else {
             let [FunctionArgExpr::Expr(x)] = args else {
@@ -1016,8 +1258,27 @@ impl<'s> ExprBinder<'s> {
             let arg =
                 self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
             let t = self.type_of(&arg);
+            let arg = match rewrite {
+                Some(_) if !matches!(t, DataType::Boolean | DataType::Null) => {
+                    return Err(bind_err(format!(
+                        "No function matches the given name and argument types '{name}({})': \"{e}\"{}",
+                        sql_type_name(&t),
+                        at(e.span())
+                    )));
+                }
+                // count_if(c) is sum(CAST(c AS INTEGER)): NULL when every
+                // c is NULL or there are no rows, as in DuckDB
+                Some(FunctionKind::CountIf) => {
+                    let c = self.to_boolean(arg, x, name)?;
+                    self.fold.cast(c, &DataType::Boolean, &DataType::Int32)
+                }
+                Some(_) => self.to_boolean(arg, x, name)?,
+                None => arg,
+            };
+            let arg = when(&filter, arg);
+            let t = self.type_of(&arg);
             let want = canonical(&t);
-            let arg = cast_to(arg, &t, &want).map_err(bind_err)?;
+            let arg = self.fold.cast(arg, &t, &want);
             if aggregate_result_type(func, Some(&want)).is_none() {
                 return Err(bind_err(format!(
                     "No function matches the given name and argument types '{name}({})': \"{e}\"{}",
@@ -1071,7 +1332,95 @@ impl<'s> ExprBinder<'s> {
             ))
         };
         let null = DataType::Null;
+        if let Some((min, max, kinds)) = signature(func) {
+            check_arg_count(name, args.len(), min, max, e)?;
+            let mut out = Vec::with_capacity(args.len());
+            for (i, a) in args.into_iter().enumerate() {
+                let kind = kinds[i.min(kinds.len() - 1)];
+                let t = &types[i];
+                let want = match kind {
+                    Arg::AnyString => DataType::Utf8,
+                    Arg::String if is_string(t) || *t == null => DataType::Utf8,
+                    Arg::String => return Err(bad_type(i, "VARCHAR")),
+                    Arg::Integer if t.is_integer() || *t == null => DataType::Int64,
+                    Arg::Integer => return Err(bad_type(i, "an integer")),
+                    Arg::Double if is_numeric(t) || *t == null => DataType::Float64,
+                    Arg::Numeric if *t == null => DataType::Float64,
+                    // floor and ceil of an integer are DOUBLE, as in DuckDB
+                    Arg::Numeric
+                        if t.is_integer()
+                            && matches!(func, ScalarFunction::Floor | ScalarFunction::Ceil) =>
+                    {
+                        DataType::Float64
+                    }
+                    Arg::Numeric if is_numeric(t) => t.clone(),
+                    Arg::Double | Arg::Numeric => return Err(bad_type(i, "numeric")),
+                };
+                let at_ = self.type_of(&a);
+                out.push(self.fold.cast(a, &at_, &want));
+            }
+            return Ok(self.fold.fold(Expr::Function { func, args: out }));
+        }
         match func {
+            ScalarFunction::DateTrunc => {
+                check_arg_count(name, args.len(), 2, 2, e)?;
+                let part = match self.fold.value(&args[0])? {
+                    Some(ScalarValue::Utf8(p)) => p.trim().to_ascii_lowercase(),
+                    Some(ScalarValue::Null(_)) => {
+                        return Ok(Expr::Literal(ScalarValue::Null(timestamp_type())));
+                    }
+                    _ => return Err(bad_type(0, "a constant naming a date part")),
+                };
+                let part = part.strip_suffix('s').unwrap_or(&part).to_string();
+                const PARTS: &[&str] = &[
+                    "year",
+                    "quarter",
+                    "month",
+                    "week",
+                    "day",
+                    "hour",
+                    "minute",
+                    "second",
+                    "millisecond",
+                    "microsecond",
+                ];
+                if !PARTS.contains(&part.as_str()) {
+                    return Err(bind_err(format!(
+                        "date_trunc specifier \"{part}\" not recognized (one of {}){}",
+                        PARTS.join(", "),
+                        at(e.span())
+                    )));
+                }
+                let t = &types[1];
+                if !matches!(
+                    t,
+                    DataType::Date32 | DataType::Timestamp(..) | DataType::Null
+                ) {
+                    return Err(bad_type(1, "a DATE or TIMESTAMP"));
+                }
+                let x = args
+                    .pop()
+                    .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+                let xt = self.type_of(&x);
+                let x = self.fold.cast(x, &xt, &timestamp_type());
+                return Ok(self.fold.fold(Expr::Function {
+                    func,
+                    args: vec![Expr::Literal(ScalarValue::Utf8(part)), x],
+                }));
+            }
+            ScalarFunction::Greatest | ScalarFunction::Least => {
+                check_arg_count(name, args.len(), 1, usize::MAX, e)?;
+                let t = self.common_type(&args, e)?;
+                let t = if t == null { DataType::Int32 } else { t };
+                let args = args
+                    .into_iter()
+                    .map(|a| {
+                        let at_ = self.type_of(&a);
+                        self.fold.cast(a, &at_, &t)
+                    })
+                    .collect();
+                return Ok(self.fold.fold(Expr::Function { func, args }));
+            }
             ScalarFunction::Abs => {
                 check_arg_count(name, args.len(), 1, 1, e)?;
                 if !is_numeric(&types[0]) && types[0] != null {
@@ -1084,12 +1433,14 @@ impl<'s> ExprBinder<'s> {
                     return Err(bad_type(0, "numeric"));
                 }
                 if args.len() == 2 {
-                    match &args[1] {
-                        Expr::Literal(v) if v.data_type().is_integer() => {
-                            args[1] =
-                                Expr::Literal(cast_scalar(v, &DataType::Int32).map_err(bind_err)?);
-                        }
-                        _ => return Err(bad_type(1, "an integer constant")),
+                    let t = &types[1];
+                    if !t.is_integer() && *t != null {
+                        return Err(bad_type(1, "an integer constant"));
+                    }
+                    let d = self.fold.cast(args[1].clone(), t, &DataType::Int32);
+                    match self.fold.value(&d)? {
+                        Some(v) => args[1] = Expr::Literal(v),
+                        None => return Err(bad_type(1, "an integer constant")),
                     }
                 }
             }
@@ -1113,7 +1464,6 @@ impl<'s> ExprBinder<'s> {
             ScalarFunction::Coalesce => {
                 check_arg_count(name, args.len(), 1, usize::MAX, e)?;
                 let t = self.common_type(&args, e)?;
-                let conv = |m: String| bind_err(format!("{m} in \"{e}\"{}", at(e.span())));
                 let mut out = Vec::with_capacity(args.len());
                 for a in args {
                     // NULL arguments never decide the result.
@@ -1123,7 +1473,7 @@ impl<'s> ExprBinder<'s> {
                     let at_ = self.type_of(&a);
                     // A non-NULL constant ends the list.
                     let stop = matches!(&a, Expr::Literal(v) if !v.is_null());
-                    out.push(cast_to(a, &at_, &t).map_err(conv)?);
+                    out.push(self.fold.cast(a, &at_, &t));
                     if stop {
                         break;
                     }
@@ -1133,9 +1483,9 @@ impl<'s> ExprBinder<'s> {
                     1 => return Ok(out.remove(0)),
                     _ => {}
                 }
-                return Ok(Expr::Function { func, args: out });
+                return Ok(self.fold.fold(Expr::Function { func, args: out }));
             }
-            ScalarFunction::DatePart => {}
+            _ => {}
         }
         // Canonical argument types: VARCHAR for strings, BIGINT positions.
         let want: Vec<DataType> = match func {
@@ -1167,25 +1517,30 @@ impl<'s> ExprBinder<'s> {
             .zip(want)
             .map(|(a, w)| {
                 let t = self.type_of(&a);
-                cast_to(a, &t, &w).map_err(bind_err)
+                self.fold.cast(a, &t, &w)
             })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Expr::Function { func, args })
+            .collect();
+        Ok(self.fold.fold(Expr::Function { func, args }))
     }
 
     fn date_part(&self, part: String, x: Expr, e: &ast::Expr) -> Result<Expr> {
         let xt = canonical(&self.type_of(&x));
         let x = match (&x, &xt) {
             (Expr::Literal(ScalarValue::Utf8(s)), _) => {
-                let v = ScalarValue::Utf8(s.clone());
-                let lit = cast_scalar(&v, &DataType::Date32)
-                    .or_else(|_| cast_scalar(&v, &timestamp_type()))
-                    .map_err(|m| bind_err(format!("{m}{}", at(e.span()))))?;
-                Expr::Literal(lit)
+                // a string is a DATE if it reads as one, else a TIMESTAMP
+                let date = self
+                    .fold
+                    .cast(x.clone(), &DataType::Utf8, &DataType::Date32);
+                let date_only = s.trim().len() <= 10;
+                if matches!(date, Expr::Literal(_)) || date_only {
+                    date
+                } else {
+                    self.fold.cast(x, &DataType::Utf8, &timestamp_type())
+                }
             }
             (_, DataType::Date32 | DataType::Timestamp(..)) => {
                 let t = self.type_of(&x);
-                cast_to(x, &t, &xt).map_err(bind_err)?
+                self.fold.cast(x, &t, &xt)
             }
             (_, DataType::Null) => Expr::Literal(ScalarValue::Null(DataType::Date32)),
             _ => {
@@ -1196,10 +1551,71 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        Ok(Expr::Function {
+        Ok(self.fold.fold(Expr::Function {
             func: ScalarFunction::DatePart,
             args: vec![Expr::Literal(ScalarValue::Utf8(part)), x],
-        })
+        }))
+    }
+}
+
+/// An aggregate call as written: its name, arguments, DISTINCT, FILTER,
+/// and the registry's rewrite for `count_if`, `bool_and`, `bool_or`.
+struct AggregateCall<'a> {
+    name: &'a str,
+    args: &'a [&'a FunctionArgExpr],
+    distinct: bool,
+    filter: Option<&'a ast::Expr>,
+    rewrite: Option<FunctionKind>,
+}
+
+/// What an argument of a function of the registry takes.
+#[derive(Clone, Copy)]
+enum Arg {
+    /// A VARCHAR (or NULL).
+    String,
+    /// Any value, converted to VARCHAR.
+    AnyString,
+    /// An integer, as BIGINT.
+    Integer,
+    /// A number, as DOUBLE.
+    Double,
+    /// A number, kept in its type.
+    Numeric,
+}
+
+/// `(min args, max args, kinds)` of a function typed by its arguments'
+/// kinds alone (the last kind repeats); `None` for the functions with
+/// rules of their own.
+fn signature(func: ScalarFunction) -> Option<(usize, usize, &'static [Arg])> {
+    use Arg::*;
+    use ScalarFunction as F;
+    Some(match func {
+        F::Concat => (1, usize::MAX, &[AnyString]),
+        F::ConcatWs => (2, usize::MAX, &[String, AnyString]),
+        F::Strpos | F::StartsWith | F::EndsWith | F::Contains => (2, 2, &[String]),
+        F::Replace => (3, 3, &[String]),
+        F::Trim | F::Ltrim | F::Rtrim => (1, 2, &[String]),
+        F::Left | F::Right | F::Repeat => (2, 2, &[String, Integer]),
+        F::Lpad | F::Rpad => (3, 3, &[String, Integer, String]),
+        F::Reverse => (1, 1, &[String]),
+        F::Sqrt | F::Exp | F::Ln | F::Log10 | F::Log2 => (1, 1, &[Double]),
+        F::Power => (2, 2, &[Double]),
+        F::Floor | F::Ceil | F::Trunc | F::Sign => (1, 1, &[Numeric]),
+        _ => return None,
+    })
+}
+
+/// The operator of a binary node if it is AND, OR or `||`, whose chains
+/// are not nesting.
+fn associative(e: &ast::Expr) -> Option<BinaryOp> {
+    match e {
+        ast::Expr::BinaryOp { op, .. } => match op {
+            BinaryOperator::And => Some(BinaryOp::And),
+            BinaryOperator::Or => Some(BinaryOp::Or),
+            BinaryOperator::StringConcat => Some(BinaryOp::Concat),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -1272,6 +1688,24 @@ fn extract_field(f: &DateTimeField) -> Option<String> {
         }
         .to_string(),
     )
+}
+
+/// The unit word of `INTERVAL n <unit>`.
+fn interval_unit(f: &DateTimeField) -> Option<&'static str> {
+    use DateTimeField as F;
+    Some(match f {
+        F::Year | F::Years => "year",
+        F::Quarter => "quarter",
+        F::Month | F::Months => "month",
+        F::Week(None) | F::Weeks => "week",
+        F::Day | F::Days => "day",
+        F::Hour | F::Hours => "hour",
+        F::Minute | F::Minutes => "minute",
+        F::Second | F::Seconds => "second",
+        F::Millisecond | F::Milliseconds => "millisecond",
+        F::Microsecond | F::Microseconds => "microsecond",
+        _ => return None,
+    })
 }
 
 fn normalize_date_part(p: &str) -> Option<String> {

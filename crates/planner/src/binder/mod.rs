@@ -8,8 +8,6 @@ mod coerce;
 mod expr;
 mod query;
 mod settings;
-#[cfg(test)]
-mod tests;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -17,14 +15,15 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use sqlparser::ast::{self, ColumnOption, ExactNumberInfo, ObjectName, ObjectType, Spanned};
 use sqlparser::dialect::DuckDbDialect;
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Span;
 
-use self::coerce::{can_cast, cast_scalar, cast_to};
-use self::expr::{ExprBinder, Scope};
+use self::coerce::{Folder, can_cast};
+use self::expr::{ExprBinder, MAX_EXPR_DEPTH, Scope};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
+use crate::fold::ConstantEvaluator;
 use crate::plan::{FileFormat, LogicalPlan, Statement};
 use crate::scalar::ScalarValue;
 use crate::types::{sql_type_name, timestamp_type};
@@ -43,12 +42,91 @@ use crate::types::{sql_type_name, timestamp_type};
 /// unknown name or a type error, [`Error::Unsupported`] for valid SQL
 /// that Weir does not run, and [`Error::Catalog`] if a file's schema
 /// cannot be read. The first failing statement stops planning.
+///
+/// Without an evaluator constants are not evaluated: `1 + 1` stays an
+/// expression, and the places that need a constant (VALUES items, IN list
+/// items, LIMIT) accept only literals. [`plan_sql_with`] folds them.
 pub fn plan_sql(sql: &str, catalog: &dyn Catalog) -> Result<Vec<Statement>> {
-    let statements = Parser::parse_sql(&DuckDbDialect {}, sql)?;
+    plan_sql_with(sql, catalog, None)
+}
+
+/// [`plan_sql`] that folds constant expressions with `evaluator`, the
+/// evaluator that runs queries (see [`crate::fold`]).
+///
+/// # Errors
+/// As [`plan_sql`], and [`Error::Evaluate`] when a constant the plan needs
+/// cannot be evaluated.
+pub fn plan_sql_with(
+    sql: &str,
+    catalog: &dyn Catalog,
+    evaluator: Option<&dyn ConstantEvaluator>,
+) -> Result<Vec<Statement>> {
+    // Parsing, binding and dropping the syntax tree all recurse over it;
+    // a long flat chain (`1+1+...+1`) is as deep as it is long. They run
+    // on a thread whose stack grows with the text, so no input can
+    // overflow it: the binder refuses nesting past MAX_EXPR_DEPTH with an
+    // error, and what is left deep (a flat chain) is dropped there.
+    let stack = PLAN_STACK_BASE.saturating_add(sql.len().saturating_mul(PLAN_STACK_PER_BYTE));
+    std::thread::scope(|scope| {
+        // where the system refuses so large a stack, a smaller one still
+        // holds every plan but the deepest
+        let mut last_error = None;
+        for stack in [stack, PLAN_STACK_FALLBACK] {
+            let spawned = std::thread::Builder::new()
+                .name("weir-plan".into())
+                .stack_size(stack)
+                .spawn_scoped(scope, || plan_here(sql, catalog, evaluator));
+            match spawned {
+                Ok(planner) => {
+                    return planner
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                }
+                Err(e) => last_error = Some(e),
+            }
+        }
+        Err(unsupported(format!(
+            "cannot plan {} bytes of SQL: no thread could be started for it ({})",
+            sql.len(),
+            last_error.map_or_else(String::new, |e| e.to_string())
+        )))
+    })
+}
+
+/// The planning thread's stack is this (enough for [`MAX_EXPR_DEPTH`]
+/// levels of parser and binder recursion in a debug build, which measured
+/// over 64 KiB a level for nested function calls) ...
+const PLAN_STACK_BASE: usize = 256 << 20;
+/// ... plus this much per byte of SQL, for dropping (and comparing) a flat
+/// chain as deep as the text is long (two bytes, `1+`, per level at most).
+const PLAN_STACK_PER_BYTE: usize = 256;
+/// The stack tried when the system refuses the first.
+const PLAN_STACK_FALLBACK: usize = 16 << 20;
+
+/// The recursion limit given to sqlparser: [`MAX_EXPR_DEPTH`] levels of
+/// nesting plus the statement and query levels around them.
+const PARSER_RECURSION_LIMIT: usize = MAX_EXPR_DEPTH + 16;
+
+fn plan_here(
+    sql: &str,
+    catalog: &dyn Catalog,
+    evaluator: Option<&dyn ConstantEvaluator>,
+) -> Result<Vec<Statement>> {
+    let statements = Parser::new(&DuckDbDialect {})
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .try_with_sql(sql)?
+        .parse_statements()
+        .map_err(|e| match e {
+            ParserError::RecursionLimitExceeded => Error::Parse(ParserError::ParserError(format!(
+                "Max expression depth limit of {MAX_EXPR_DEPTH} exceeded"
+            ))),
+            e => Error::Parse(e),
+        })?;
     let _settings = settings::install(catalog);
     let mut binder = Binder {
         catalog,
         overrides: Vec::new(),
+        fold: Folder::new(evaluator),
     };
     statements.iter().map(|s| binder.statement(s)).collect()
 }
@@ -60,6 +138,8 @@ pub(crate) struct Binder<'a> {
     /// Tables created (`Some`) or dropped (`None`) by earlier statements;
     /// the last entry for a name wins.
     overrides: Vec<(String, Option<SchemaRef>)>,
+    /// Constant folding.
+    pub(crate) fold: Folder<'a>,
 }
 
 impl Binder<'_> {
@@ -379,31 +459,30 @@ impl Binder<'_> {
                 for (e, &t) in row.iter().zip(&targets) {
                     let mut eb = ExprBinder::new(
                         &scope,
+                        self.fold,
                         false,
                         "aggregate functions are not allowed in VALUES",
                     );
                     let field = schema.field(t);
-                    let v = match eb.bind(e)? {
-                        Expr::Literal(v) => v,
-                        _ => {
-                            return Err(unsupported(format!(
-                                "VALUES items must be constant expressions, found \"{e}\"{}",
-                                at(e.span())
-                            )));
-                        }
-                    };
-                    if !can_cast(&v.data_type(), field.data_type()) {
+                    let bound = eb.bind(e)?;
+                    let vt = eb.type_of(&bound);
+                    if !can_cast(&vt, field.data_type()) {
                         return Err(bind_err(format!(
                             "cannot insert a value of type {} into column {} of type {}{}",
-                            sql_type_name(&v.data_type()),
+                            sql_type_name(&vt),
                             field.name(),
                             sql_type_name(field.data_type()),
                             at(e.span())
                         )));
                     }
-                    out[t] = cast_scalar(&v, field.data_type()).map_err(|m| {
-                        bind_err(format!("{m} (column {}){}", field.name(), at(e.span())))
-                    })?;
+                    let cast = self.fold.cast(bound, &vt, field.data_type());
+                    let Some(v) = self.fold.value(&cast)? else {
+                        return Err(unsupported(format!(
+                            "VALUES items must be constant expressions, found \"{e}\"{}",
+                            at(e.span())
+                        )));
+                    };
+                    out[t] = v;
                 }
                 for (v, f) in out.iter().zip(schema.fields()) {
                     if v.is_null() && !f.is_nullable() {
@@ -439,7 +518,7 @@ impl Binder<'_> {
                             )));
                         }
                         let col = Expr::column(j, input.field(j).name().clone());
-                        cast_to(col, from, f.data_type()).map_err(bind_err)?
+                        self.fold.cast(col, from, f.data_type())
                     }
                     None if !f.is_nullable() => {
                         return Err(bind_err(format!(

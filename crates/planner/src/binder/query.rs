@@ -7,8 +7,8 @@ use sqlparser::ast::{
     TableFactor, Value, WildcardAdditionalOptions,
 };
 
-use super::coerce::{cast_scalar, comparison_type};
-use super::expr::{ExprBinder, Scope, TABLE_FUNCTIONS};
+use super::coerce::{Folder, comparison_type};
+use super::expr::{ExprBinder, Scope, table_functions};
 use super::{Binder, at, bind_err, did_you_mean, format_from_extension, single_name, unsupported};
 use crate::error::Result;
 use crate::expr::Expr;
@@ -23,6 +23,8 @@ struct SelectParts<'q> {
     projection: Option<&'q [SelectItem]>,
     selection: Option<&'q ast::Expr>,
     group_by: &'q [ast::Expr],
+    /// `GROUP BY ALL`: group by every SELECT item without an aggregate.
+    group_all: bool,
     having: Option<&'q ast::Expr>,
 }
 
@@ -84,11 +86,11 @@ impl Binder<'_> {
                 }
             }
         };
-        let limit = limit(q.limit_clause.as_ref())?;
+        let limit = limit(self.fold, q.limit_clause.as_ref())?;
         match q.body.as_ref() {
             SetExpr::Select(s) => self.select(s, order_by, limit),
             SetExpr::Values(v) => {
-                let plan = values(v)?;
+                let plan = values(self.fold, v)?;
                 let scope = Scope {
                     qualifier: None,
                     schema: plan.schema(),
@@ -98,9 +100,10 @@ impl Binder<'_> {
                     projection: None,
                     selection: None,
                     group_by: &[],
+                    group_all: false,
                     having: None,
                 };
-                select_over(plan, &scope, parts, order_by, limit)
+                select_over(self.fold, plan, &scope, parts, order_by, limit)
             }
             SetExpr::Query(inner) if order_by.is_empty() && limit == (0, None) => self.query(inner),
             SetExpr::Query(inner) => Err(unsupported(format!(
@@ -142,16 +145,16 @@ impl Binder<'_> {
             Some(ast::Distinct::Distinct) => true,
             Some(ast::Distinct::On(_)) => return Err(unsupported("DISTINCT ON is not supported")),
         };
-        let group_by: &[ast::Expr] = match &s.group_by {
-            ast::GroupByExpr::Expressions(exprs, modifiers) => {
-                if !modifiers.is_empty() {
-                    return Err(unsupported(
-                        "GROUP BY ... WITH ROLLUP/CUBE/TOTALS is not supported",
-                    ));
-                }
-                exprs
+        let (group_by, group_all): (&[ast::Expr], bool) = match &s.group_by {
+            ast::GroupByExpr::Expressions(_, modifiers) | ast::GroupByExpr::All(modifiers)
+                if !modifiers.is_empty() =>
+            {
+                return Err(unsupported(
+                    "GROUP BY ... WITH ROLLUP/CUBE/TOTALS is not supported",
+                ));
             }
-            ast::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL is not supported")),
+            ast::GroupByExpr::Expressions(exprs, _) => (exprs, false),
+            ast::GroupByExpr::All(_) => (&[], true),
         };
         for g in group_by {
             if matches!(
@@ -170,9 +173,10 @@ impl Binder<'_> {
             },
             selection: s.selection.as_ref(),
             group_by,
+            group_all,
             having: s.having.as_ref(),
         };
-        select_over(plan, &scope, parts, order_by, limit)
+        select_over(self.fold, plan, &scope, parts, order_by, limit)
     }
 
     /// Plans the FROM clause: a Scan (or one empty row without FROM) and
@@ -238,16 +242,28 @@ impl Binder<'_> {
                 twj.relation
             )));
         }
-        if let Some(a) = alias
-            && !a.columns.is_empty()
-        {
-            return Err(unsupported(format!(
-                "column aliases in FROM ({a}) are not supported{}",
-                at(a.name.span)
-            )));
-        }
+        let column_aliases: Vec<&ast::Ident> = match alias {
+            Some(a) => a.columns.iter().map(|c| &c.name).collect(),
+            None => Vec::new(),
+        };
         let id = single_name(name)?;
         let alias = alias.as_ref().map(|a| a.name.value.clone());
+        if let Some(args) = args
+            && id.value.eq_ignore_ascii_case("weir_functions")
+        {
+            if !args.args.is_empty() {
+                return Err(bind_err(format!(
+                    "weir_functions() takes no arguments{}",
+                    at(id.span)
+                )));
+            }
+            let plan = functions_table();
+            let scope = Scope {
+                qualifier: Some(alias.unwrap_or_else(|| "weir_functions".into())),
+                schema: rename_columns(plan.schema(), &column_aliases, id)?,
+            };
+            return Ok((plan, scope));
+        }
         let (source, schema, default_qualifier) = if let Some(args) = args {
             if args.settings.is_some() {
                 return Err(unsupported("SETTINGS in table functions are not supported"));
@@ -280,9 +296,11 @@ impl Binder<'_> {
             let (canonical, schema) = self.lookup_table(id)?;
             (TableSource::Table(canonical), schema, id.value.clone())
         };
+        // `FROM t AS x(a, b)` renames the columns in this scope only: the
+        // plan reads them by position
         let scope = Scope {
             qualifier: Some(alias.unwrap_or(default_qualifier)),
-            schema: schema.clone(),
+            schema: rename_columns(schema.clone(), &column_aliases, id)?,
         };
         Ok((LogicalPlan::Scan { source, schema }, scope))
     }
@@ -316,7 +334,7 @@ impl Binder<'_> {
                     "types" | "dtypes" | "column_types" | "sample_size"
                 )
             {
-                csv_option(&mut options, &option, e)?;
+                csv_option(&mut options, &option, e, self.fold)?;
                 continue;
             }
             let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
@@ -326,10 +344,16 @@ impl Binder<'_> {
                 )));
             };
             let scope = Scope::empty();
-            let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed here");
-            match eb.bind(e)? {
-                Expr::Literal(v) => values.push((v, e)),
-                _ => {
+            let mut eb = ExprBinder::new(
+                &scope,
+                self.fold,
+                false,
+                "aggregate functions are not allowed here",
+            );
+            let bound = eb.bind(e)?;
+            match self.fold.value(&bound)? {
+                Some(v) => values.push((v, e)),
+                None => {
                     return Err(bind_err(format!(
                         "arguments of {name} must be constants, found \"{e}\"{}",
                         at(e.span())
@@ -425,7 +449,7 @@ impl Binder<'_> {
                 Ok((TableSource::Series { start, stop, step }, schema, name))
             }
             _ => {
-                let hint = match did_you_mean(&name, TABLE_FUNCTIONS.iter().copied()) {
+                let hint = match did_you_mean(&name, table_functions()) {
                     Some(c) => format!(" Did you mean \"{c}\"?"),
                     None => String::new(),
                 };
@@ -438,8 +462,61 @@ impl Binder<'_> {
     }
 }
 
+/// `schema` with its first columns renamed to `names` (`FROM t AS x(a, b)`).
+fn rename_columns(
+    schema: SchemaRef,
+    names: &[&ast::Ident],
+    table: &ast::Ident,
+) -> Result<SchemaRef> {
+    if names.is_empty() {
+        return Ok(schema);
+    }
+    if names.len() > schema.fields().len() {
+        return Err(bind_err(format!(
+            "table \"{}\" has {} columns available but {} columns specified{}",
+            table.value,
+            schema.fields().len(),
+            names.len(),
+            at(table.span)
+        )));
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match names.get(i) {
+            Some(n) => f.as_ref().clone().with_name(n.value.clone()),
+            None => f.as_ref().clone(),
+        })
+        .collect();
+    Ok(SchemaRef::new(Schema::new(fields)))
+}
+
+/// `weir_functions()`: the function registry as rows (name, kind,
+/// signature, description).
+fn functions_table() -> LogicalPlan {
+    let rows = crate::functions::FUNCTIONS
+        .iter()
+        .map(|f| {
+            [f.name, f.kind.label(), f.signature, f.description]
+                .into_iter()
+                .map(|s| ScalarValue::Utf8(s.to_string()))
+                .collect()
+        })
+        .collect();
+    let fields: Vec<Field> = ["function_name", "function_type", "signature", "description"]
+        .into_iter()
+        .map(|n| Field::new(n, DataType::Utf8, false))
+        .collect();
+    LogicalPlan::Values {
+        rows,
+        schema: SchemaRef::new(Schema::new(fields)),
+    }
+}
+
 /// Plans the clauses of a SELECT over its source `plan`.
 fn select_over(
+    fold: Folder<'_>,
     plan: LogicalPlan,
     scope: &Scope,
     parts: SelectParts<'_>,
@@ -448,7 +525,7 @@ fn select_over(
 ) -> Result<LogicalPlan> {
     let mut plan = plan;
     if let Some(w) = parts.selection {
-        let mut eb = ExprBinder::new(scope, false, "WHERE clause cannot contain aggregates");
+        let mut eb = ExprBinder::new(scope, fold, false, "WHERE clause cannot contain aggregates");
         let predicate = eb.bind_predicate(w, "WHERE")?;
         if predicate != Expr::Literal(ScalarValue::Boolean(true)) {
             plan = LogicalPlan::Filter {
@@ -458,7 +535,7 @@ fn select_over(
         }
     }
     let mut items = expand_items(parts.projection, scope)?;
-    let mut eb = ExprBinder::new(scope, true, "");
+    let mut eb = ExprBinder::new(scope, fold, true, "");
     const NO_AGG_GROUP: &str = "GROUP BY clause cannot contain aggregates";
 
     // GROUP BY: expressions, output ordinals, or output aliases.
@@ -475,6 +552,17 @@ fn select_over(
             group_by.push(e);
         }
     }
+    if parts.group_all {
+        // every item that binds without an aggregate is a key
+        for item in &items {
+            let mut probe = ExprBinder::new(scope, fold, false, NO_AGG_GROUP);
+            if let Ok(e) = bind_item(&mut probe, item, scope, NO_AGG_GROUP)
+                && !group_by.contains(&e)
+            {
+                group_by.push(e);
+            }
+        }
+    }
 
     let mut exprs = Vec::with_capacity(items.len());
     for item in &mut items {
@@ -482,7 +570,7 @@ fn select_over(
             ItemKind::Ast(e) => {
                 let bound = eb.bind(e)?;
                 if item.name.is_empty() {
-                    item.name = e.to_string();
+                    item.name = expr_text(e);
                 }
                 bound
             }
@@ -648,22 +736,35 @@ fn select_over(
 
 /// Expands `*` and `t.*` and names every output column.
 fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Result<Vec<Item<'q>>> {
-    let all_columns = |out: &mut Vec<Item<'q>>| {
+    let all_columns = |out: &mut Vec<Item<'q>>, opts: Option<&WildcardAdditionalOptions>| {
         if scope.schema.fields().is_empty() {
             return Err(bind_err("SELECT * with no tables specified is not valid"));
         }
+        let excluded = match opts {
+            Some(o) => check_wildcard_options(o, scope)?,
+            None => Vec::new(),
+        };
+        let before = out.len();
         for (i, f) in scope.schema.fields().iter().enumerate() {
+            if excluded.contains(&i) {
+                continue;
+            }
             out.push(Item {
                 kind: ItemKind::Column(i),
                 name: f.name().clone(),
                 aliased: false,
             });
         }
+        if out.len() == before {
+            return Err(bind_err(
+                "SELECT list is empty after resolving * expressions!",
+            ));
+        }
         Ok(())
     };
     let mut out = Vec::new();
     let Some(projection) = projection else {
-        all_columns(&mut out)?;
+        all_columns(&mut out, None)?;
         return Ok(out);
     };
     for item in projection {
@@ -689,12 +790,8 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
                 name: alias.value.clone(),
                 aliased: true,
             }),
-            SelectItem::Wildcard(opts) => {
-                check_wildcard_options(opts)?;
-                all_columns(&mut out)?;
-            }
+            SelectItem::Wildcard(opts) => all_columns(&mut out, Some(opts))?,
             SelectItem::QualifiedWildcard(kind, opts) => {
-                check_wildcard_options(opts)?;
                 let q = match kind {
                     ast::SelectItemQualifiedWildcardKind::ObjectName(n) => single_name(n)?,
                     ast::SelectItemQualifiedWildcardKind::Expr(e) => {
@@ -702,7 +799,7 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
                     }
                 };
                 scope.check_qualifier(q)?;
-                all_columns(&mut out)?;
+                all_columns(&mut out, Some(opts))?;
             }
             SelectItem::ExprWithAliases { .. } => {
                 return Err(unsupported(format!("{item} is not supported")));
@@ -712,19 +809,41 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
     Ok(out)
 }
 
-fn check_wildcard_options(o: &WildcardAdditionalOptions) -> Result<()> {
+/// The columns `* EXCLUDE (...)` leaves out; the other options of `*`
+/// are refused.
+fn check_wildcard_options(o: &WildcardAdditionalOptions, scope: &Scope) -> Result<Vec<usize>> {
     if o.opt_ilike.is_some()
-        || o.opt_exclude.is_some()
         || o.opt_except.is_some()
         || o.opt_replace.is_some()
         || o.opt_rename.is_some()
         || o.opt_alias.is_some()
     {
         return Err(unsupported(format!(
-            "* with ILIKE/EXCLUDE/EXCEPT/REPLACE/RENAME is not supported: {o}"
+            "* with ILIKE/EXCEPT/REPLACE/RENAME is not supported: {o}"
         )));
     }
-    Ok(())
+    let names: Vec<&ast::ObjectName> = match &o.opt_exclude {
+        None => return Ok(Vec::new()),
+        Some(ast::ExcludeSelectItem::Single(n)) => vec![n],
+        Some(ast::ExcludeSelectItem::Multiple(ns)) => ns.iter().collect(),
+    };
+    let mut out = Vec::with_capacity(names.len());
+    for n in names {
+        let Some(ast::ObjectNamePart::Identifier(id)) = n.0.last() else {
+            return Err(unsupported(format!("EXCLUDE {n} is not supported")));
+        };
+        match scope.find(&id.value) {
+            Some(i) => out.push(i),
+            None => {
+                return Err(bind_err(format!(
+                    "Column \"{}\" in EXCLUDE list not found in FROM clause{}",
+                    id.value,
+                    at(id.span)
+                )));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn column_name(scope: &Scope, id: &ast::Ident) -> String {
@@ -838,7 +957,7 @@ fn nullable(e: &Expr, schema: &Schema) -> bool {
 }
 
 /// `LIMIT` / `OFFSET` as `(offset, fetch)`.
-fn limit(lc: Option<&LimitClause>) -> Result<(usize, Option<usize>)> {
+fn limit(fold: Folder<'_>, lc: Option<&LimitClause>) -> Result<(usize, Option<usize>)> {
     let (limit, offset) = match lc {
         None => return Ok((0, None)),
         Some(LimitClause::LimitOffset {
@@ -854,25 +973,27 @@ fn limit(lc: Option<&LimitClause>) -> Result<(usize, Option<usize>)> {
         Some(LimitClause::OffsetCommaLimit { offset, limit }) => (Some(limit), Some(offset)),
     };
     let fetch = match limit {
-        Some(e) => count(e, "LIMIT")?,
+        Some(e) => count(fold, e, "LIMIT")?,
         None => None,
     };
     let offset = match offset {
-        Some(e) => count(e, "OFFSET")?.unwrap_or(0),
+        Some(e) => count(fold, e, "OFFSET")?.unwrap_or(0),
         None => 0,
     };
     Ok((offset, fetch))
 }
 
 /// A non-negative integer constant (`None` for NULL).
-fn count(e: &ast::Expr, clause: &str) -> Result<Option<usize>> {
+fn count(fold: Folder<'_>, e: &ast::Expr, clause: &str) -> Result<Option<usize>> {
     let scope = Scope::empty();
     let mut eb = ExprBinder::new(
         &scope,
+        fold,
         false,
         "aggregate functions are not allowed in LIMIT",
     );
     let v = eb.bind(e)?;
+    let v = fold.value(&v)?.map_or(v, Expr::Literal);
     let bad = |what: &str| {
         bind_err(format!(
             "{clause} must be {what}, got \"{e}\"{}",
@@ -893,7 +1014,7 @@ fn count(e: &ast::Expr, clause: &str) -> Result<Option<usize>> {
 }
 
 /// A standalone `VALUES (...), (...)`: columns `col0, col1, ...`.
-fn values(v: &ast::Values) -> Result<LogicalPlan> {
+fn values(fold: Folder<'_>, v: &ast::Values) -> Result<LogicalPlan> {
     let scope = Scope::empty();
     let mut rows: Vec<Vec<ScalarValue>> = Vec::with_capacity(v.rows.len());
     let width = v.rows.first().map_or(0, |r| r.len());
@@ -908,12 +1029,14 @@ fn values(v: &ast::Values) -> Result<LogicalPlan> {
         for e in row.iter() {
             let mut eb = ExprBinder::new(
                 &scope,
+                fold,
                 false,
                 "aggregate functions are not allowed in VALUES",
             );
-            match eb.bind(e)? {
-                Expr::Literal(x) => out.push(x),
-                _ => {
+            let bound = eb.bind(e)?;
+            match fold.value(&bound)? {
+                Some(x) => out.push(x),
+                None => {
                     return Err(unsupported(format!(
                         "VALUES items must be constant expressions, found \"{e}\"{}",
                         at(e.span())
@@ -945,8 +1068,16 @@ fn values(v: &ast::Values) -> Result<LogicalPlan> {
         if t == DataType::Null && strings {
             t = DataType::Utf8;
         }
-        for row in &mut rows {
-            row[c] = cast_scalar(&row[c], &t).map_err(bind_err)?;
+        for (row, ast_row) in rows.iter_mut().zip(&v.rows) {
+            let x = std::mem::replace(&mut row[c], ScalarValue::Null(DataType::Null));
+            let xt = x.data_type();
+            let cast = fold.cast(Expr::Literal(x), &xt, &t);
+            row[c] = fold.value(&cast)?.ok_or_else(|| {
+                unsupported(format!(
+                    "VALUES items must be constant expressions, found \"{}\"",
+                    ast_row[c]
+                ))
+            })?;
         }
         let null = rows.iter().any(|r| r[c].is_null());
         fields.push(Field::new(format!("col{c}"), t, null));
@@ -958,6 +1089,26 @@ fn values(v: &ast::Values) -> Result<LogicalPlan> {
 }
 
 /// `dir/lineitem.csv` -> `lineitem`.
+/// `e` as SQL text, as its `Display` writes it, but with a chain of
+/// binary operators written in a loop: a flat chain may be far deeper
+/// than a recursive `Display` can go.
+fn expr_text(e: &ast::Expr) -> String {
+    use std::fmt::Write;
+    let mut spine = Vec::new();
+    let mut leaf = e;
+    while let ast::Expr::BinaryOp { left, .. } = leaf {
+        spine.push(leaf);
+        leaf = left;
+    }
+    let mut out = leaf.to_string();
+    for node in spine.iter().rev() {
+        if let ast::Expr::BinaryOp { op, right, .. } = node {
+            let _ = write!(out, " {op} {right}");
+        }
+    }
+    out
+}
+
 fn file_stem(path: &str) -> String {
     let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
     base.split('.').next().unwrap_or(base).to_string()
@@ -965,10 +1116,20 @@ fn file_stem(path: &str) -> String {
 
 /// A `read_csv` option: `types={'col': 'TYPE', ...}` fixes column types,
 /// `sample_size=N` sets the rows sampled for the others (-1: all).
-fn csv_option(options: &mut FileOptions, option: &str, e: &ast::Expr) -> Result<()> {
+fn csv_option(
+    options: &mut FileOptions,
+    option: &str,
+    e: &ast::Expr,
+    fold: Folder<'_>,
+) -> Result<()> {
     if option == "sample_size" {
         let scope = Scope::empty();
-        let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed here");
+        let mut eb = ExprBinder::new(
+            &scope,
+            fold,
+            false,
+            "aggregate functions are not allowed here",
+        );
         let n = match eb.bind(e)? {
             Expr::Literal(ScalarValue::Int32(n)) => i64::from(n),
             Expr::Literal(ScalarValue::Int64(n)) => n,

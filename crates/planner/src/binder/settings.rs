@@ -110,7 +110,12 @@ impl Binder<'_> {
     /// A constant setting value.
     fn setting_value(&self, e: &ast::Expr) -> Result<ScalarValue> {
         let scope = Scope::empty();
-        let mut eb = ExprBinder::new(&scope, false, "aggregate functions are not allowed in SET");
+        let mut eb = ExprBinder::new(
+            &scope,
+            self.fold,
+            false,
+            "aggregate functions are not allowed in SET",
+        );
         match eb.bind(e)? {
             Expr::Literal(v) => Ok(v),
             _ => Err(bind_err(format!(

@@ -1,0 +1,491 @@
+//! The function registry: every function Weir knows, with its signature,
+//! in one table. The binder resolves names through it, "did you mean"
+//! hints come from it, and `SELECT * FROM weir_functions()` lists it.
+
+use crate::expr::ScalarFunction;
+use crate::plan::AggregateFunction;
+
+/// What a function is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FunctionKind {
+    /// A scalar function, computed per row.
+    Scalar(ScalarFunction),
+    /// An aggregate function.
+    Aggregate(AggregateFunction),
+    /// A table function, used in FROM.
+    Table,
+    /// `extract(field FROM x)` and `date_part(field, x)`: a scalar
+    /// function whose first argument names a field.
+    DatePart,
+    /// `nullif(a, b)`: bound as `CASE WHEN a = b THEN NULL ELSE a END`.
+    NullIf,
+    /// `typeof(x)`: bound to the constant name of the type of `x`.
+    TypeOf,
+    /// `count_if(c)`: bound as `sum(CAST(c AS INTEGER))`.
+    CountIf,
+    /// `bool_and(b)`: bound as `min(b)` over BOOLEAN.
+    BoolAnd,
+    /// `bool_or(b)`: bound as `max(b)` over BOOLEAN.
+    BoolOr,
+    /// `current_setting('name')`: the setting's value, as a constant.
+    CurrentSetting,
+}
+
+impl FunctionKind {
+    /// `scalar`, `aggregate` or `table`, as `weir_functions()` shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Scalar(_)
+            | Self::DatePart
+            | Self::NullIf
+            | Self::TypeOf
+            | Self::CurrentSetting => "scalar",
+            Self::Aggregate(_) | Self::CountIf | Self::BoolAnd | Self::BoolOr => "aggregate",
+            Self::Table => "table",
+        }
+    }
+}
+
+/// One entry of the registry.
+#[derive(Clone, Copy, Debug)]
+pub struct FunctionDef {
+    /// The name (lower case); an alias has an entry of its own.
+    pub name: &'static str,
+    /// What it is.
+    pub kind: FunctionKind,
+    /// Its arguments and result, e.g. `strpos(VARCHAR, VARCHAR) -> BIGINT`.
+    pub signature: &'static str,
+    /// One line on what it computes.
+    pub description: &'static str,
+}
+
+const fn scalar(
+    name: &'static str,
+    f: ScalarFunction,
+    signature: &'static str,
+    description: &'static str,
+) -> FunctionDef {
+    FunctionDef {
+        name,
+        kind: FunctionKind::Scalar(f),
+        signature,
+        description,
+    }
+}
+
+const fn aggregate(
+    name: &'static str,
+    f: AggregateFunction,
+    signature: &'static str,
+    description: &'static str,
+) -> FunctionDef {
+    FunctionDef {
+        name,
+        kind: FunctionKind::Aggregate(f),
+        signature,
+        description,
+    }
+}
+
+const fn table(
+    name: &'static str,
+    signature: &'static str,
+    description: &'static str,
+) -> FunctionDef {
+    FunctionDef {
+        name,
+        kind: FunctionKind::Table,
+        signature,
+        description,
+    }
+}
+
+use AggregateFunction as A;
+use ScalarFunction as S;
+
+/// Every function, by name.
+pub const FUNCTIONS: &[FunctionDef] = &[
+    scalar("abs", S::Abs, "abs(NUMERIC) -> NUMERIC", "absolute value"),
+    scalar(
+        "round",
+        S::Round,
+        "round(NUMERIC [, INTEGER]) -> NUMERIC",
+        "rounded half away from zero to a number of decimal digits",
+    ),
+    scalar("lower", S::Lower, "lower(VARCHAR) -> VARCHAR", "lower case"),
+    scalar(
+        "lcase",
+        S::Lower,
+        "lcase(VARCHAR) -> VARCHAR",
+        "alias of lower",
+    ),
+    scalar("upper", S::Upper, "upper(VARCHAR) -> VARCHAR", "upper case"),
+    scalar(
+        "ucase",
+        S::Upper,
+        "ucase(VARCHAR) -> VARCHAR",
+        "alias of upper",
+    ),
+    scalar(
+        "length",
+        S::Length,
+        "length(VARCHAR) -> BIGINT",
+        "number of characters",
+    ),
+    scalar(
+        "len",
+        S::Length,
+        "len(VARCHAR) -> BIGINT",
+        "alias of length",
+    ),
+    scalar(
+        "char_length",
+        S::Length,
+        "char_length(VARCHAR) -> BIGINT",
+        "alias of length",
+    ),
+    scalar(
+        "character_length",
+        S::Length,
+        "character_length(VARCHAR) -> BIGINT",
+        "alias of length",
+    ),
+    scalar(
+        "substr",
+        S::Substr,
+        "substr(VARCHAR, BIGINT [, BIGINT]) -> VARCHAR",
+        "characters from a 1-based start, optionally of a length",
+    ),
+    scalar(
+        "substring",
+        S::Substr,
+        "substring(VARCHAR, BIGINT [, BIGINT]) -> VARCHAR",
+        "alias of substr; also substring(s FROM a FOR b)",
+    ),
+    scalar(
+        "coalesce",
+        S::Coalesce,
+        "coalesce(ANY, ...) -> ANY",
+        "the first non-NULL argument",
+    ),
+    FunctionDef {
+        name: "date_part",
+        kind: FunctionKind::DatePart,
+        signature: "date_part(VARCHAR, DATE|TIMESTAMP) -> BIGINT",
+        description: "a field (year, month, day, hour, minute, second, dow, doy, quarter, week; epoch as DOUBLE)",
+    },
+    FunctionDef {
+        name: "datepart",
+        kind: FunctionKind::DatePart,
+        signature: "datepart(VARCHAR, DATE|TIMESTAMP) -> BIGINT",
+        description: "alias of date_part",
+    },
+    FunctionDef {
+        name: "extract",
+        kind: FunctionKind::DatePart,
+        signature: "extract(field FROM DATE|TIMESTAMP) -> BIGINT",
+        description: "a field of a date, as date_part",
+    },
+    scalar(
+        "date_trunc",
+        S::DateTrunc,
+        "date_trunc(VARCHAR, DATE|TIMESTAMP) -> TIMESTAMP",
+        "truncated to year, quarter, month, week, day, hour, minute, second, millisecond or microsecond",
+    ),
+    scalar(
+        "greatest",
+        S::Greatest,
+        "greatest(ANY, ...) -> ANY",
+        "the largest argument, NULLs skipped",
+    ),
+    scalar(
+        "least",
+        S::Least,
+        "least(ANY, ...) -> ANY",
+        "the smallest argument, NULLs skipped",
+    ),
+    FunctionDef {
+        name: "nullif",
+        kind: FunctionKind::NullIf,
+        signature: "nullif(ANY, ANY) -> ANY",
+        description: "NULL if both arguments are equal, else the first",
+    },
+    FunctionDef {
+        name: "typeof",
+        kind: FunctionKind::TypeOf,
+        signature: "typeof(ANY) -> VARCHAR",
+        description: "the SQL type of the argument",
+    },
+    scalar(
+        "concat",
+        S::Concat,
+        "concat(ANY, ...) -> VARCHAR",
+        "concatenation, NULLs skipped",
+    ),
+    scalar(
+        "concat_ws",
+        S::ConcatWs,
+        "concat_ws(VARCHAR, ANY, ...) -> VARCHAR",
+        "concatenation with a separator, NULLs skipped",
+    ),
+    scalar(
+        "strpos",
+        S::Strpos,
+        "strpos(VARCHAR, VARCHAR) -> BIGINT",
+        "1-based position of the second string in the first, 0 if absent",
+    ),
+    scalar(
+        "instr",
+        S::Strpos,
+        "instr(VARCHAR, VARCHAR) -> BIGINT",
+        "alias of strpos",
+    ),
+    scalar(
+        "replace",
+        S::Replace,
+        "replace(VARCHAR, VARCHAR, VARCHAR) -> VARCHAR",
+        "every occurrence of the second string replaced by the third",
+    ),
+    scalar(
+        "trim",
+        S::Trim,
+        "trim(VARCHAR [, VARCHAR]) -> VARCHAR",
+        "characters (default spaces) removed from both ends",
+    ),
+    scalar(
+        "ltrim",
+        S::Ltrim,
+        "ltrim(VARCHAR [, VARCHAR]) -> VARCHAR",
+        "characters removed from the start",
+    ),
+    scalar(
+        "rtrim",
+        S::Rtrim,
+        "rtrim(VARCHAR [, VARCHAR]) -> VARCHAR",
+        "characters removed from the end",
+    ),
+    scalar(
+        "left",
+        S::Left,
+        "left(VARCHAR, BIGINT) -> VARCHAR",
+        "the first n characters",
+    ),
+    scalar(
+        "right",
+        S::Right,
+        "right(VARCHAR, BIGINT) -> VARCHAR",
+        "the last n characters",
+    ),
+    scalar(
+        "lpad",
+        S::Lpad,
+        "lpad(VARCHAR, BIGINT, VARCHAR) -> VARCHAR",
+        "padded on the left, or cut, to n characters",
+    ),
+    scalar(
+        "rpad",
+        S::Rpad,
+        "rpad(VARCHAR, BIGINT, VARCHAR) -> VARCHAR",
+        "padded on the right, or cut, to n characters",
+    ),
+    scalar(
+        "reverse",
+        S::Reverse,
+        "reverse(VARCHAR) -> VARCHAR",
+        "the characters in reverse order",
+    ),
+    scalar(
+        "repeat",
+        S::Repeat,
+        "repeat(VARCHAR, BIGINT) -> VARCHAR",
+        "the string repeated n times",
+    ),
+    scalar(
+        "starts_with",
+        S::StartsWith,
+        "starts_with(VARCHAR, VARCHAR) -> BOOLEAN",
+        "true if the first string starts with the second",
+    ),
+    scalar(
+        "ends_with",
+        S::EndsWith,
+        "ends_with(VARCHAR, VARCHAR) -> BOOLEAN",
+        "true if the first string ends with the second",
+    ),
+    scalar(
+        "suffix",
+        S::EndsWith,
+        "suffix(VARCHAR, VARCHAR) -> BOOLEAN",
+        "alias of ends_with",
+    ),
+    scalar(
+        "prefix",
+        S::StartsWith,
+        "prefix(VARCHAR, VARCHAR) -> BOOLEAN",
+        "alias of starts_with",
+    ),
+    scalar(
+        "contains",
+        S::Contains,
+        "contains(VARCHAR, VARCHAR) -> BOOLEAN",
+        "true if the first string contains the second",
+    ),
+    scalar(
+        "floor",
+        S::Floor,
+        "floor(NUMERIC) -> NUMERIC",
+        "largest integer not above x (DOUBLE for integers, as DuckDB)",
+    ),
+    scalar(
+        "ceil",
+        S::Ceil,
+        "ceil(NUMERIC) -> NUMERIC",
+        "smallest integer not below x",
+    ),
+    scalar(
+        "ceiling",
+        S::Ceil,
+        "ceiling(NUMERIC) -> NUMERIC",
+        "alias of ceil",
+    ),
+    scalar(
+        "trunc",
+        S::Trunc,
+        "trunc(NUMERIC) -> NUMERIC",
+        "x with its fraction dropped",
+    ),
+    scalar("sign", S::Sign, "sign(NUMERIC) -> INTEGER", "-1, 0 or 1"),
+    scalar(
+        "sqrt",
+        S::Sqrt,
+        "sqrt(DOUBLE) -> DOUBLE",
+        "square root (NaN below zero)",
+    ),
+    scalar(
+        "pow",
+        S::Power,
+        "pow(DOUBLE, DOUBLE) -> DOUBLE",
+        "x to the power y",
+    ),
+    scalar(
+        "power",
+        S::Power,
+        "power(DOUBLE, DOUBLE) -> DOUBLE",
+        "alias of pow",
+    ),
+    scalar("exp", S::Exp, "exp(DOUBLE) -> DOUBLE", "e to the power x"),
+    scalar(
+        "ln",
+        S::Ln,
+        "ln(DOUBLE) -> DOUBLE",
+        "natural logarithm (-inf at 0, NaN below)",
+    ),
+    scalar(
+        "log",
+        S::Log10,
+        "log(DOUBLE) -> DOUBLE",
+        "base-10 logarithm",
+    ),
+    scalar(
+        "log10",
+        S::Log10,
+        "log10(DOUBLE) -> DOUBLE",
+        "base-10 logarithm",
+    ),
+    scalar(
+        "log2",
+        S::Log2,
+        "log2(DOUBLE) -> DOUBLE",
+        "base-2 logarithm",
+    ),
+    aggregate(
+        "count",
+        A::Count,
+        "count(ANY) -> BIGINT; count(*)",
+        "number of non-NULL values (of rows with *)",
+    ),
+    aggregate("sum", A::Sum, "sum(NUMERIC) -> NUMERIC", "sum"),
+    aggregate("avg", A::Avg, "avg(NUMERIC) -> DOUBLE", "mean"),
+    aggregate("mean", A::Avg, "mean(NUMERIC) -> DOUBLE", "alias of avg"),
+    aggregate("min", A::Min, "min(ANY) -> ANY", "smallest value"),
+    aggregate("max", A::Max, "max(ANY) -> ANY", "largest value"),
+    FunctionDef {
+        name: "count_if",
+        kind: FunctionKind::CountIf,
+        signature: "count_if(BOOLEAN) -> BIGINT",
+        description: "number of rows where the argument is true (NULL when all are NULL)",
+    },
+    FunctionDef {
+        name: "bool_and",
+        kind: FunctionKind::BoolAnd,
+        signature: "bool_and(BOOLEAN) -> BOOLEAN",
+        description: "true if every non-NULL value is true",
+    },
+    FunctionDef {
+        name: "bool_or",
+        kind: FunctionKind::BoolOr,
+        signature: "bool_or(BOOLEAN) -> BOOLEAN",
+        description: "true if any non-NULL value is true",
+    },
+    FunctionDef {
+        name: "current_setting",
+        kind: FunctionKind::CurrentSetting,
+        signature: "current_setting(VARCHAR) -> ANY",
+        description: "the value of a setting (see weir_settings())",
+    },
+    table("read_csv", "read_csv(VARCHAR)", "rows of a CSV file"),
+    table(
+        "read_csv_auto",
+        "read_csv_auto(VARCHAR)",
+        "alias of read_csv",
+    ),
+    table(
+        "read_parquet",
+        "read_parquet(VARCHAR)",
+        "rows of a Parquet file",
+    ),
+    table(
+        "range",
+        "range([start,] stop [, step])",
+        "BIGINT rows start..stop (exclusive)",
+    ),
+    table(
+        "generate_series",
+        "generate_series([start,] stop [, step])",
+        "BIGINT rows start..stop (inclusive)",
+    ),
+    table(
+        "weir_functions",
+        "weir_functions()",
+        "this list: function_name, function_type, signature, description",
+    ),
+    table(
+        "weir_settings",
+        "weir_settings()",
+        "the settings: name, value, description, input_type",
+    ),
+];
+
+/// The entry named `name` (case-insensitive).
+pub fn lookup(name: &str) -> Option<&'static FunctionDef> {
+    FUNCTIONS.iter().find(|f| f.name.eq_ignore_ascii_case(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_lower_case() {
+        let mut names: Vec<&str> = FUNCTIONS.iter().map(|f| f.name).collect();
+        assert!(names.iter().all(|n| *n == n.to_ascii_lowercase()));
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        assert!(matches!(
+            lookup("STRPOS").map(|f| f.kind),
+            Some(FunctionKind::Scalar(ScalarFunction::Strpos))
+        ));
+    }
+}
