@@ -139,9 +139,7 @@ mod tests {
     #[test]
     fn sequential_string_keys_spread_over_buckets() {
         let n = 1usize << 16;
-        let keys: ArrayRef = Arc::new(StringArray::from_iter_values(
-            (0..n).map(|i| i.to_string()),
-        ));
+        let keys: ArrayRef = Arc::new(StringArray::from_iter_values((0..n).map(|i| i.to_string())));
         let (used, longest) = spread(&row_hashes(keys), 16);
         assert!(used > n * 55 / 100, "{used} buckets used");
         assert!(longest <= 12, "{longest} keys in one bucket");

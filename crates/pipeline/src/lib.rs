@@ -102,15 +102,18 @@ mod error;
 pub mod eval;
 mod execute;
 mod hash;
+mod memory;
 mod options;
 mod pipeline;
 mod profile;
+mod sort;
 mod source;
 mod step;
 mod tail;
 
 pub use crate::error::{Error, Result};
 pub use crate::execute::{QueryOutput, execute, explain};
+pub use crate::memory::MemoryAccountant;
 pub use crate::options::{DEFAULT_MORSEL_ROWS, ExecOptions, Progress};
 pub use crate::profile::{OperatorProfile, QueryProfile};
 pub use crate::source::{SourceResolver, TableData, series_table};
