@@ -20,6 +20,7 @@ use crate::pipeline::{
     StepCounters, batch_bytes, make_job, segments,
 };
 use crate::profile::{OperatorProfile, QueryProfile};
+use crate::rewrite::split_distinct;
 use crate::sort::{MergePlan, SortedRun, TopN};
 use crate::source::{SourceResolver, TableData};
 use crate::tail::limit;
@@ -66,6 +67,8 @@ pub fn execute(
     let started = Instant::now();
     check_interrupt(options, started)?;
     let memory = Arc::new(MemoryAccountant::new());
+    let rewritten = split_distinct(plan);
+    let physical = rewritten.as_ref().unwrap_or(plan);
     let run = Run {
         executor,
         options,
@@ -76,7 +79,7 @@ pub fn execute(
     let mut current: Option<(SchemaRef, Vec<RecordBatch>)> = None;
     let mut first_lanes = 0;
     let mut morsels_total = 0;
-    for (i, segment) in segments(plan)?.iter().enumerate() {
+    for (i, segment) in segments(physical)?.iter().enumerate() {
         check_interrupt(options, started)?;
         if segment.is_pass_through() {
             // LIMIT over a finished result: slices, no job
@@ -527,7 +530,15 @@ pub fn explain(
     for line in plan.display_indent().lines() {
         let _ = writeln!(out, "  {line}");
     }
-    for (i, segment) in segments(plan)?.iter().enumerate() {
+    let rewritten = split_distinct(plan);
+    if let Some(physical) = &rewritten {
+        out.push_str("Physical plan (DISTINCT aggregates split in two):\n");
+        for line in physical.display_indent().lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    let physical = rewritten.as_ref().unwrap_or(plan);
+    for (i, segment) in segments(physical)?.iter().enumerate() {
         let _ = writeln!(
             out,
             "Pipeline {}{}: {}",
