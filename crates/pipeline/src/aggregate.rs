@@ -297,9 +297,18 @@ impl GroupTable {
     }
 }
 
-/// Partial groups are cut into this many radix buckets by the top bits of
-/// their hash; a merge partition is a run of consecutive buckets.
+/// Partial groups are cut into this many radix buckets by bits of their
+/// hash; a merge partition is a run of consecutive buckets.
 pub(crate) const RADIX_BUCKETS: usize = 256;
+
+/// The radix bucket of a hash: bits 48..56. Not the top 7 bits: hashbrown
+/// keeps those as each slot's tag, and a partition whose keys all share
+/// their tag compares keys on every probe. Not the low bits either: they
+/// pick the slot.
+#[inline]
+pub(crate) fn radix(hash: u64) -> usize {
+    ((hash >> 48) as usize) & (RADIX_BUCKETS - 1)
+}
 
 /// A lane's partial aggregation, finished: its state and, per radix
 /// bucket, the ids of its groups in that bucket.
@@ -412,16 +421,15 @@ impl AggregateState {
         Ok(())
     }
 
-    /// Cuts the groups into [`RADIX_BUCKETS`] buckets by hash (all in
+    /// Cuts the groups into [`RADIX_BUCKETS`] buckets by [`radix`] (all in
     /// bucket 0 without GROUP BY).
     pub(crate) fn partition(self) -> PartitionedState {
         let mut buckets = vec![Vec::new(); RADIX_BUCKETS];
         match &self.groups {
             None => buckets[0].push(0),
             Some(table) => {
-                let shift = 64 - RADIX_BUCKETS.trailing_zeros();
-                for (id, h) in table.hashes.iter().enumerate() {
-                    buckets[(h >> shift) as usize].push(id as u32);
+                for (id, &h) in table.hashes.iter().enumerate() {
+                    buckets[radix(h)].push(id as u32);
                 }
             }
         }
@@ -440,6 +448,15 @@ pub(crate) fn merge_partition(
     buckets: std::ops::Range<usize>,
 ) -> Result<(RecordBatch, usize)> {
     let mut merged = plan.new_state()?;
+    if let Some(table) = &mut merged.groups {
+        let groups: usize = lanes
+            .iter()
+            .map(|l| buckets.clone().map(|b| l.buckets[b].len()).sum::<usize>())
+            .max()
+            .unwrap_or(0);
+        let hashes = &table.hashes;
+        table.table.reserve(groups, |&id| hashes[id as usize]);
+    }
     for lane in lanes {
         for b in buckets.clone() {
             if !lane.buckets[b].is_empty() {
@@ -1292,5 +1309,27 @@ impl Accumulator for DistinctAcc {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_of_one_radix_bucket_keep_distinct_tags() {
+        // hashbrown tags each slot with the top 7 bits of its hash: the keys
+        // merged by one partition must not share them, or every probe of
+        // the partition's table compares keys
+        let converter = RowConverter::new(vec![SortField::new(DataType::Int64)]).unwrap();
+        let keys: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1 << 16));
+        let rows = converter.convert_columns(&[keys]).unwrap();
+        let tags: std::collections::HashSet<u64> = rows
+            .iter()
+            .map(|r| hash_bytes(r.as_ref()))
+            .filter(|&h| radix(h) == 0)
+            .map(|h| h >> 57)
+            .collect();
+        assert!(tags.len() > 100, "{} tags in bucket 0", tags.len());
     }
 }

@@ -366,6 +366,11 @@ impl Run<'_> {
                 } else {
                     1
                 };
+                if states.len() == 1 {
+                    // one lane: its groups are already merged
+                    let state = states.pop().expect("one lane").state;
+                    return Ok((vec![state.finish(plan)?], false));
+                }
                 if partitions == 1 {
                     let (batch, _) = merge_partition(plan, &states, 0..RADIX_BUCKETS)?;
                     return Ok((vec![batch], false));
