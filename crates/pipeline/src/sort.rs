@@ -237,10 +237,35 @@ fn downcast_seq(array: &ArrayRef) -> Result<UInt64Array> {
         .ok_or_else(|| Error::Internal("sort positions are not UInt64".into()))
 }
 
-/// One lane's input, sorted: the rows and their keys in the same order.
+/// One lane's input, sorted: the rows in key order, and their keys (in
+/// input order) with the permutation that sorts them.
 pub(crate) struct SortedRun {
     batch: RecordBatch,
     rows: Rows,
+    order: Vec<u32>,
+}
+
+/// The first 16 bytes of a row-encoded key, zero-padded, as a big-endian
+/// number: where two prefixes differ they order the keys as their bytes
+/// do, so most comparisons of a sort are one integer compare.
+#[inline]
+fn prefix(bytes: &[u8]) -> u128 {
+    let mut buf = [0u8; 16];
+    let n = bytes.len().min(16);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    u128::from_be_bytes(buf)
+}
+
+/// The permutation that sorts `rows` (unique keys).
+fn sort_order(rows: &Rows) -> Vec<u32> {
+    let mut keyed: Vec<(u128, u32)> = (0..rows.num_rows())
+        .map(|i| (prefix(rows.row(i).as_ref()), i as u32))
+        .collect();
+    keyed.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| rows.row(a.1 as usize).cmp(&rows.row(b.1 as usize)))
+    });
+    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 impl SortedRun {
@@ -263,19 +288,12 @@ impl SortedRun {
             downcast_seq(&concat(&seq_refs).map_err(Error::arrow)?)?
         };
         let rows = spec.rows(&converter, &batch, &seq)?;
-        let mut order: Vec<u32> = (0..batch.num_rows() as u32).collect();
+        drop(seq);
         // keys are unique (the position is the last key)
-        order.sort_unstable_by(|a, b| rows.row(*a as usize).cmp(&rows.row(*b as usize)));
-        let mut sorted = converter.empty_rows(order.len(), rows.size());
-        for &i in &order {
-            sorted.push(rows.row(i as usize));
-        }
-        let batch = arrow::compute::take_record_batch(&batch, &UInt32Array::from(order))
+        let order = sort_order(&rows);
+        let batch = arrow::compute::take_record_batch(&batch, &UInt32Array::from(order.clone()))
             .map_err(Error::arrow)?;
-        Ok(SortedRun {
-            batch,
-            rows: sorted,
-        })
+        Ok(SortedRun { batch, rows, order })
     }
 
     pub(crate) fn num_rows(&self) -> usize {
@@ -284,7 +302,13 @@ impl SortedRun {
 
     /// Bytes held.
     pub(crate) fn size(&self) -> usize {
-        self.batch.get_array_memory_size() + self.rows.size()
+        self.batch.get_array_memory_size() + self.rows.size() + self.order.capacity() * 4
+    }
+
+    /// The key of the row at sorted position `i`.
+    #[inline]
+    fn key(&self, i: usize) -> arrow::row::Row<'_> {
+        self.rows.row(self.order[i] as usize)
     }
 
     /// The first position whose key is not below `key`.
@@ -293,7 +317,7 @@ impl SortedRun {
         let (mut lo, mut hi) = (0, self.num_rows());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.rows.row(mid) < key {
+            if self.key(mid) < key {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -324,7 +348,7 @@ impl MergePlan {
                     continue;
                 }
                 let step = n.div_ceil(per_run).max(1);
-                samples.extend((0..n).step_by(step).map(|i| run.rows.row(i).owned()));
+                samples.extend((0..n).step_by(step).map(|i| run.key(i).owned()));
             }
             samples.sort_unstable();
         }
@@ -369,12 +393,12 @@ impl MergePlan {
         }
         let mut heap = BinaryHeap::with_capacity(live.len());
         for &r in &live {
-            heap.push(Reverse((runs[r].rows.row(ranges[r].0), r, ranges[r].0)));
+            heap.push(Reverse((runs[r].key(ranges[r].0), r, ranges[r].0)));
         }
         while let Some(Reverse((_, r, i))) = heap.pop() {
             indices.push((r, i));
             if i + 1 < ranges[r].1 {
-                heap.push(Reverse((runs[r].rows.row(i + 1), r, i + 1)));
+                heap.push(Reverse((runs[r].key(i + 1), r, i + 1)));
             }
         }
         let batches: Vec<&RecordBatch> = runs.iter().map(|r| &r.batch).collect();
