@@ -242,7 +242,7 @@ pub(crate) struct AggregateState {
 /// allocation per group).
 struct GroupTable {
     converter: RowConverter,
-    table: HashTable<u32>,
+    table: HashTable<Slot>,
     keys: Rows,
     hashes: Vec<u64>,
 }
@@ -276,25 +276,61 @@ impl GroupTable {
     /// The id of the group with key `bytes` (of hash `hash`), adding it
     /// (as `row`, the same bytes) if new.
     fn find_or_insert(&mut self, bytes: &[u8], hash: u64, row: arrow::row::Row<'_>) -> u32 {
+        let head = key_head(bytes);
         let keys = &self.keys;
-        if let Some(&id) = self
-            .table
-            .find(hash, |&id| keys.row(id as usize).as_ref() == bytes)
-        {
-            return id;
+        // keys of up to 16 bytes are compared in the slot, without reading
+        // the key store (one cache miss per probe instead of three)
+        let eq = |s: &Slot| {
+            s.head == head
+                && if bytes.len() <= 16 {
+                    s.len as usize == bytes.len()
+                } else {
+                    keys.row(s.id as usize).as_ref() == bytes
+                }
+        };
+        if let Some(slot) = self.table.find(hash, eq) {
+            return slot.id;
         }
         let id = self.keys.num_rows() as u32;
         self.keys.push(row);
         self.hashes.push(hash);
-        let hashes = &self.hashes;
-        self.table
-            .insert_unique(hash, id, |&id| hashes[id as usize]);
+        self.table.insert_unique(
+            hash,
+            Slot {
+                hash,
+                head,
+                id,
+                len: bytes.len().min(u32::MAX as usize) as u32,
+            },
+            |s| s.hash,
+        );
         id
     }
 
     fn size(&self) -> usize {
-        self.keys.size() + self.hashes.capacity() * 8 + self.table.capacity() * 5
+        self.keys.size()
+            + self.hashes.capacity() * 8
+            + self.table.capacity() * (std::mem::size_of::<Slot>() + 1)
     }
+}
+
+/// A group table slot: the group's hash and its key's first 16 bytes
+/// (all of a short key), so probes rarely leave the table.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    hash: u64,
+    head: u128,
+    id: u32,
+    len: u32,
+}
+
+/// The first 16 bytes of a key, zero-padded.
+#[inline]
+fn key_head(bytes: &[u8]) -> u128 {
+    let mut buf = [0u8; 16];
+    let n = bytes.len().min(16);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    u128::from_le_bytes(buf)
 }
 
 /// Partial groups are cut into this many radix buckets by bits of their
@@ -454,8 +490,7 @@ pub(crate) fn merge_partition(
             .map(|l| buckets.clone().map(|b| l.buckets[b].len()).sum::<usize>())
             .max()
             .unwrap_or(0);
-        let hashes = &table.hashes;
-        table.table.reserve(groups, |&id| hashes[id as usize]);
+        table.table.reserve(groups, |s| s.hash);
     }
     for lane in lanes {
         for b in buckets.clone() {
