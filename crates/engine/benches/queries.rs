@@ -202,10 +202,13 @@ fn peak_memory(db: &Database, sql: &str) -> u64 {
             };
             for i in 0..batch.num_rows() {
                 let line = formatter.value(i).to_string();
-                if let Some(rest) = line.split("peak memory ").nth(1) {
-                    if let Some(n) = rest.split(' ').next().and_then(|n| n.parse().ok()) {
-                        return n;
-                    }
+                if let Some(n) = line
+                    .split("peak memory ")
+                    .nth(1)
+                    .and_then(|rest| rest.split(' ').next())
+                    .and_then(|n| n.parse().ok())
+                {
+                    return n;
                 }
             }
         }
