@@ -19,8 +19,12 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch, UInt32Array, UInt64Array};
-use arrow::compute::{SortOptions, concat, concat_batches, interleave_record_batch, take};
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar, UInt32Array, UInt64Array};
+use arrow::compute::kernels::cmp::{gt_eq, lt_eq};
+use arrow::compute::{
+    SortOptions, concat, concat_batches, filter, filter_record_batch, interleave_record_batch,
+    is_null, or, prep_null_mask_filter, take,
+};
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 use weir_planner::SortKey;
@@ -118,6 +122,10 @@ pub(crate) struct TopN {
     buffered: usize,
     /// The k-th best key so far: rows not below it cannot make the cut.
     threshold: Option<OwnedRow>,
+    /// The threshold's first key as a one-value array: a morsel is first
+    /// narrowed by comparing its first key column with it (a vectorised
+    /// kernel), and only rows that may beat the threshold are row-encoded.
+    threshold_first: Option<ArrayRef>,
 }
 
 impl TopN {
@@ -128,6 +136,7 @@ impl TopN {
             candidates: Vec::new(),
             buffered: 0,
             threshold: None,
+            threshold_first: None,
         })
     }
 
@@ -142,6 +151,18 @@ impl TopN {
         if self.k == 0 || n == 0 {
             return Ok(());
         }
+        let (batch, seq) = match self.prefilter(spec, &batch)? {
+            None => (batch, seq),
+            Some(mask) => {
+                let batch = filter_record_batch(&batch, &mask).map_err(Error::arrow)?;
+                if batch.num_rows() == 0 {
+                    return Ok(());
+                }
+                let seq = downcast_seq(&filter(&seq, &mask).map_err(Error::arrow)?)?;
+                (batch, seq)
+            }
+        };
+        let n = batch.num_rows();
         let (batch, seq) = match &self.threshold {
             None => (batch, seq),
             Some(t) => {
@@ -178,6 +199,38 @@ impl TopN {
         Ok(())
     }
 
+    /// The rows of `batch` whose first key is not worse than the
+    /// threshold's (ties are decided by the full keys later); `None` when
+    /// there is no usable threshold.
+    fn prefilter(&self, spec: &SortSpec, batch: &RecordBatch) -> Result<Option<BooleanArray>> {
+        let Some(first) = &self.threshold_first else {
+            return Ok(None);
+        };
+        if first.is_null(0) {
+            return Ok(None);
+        }
+        let key = &spec.keys[0];
+        let column = conform(evaluate(&key.expr, batch)?, &spec.types[0])?;
+        let threshold = Scalar::new(Arc::clone(first));
+        let mask = if key.asc {
+            lt_eq(&column, &threshold)
+        } else {
+            gt_eq(&column, &threshold)
+        }
+        .map_err(Error::arrow)?;
+        // a NULL key is better than the (non-NULL) threshold iff NULLS FIRST
+        let mask = if mask.null_count() > 0 {
+            prep_null_mask_filter(&mask)
+        } else {
+            mask
+        };
+        if key.nulls_first && column.null_count() > 0 {
+            let nulls = is_null(&column).map_err(Error::arrow)?;
+            return or(&mask, &nulls).map(Some).map_err(Error::arrow);
+        }
+        Ok(Some(mask))
+    }
+
     /// Keeps only the best `k` candidates, sorted, and tightens the
     /// threshold.
     fn compact(&mut self, spec: &SortSpec) -> Result<()> {
@@ -193,7 +246,14 @@ impl TopN {
         }
         order.sort_unstable_by(cmp);
         if self.k > 0 && order.len() == self.k {
-            self.threshold = Some(rows.row(order[self.k - 1] as usize).owned());
+            let last = rows.row(order[self.k - 1] as usize);
+            self.threshold_first = self
+                .converter
+                .convert_rows(std::iter::once(last))
+                .map_err(Error::arrow)?
+                .into_iter()
+                .next();
+            self.threshold = Some(last.owned());
         }
         let order = UInt32Array::from(order);
         let batch = arrow::compute::take_record_batch(&batch, &order).map_err(Error::arrow)?;
@@ -522,7 +582,7 @@ mod tests {
     fn top_n_is_the_head_of_the_stable_sort() {
         let parts = morsels(3000, 50, 11);
         for k in [0, 1, 10, 333, 5000] {
-            for (asc, nulls_first) in [(false, false), (true, true)] {
+            for (asc, nulls_first) in [(false, false), (true, true), (true, false), (false, true)] {
                 let spec = SortSpec::new(&key(asc, nulls_first), schema()).unwrap();
                 let mut lanes: Vec<TopN> = (0..2).map(|_| TopN::new(&spec, k).unwrap()).collect();
                 for (m, b) in &parts {
