@@ -2,10 +2,13 @@
 //!
 //! - `executor`: the criterion benches of `weir-executor`.
 //! - `queries`: generates TPC-H `lineitem` (scale factor `--sf`, default 1,
-//!   cached under `target/tpch/`), loads it and times `bench/queries.sql`,
-//!   printing per query the median, rows/s and result, and writing
-//!   `target/bench/queries.json`. ARGS go to the query bench
-//!   (`--sf 0.1 --threads 2 --reps 5`).
+//!   cached under `target/tpch/`), loads it and times `bench/queries.sql`
+//!   and `bench/breakers.sql` (high-cardinality GROUP BY, top-N, full sort,
+//!   DISTINCT), printing per query the median, rows/s, peak breaker memory
+//!   and result, and writing `target/bench/queries.json`. ARGS go to the
+//!   query bench (`--sf 0.1 --threads 2 --reps 5 --only G1,T10`, or
+//!   `--sql QUERY` for ad-hoc queries). DuckDB's numbers on the same data:
+//!   `python3 bench/duckdb_peer.py --threads 2` (see docs/PERFORMANCE.md).
 
 use anyhow::{Result, bail};
 

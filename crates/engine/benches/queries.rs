@@ -1,6 +1,9 @@
-//! The TPC-H benchmark queries of `bench/queries.sql` on `lineitem`.
+//! The TPC-H benchmark queries of `bench/queries.sql` and
+//! `bench/breakers.sql` on `lineitem`.
 //!
-//! `cargo xtask bench queries -- [--sf 1] [--threads N] [--reps 5]`
+//! `cargo xtask bench queries -- [--sf 1] [--threads N] [--reps 5] [--only F1,G1]`
+//! times the labelled queries; `--sql QUERY` (repeatable) times ad-hoc
+//! queries on an empty database instead (e.g. over `range()`).
 //!
 //! Generates `lineitem` at the scale factor (cached as Parquet under
 //! `target/tpch/`), loads it into memory, runs each query once to warm up
@@ -25,6 +28,7 @@ fn main() {
     let mut threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut reps = 5_usize;
     let mut only: Option<String> = None;
+    let mut sqls: Vec<String> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -42,9 +46,40 @@ fn main() {
             }
             "--reps" => reps = args.next().and_then(|v| v.parse().ok()).expect("--reps N"),
             "--only" => only = args.next(),
+            "--sql" => sqls.push(args.next().expect("--sql QUERY")),
             "--bench" => {} // passed by `cargo bench`
-            other => panic!("unknown argument {other}: --sf SF --threads N --reps N --only NAME"),
+            other => panic!(
+                "unknown argument {other}: --sf SF --threads N --reps N --only NAME[,NAME] --sql QUERY"
+            ),
         }
+    }
+    if !sqls.is_empty() {
+        // ad-hoc queries (e.g. over range()), no lineitem
+        let db = Database::with_config(Config {
+            threads,
+            ..Config::default()
+        })
+        .expect("database");
+        for sql in &sqls {
+            let mut times = Vec::with_capacity(reps);
+            for rep in 0..=reps {
+                let start = Instant::now();
+                db.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+                if rep > 0 {
+                    times.push(start.elapsed());
+                }
+            }
+            times.sort();
+            let median = times
+                .get(times.len() / 2)
+                .copied()
+                .unwrap_or(Duration::ZERO);
+            println!(
+                "median {:>9.2} ms  {threads} threads  {sql}",
+                median.as_secs_f64() * 1e3
+            );
+        }
+        return;
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let cache = root.join(format!("target/tpch/sf{sf}"));
@@ -88,7 +123,12 @@ fn main() {
         load.elapsed().as_secs_f64()
     );
 
-    let text = std::fs::read_to_string(root.join("bench/queries.sql")).expect("bench/queries.sql");
+    let mut text =
+        std::fs::read_to_string(root.join("bench/queries.sql")).expect("bench/queries.sql");
+    // the breaker shapes (high-cardinality GROUP BY, top-N, sort, DISTINCT)
+    if let Ok(more) = std::fs::read_to_string(root.join("bench/breakers.sql")) {
+        text.push_str(&more);
+    }
     let mut label = String::new();
     let mut json = Vec::new();
     for line in text.lines() {
@@ -97,7 +137,11 @@ fn main() {
             continue;
         }
         let sql = line.trim().trim_end_matches(';');
-        if sql.is_empty() || only.as_ref().is_some_and(|o| *o != label) {
+        if sql.is_empty()
+            || only
+                .as_ref()
+                .is_some_and(|o| !o.split(',').any(|l| l == label))
+        {
             continue;
         }
         let mut first = String::new();
@@ -120,13 +164,15 @@ fn main() {
             .copied()
             .unwrap_or(Duration::ZERO);
         let rate = rows as f64 / median.as_secs_f64().max(1e-9);
+        let peak = peak_memory(&db, sql);
         println!(
-            "{label:<3} median {:>9.2} ms  {:>8.0} Mrows/s  rows_out={out_rows} first={first}",
+            "{label:<3} median {:>9.2} ms  {:>8.0} Mrows/s  peak {:>8.1} MiB  rows_out={out_rows} first={first}",
             median.as_secs_f64() * 1e3,
-            rate / 1e6
+            rate / 1e6,
+            peak as f64 / (1 << 20) as f64
         );
         json.push(format!(
-            "{{\"query\":\"{label}\",\"median_ms\":{:.3},\"rows_per_s\":{rate:.0},\"rows_out\":{out_rows},\"first\":\"{}\"}}",
+            "{{\"query\":\"{label}\",\"median_ms\":{:.3},\"rows_per_s\":{rate:.0},\"peak_bytes\":{peak},\"rows_out\":{out_rows},\"first\":\"{}\"}}",
             median.as_secs_f64() * 1e3,
             first.replace('"', "'")
         ));
@@ -140,6 +186,34 @@ fn main() {
     )
     .expect("write json");
     eprintln!("wrote {}", out.display());
+}
+
+/// The peak breaker memory EXPLAIN ANALYZE reports for `sql` (0 if it
+/// reports none).
+fn peak_memory(db: &Database, sql: &str) -> u64 {
+    let Ok(result) = db.execute(&format!("EXPLAIN ANALYZE {sql}")) else {
+        return 0;
+    };
+    let options = FormatOptions::default();
+    for batch in result.batches() {
+        for column in batch.columns() {
+            let Ok(formatter) = ArrayFormatter::try_new(column.as_ref(), &options) else {
+                continue;
+            };
+            for i in 0..batch.num_rows() {
+                let line = formatter.value(i).to_string();
+                if let Some(n) = line
+                    .split("peak memory ")
+                    .nth(1)
+                    .and_then(|rest| rest.split(' ').next())
+                    .and_then(|n| n.parse().ok())
+                {
+                    return n;
+                }
+            }
+        }
+    }
+    0
 }
 
 fn first_row(result: &weir_engine::QueryResult) -> String {

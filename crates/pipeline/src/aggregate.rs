@@ -22,12 +22,14 @@ use weir_planner::{AggregateExpr, AggregateFunction, BinaryOp, Expr};
 
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
-use crate::hash::{FxHashMap, FxHashSet};
+use hashbrown::HashTable;
+
+use crate::hash::{FxHashSet, hash_bytes};
 use crate::step::{PipelineBatch, Selection, remap_columns};
 
 /// How an Aggregate runs: its keys and aggregates over the columns it
 /// reads, and its output schema.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct AggregatePlan {
     local_groups: Vec<Expr>,
     group_types: Vec<DataType>,
@@ -37,7 +39,7 @@ pub(crate) struct AggregatePlan {
     schema: SchemaRef,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct AggSpec {
     func: AggregateFunction,
     distinct: bool,
@@ -46,7 +48,7 @@ struct AggSpec {
     output_type: DataType,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum AggInput {
     /// `count(*)`: only the number of rows matters.
     Star,
@@ -131,6 +133,16 @@ impl AggregatePlan {
         })
     }
 
+    /// True if it has GROUP BY keys (else exactly one group).
+    pub(crate) fn has_groups(&self) -> bool {
+        !self.local_groups.is_empty()
+    }
+
+    /// The output schema: keys, then aggregates.
+    pub(crate) fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
     /// An empty partial state.
     pub(crate) fn new_state(&self) -> Result<AggregateState> {
         let groups = if self.local_groups.is_empty() {
@@ -145,8 +157,9 @@ impl AggregatePlan {
             let keys = converter.empty_rows(0, 0);
             Some(GroupTable {
                 converter,
-                map: FxHashMap::default(),
+                table: HashTable::new(),
                 keys,
+                hashes: Vec::new(),
             })
         };
         let mut accumulators = Vec::with_capacity(self.specs.len());
@@ -224,10 +237,14 @@ pub(crate) struct AggregateState {
     accumulators: Vec<Box<dyn Accumulator>>,
 }
 
+/// The groups of a partial aggregation: each group's row-encoded key and
+/// its hash, and a hash table of group ids probed with the key bytes (no
+/// allocation per group).
 struct GroupTable {
     converter: RowConverter,
-    map: FxHashMap<Box<[u8]>, u32>,
+    table: HashTable<Slot>,
     keys: Rows,
+    hashes: Vec<u64>,
 }
 
 impl GroupTable {
@@ -248,10 +265,7 @@ impl GroupTable {
         for row in rows.iter() {
             let id = match last {
                 Some((prev, id)) if prev == row => id,
-                _ => match self.map.get(row.as_ref()) {
-                    Some(&id) => id,
-                    None => self.insert(row),
-                },
+                _ => self.find_or_insert(row.as_ref(), hash_bytes(row.as_ref()), row),
             };
             last = Some((row, id));
             ids.push(id);
@@ -259,18 +273,90 @@ impl GroupTable {
         Ok(ids)
     }
 
-    fn insert(&mut self, row: arrow::row::Row<'_>) -> u32 {
+    /// The id of the group with key `bytes` (of hash `hash`), adding it
+    /// (as `row`, the same bytes) if new.
+    fn find_or_insert(&mut self, bytes: &[u8], hash: u64, row: arrow::row::Row<'_>) -> u32 {
+        let head = key_head(bytes);
+        let keys = &self.keys;
+        // keys of up to 16 bytes are compared in the slot, without reading
+        // the key store (one cache miss per probe instead of three)
+        let eq = |s: &Slot| {
+            s.head == head
+                && if bytes.len() <= 16 {
+                    s.len as usize == bytes.len()
+                } else {
+                    keys.row(s.id as usize).as_ref() == bytes
+                }
+        };
+        if let Some(slot) = self.table.find(hash, eq) {
+            return slot.id;
+        }
         let id = self.keys.num_rows() as u32;
         self.keys.push(row);
-        self.map.insert(row.as_ref().into(), id);
+        self.hashes.push(hash);
+        self.table.insert_unique(
+            hash,
+            Slot {
+                hash,
+                head,
+                id,
+                len: bytes.len().min(u32::MAX as usize) as u32,
+            },
+            |s| s.hash,
+        );
         id
     }
 
-    fn find_or_insert(&mut self, row: arrow::row::Row<'_>) -> u32 {
-        match self.map.get(row.as_ref()) {
-            Some(&id) => id,
-            None => self.insert(row),
-        }
+    fn size(&self) -> usize {
+        self.keys.size()
+            + self.hashes.capacity() * 8
+            + self.table.capacity() * (std::mem::size_of::<Slot>() + 1)
+    }
+}
+
+/// A group table slot: the group's hash and its key's first 16 bytes
+/// (all of a short key), so probes rarely leave the table.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    hash: u64,
+    head: u128,
+    id: u32,
+    len: u32,
+}
+
+/// The first 16 bytes of a key, zero-padded.
+#[inline]
+fn key_head(bytes: &[u8]) -> u128 {
+    let mut buf = [0u8; 16];
+    let n = bytes.len().min(16);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    u128::from_le_bytes(buf)
+}
+
+/// Partial groups are cut into this many radix buckets by bits of their
+/// hash; a merge partition is a run of consecutive buckets.
+pub(crate) const RADIX_BUCKETS: usize = 256;
+
+/// The radix bucket of a hash: bits 48..56. Not the top 7 bits: hashbrown
+/// keeps those as each slot's tag, and a partition whose keys all share
+/// their tag compares keys on every probe. Not the low bits either: they
+/// pick the slot.
+#[inline]
+pub(crate) fn radix(hash: u64) -> usize {
+    ((hash >> 48) as usize) & (RADIX_BUCKETS - 1)
+}
+
+/// A lane's partial aggregation, finished: its state and, per radix
+/// bucket, the ids of its groups in that bucket.
+pub(crate) struct PartitionedState {
+    pub(crate) state: AggregateState,
+    buckets: Vec<Vec<u32>>,
+}
+
+impl PartitionedState {
+    /// Bytes held.
+    pub(crate) fn size(&self) -> usize {
+        self.state.size() + self.buckets.iter().map(|b| b.capacity() * 4).sum::<usize>()
     }
 }
 
@@ -331,18 +417,27 @@ impl AggregateState {
         Ok(())
     }
 
-    /// Folds `other` (a partial state of the same plan) into this one.
-    pub(crate) fn merge(&mut self, other: AggregateState) -> Result<()> {
+    /// Bytes held by the groups and accumulators.
+    pub(crate) fn size(&self) -> usize {
+        self.groups.as_ref().map_or(0, GroupTable::size)
+            + self.accumulators.iter().map(|a| a.size()).sum::<usize>()
+    }
+
+    /// Folds groups `src` of `other` (a partial state of the same plan)
+    /// into this one.
+    fn merge_groups(&mut self, other: &AggregateState, src: &[u32]) -> Result<()> {
         let map: Vec<u32> = match (&mut self.groups, &other.groups) {
-            (None, None) => vec![0],
+            (None, None) => vec![0; src.len()],
             (Some(mine), Some(theirs)) => {
                 // the encoding is the same, but `Rows` only take rows of
                 // their own converter: re-parse the bytes with ours
                 let parser = mine.converter.parser();
-                let map = theirs
-                    .keys
+                let map = src
                     .iter()
-                    .map(|row| mine.find_or_insert(parser.parse(row.data())))
+                    .map(|&g| {
+                        let bytes = theirs.keys.row(g as usize).data();
+                        mine.find_or_insert(bytes, theirs.hashes[g as usize], parser.parse(bytes))
+                    })
                     .collect();
                 let n = mine.len();
                 for acc in &mut self.accumulators {
@@ -356,12 +451,59 @@ impl AggregateState {
                 ));
             }
         };
-        for (mine, theirs) in self.accumulators.iter_mut().zip(other.accumulators) {
-            mine.merge(theirs, &map)?;
+        for (mine, theirs) in self.accumulators.iter_mut().zip(&other.accumulators) {
+            mine.merge_from(theirs.as_ref(), src, &map)?;
         }
         Ok(())
     }
 
+    /// Cuts the groups into [`RADIX_BUCKETS`] buckets by [`radix`] (all in
+    /// bucket 0 without GROUP BY).
+    pub(crate) fn partition(self) -> PartitionedState {
+        let mut buckets = vec![Vec::new(); RADIX_BUCKETS];
+        match &self.groups {
+            None => buckets[0].push(0),
+            Some(table) => {
+                for (id, &h) in table.hashes.iter().enumerate() {
+                    buckets[radix(h)].push(id as u32);
+                }
+            }
+        }
+        PartitionedState {
+            state: self,
+            buckets,
+        }
+    }
+}
+
+/// Merges the groups of radix buckets `buckets` of every lane's state
+/// and finishes them: one partition of the aggregate's result.
+pub(crate) fn merge_partition(
+    plan: &AggregatePlan,
+    lanes: &[PartitionedState],
+    buckets: std::ops::Range<usize>,
+) -> Result<(RecordBatch, usize)> {
+    let mut merged = plan.new_state()?;
+    if let Some(table) = &mut merged.groups {
+        let groups: usize = lanes
+            .iter()
+            .map(|l| buckets.clone().map(|b| l.buckets[b].len()).sum::<usize>())
+            .max()
+            .unwrap_or(0);
+        table.table.reserve(groups, |s| s.hash);
+    }
+    for lane in lanes {
+        for b in buckets.clone() {
+            if !lane.buckets[b].is_empty() {
+                merged.merge_groups(&lane.state, &lane.buckets[b])?;
+            }
+        }
+    }
+    let size = merged.size();
+    Ok((merged.finish(plan)?, size))
+}
+
+impl AggregateState {
     /// The result: group keys, then one column per aggregate.
     pub(crate) fn finish(self, plan: &AggregatePlan) -> Result<RecordBatch> {
         let rows = self.num_groups();
@@ -451,7 +593,7 @@ fn sum_decimal_product(
 }
 
 /// One aggregate's per-group state.
-trait Accumulator: Send {
+trait Accumulator: Send + Sync {
     /// Makes room for `groups` groups (new ones empty).
     fn resize(&mut self, groups: usize);
     /// Adds one value per row; `groups` is each row's group (`None`: all in
@@ -469,18 +611,26 @@ trait Accumulator: Send {
             "add_i128 on a non-decimal aggregate".into(),
         ))
     }
-    /// Folds `other` in; its group `i` is this one's group `map[i]`.
-    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()>;
+    /// Folds groups `src` of `other` (an accumulator of the same kind) into
+    /// this one's groups `dst` (same length).
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()>;
     /// One value per group.
     fn finish(self: Box<Self>) -> Result<ArrayRef>;
-    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+    /// Bytes held (for the memory accountant).
+    fn size(&self) -> usize;
+    fn as_any(&self) -> &dyn Any;
 }
 
-fn downcast<T: 'static>(other: Box<dyn Accumulator>) -> Result<Box<T>> {
+fn downcast<T: 'static>(other: &dyn Accumulator) -> Result<&T> {
     other
-        .into_any()
-        .downcast::<T>()
-        .map_err(|_| Error::Internal("merging accumulators of different kinds".into()))
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| Error::Internal("merging accumulators of different kinds".into()))
+}
+
+/// `(src, dst)` group pairs of a merge.
+fn pairs<'a>(src: &'a [u32], dst: &'a [u32]) -> impl Iterator<Item = (usize, usize)> + 'a {
+    src.iter().zip(dst).map(|(&s, &d)| (s as usize, d as usize))
 }
 
 fn new_accumulator(spec: &AggSpec) -> Result<Box<dyn Accumulator>> {
@@ -615,12 +765,16 @@ impl Accumulator for CountAcc {
         Ok(())
     }
 
-    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
         let other = downcast::<Self>(other)?;
-        for (i, c) in other.counts.into_iter().enumerate() {
-            self.counts[map[i] as usize] += c;
+        for (s, d) in pairs(src, dst) {
+            self.counts[d] += other.counts[s];
         }
         Ok(())
+    }
+
+    fn size(&self) -> usize {
+        self.counts.capacity() * 8
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
@@ -630,7 +784,7 @@ impl Accumulator for CountAcc {
         Ok(Arc::new(Int64Array::from(self.counts)))
     }
 
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+    fn as_any(&self) -> &dyn Any {
         self
     }
 }
@@ -740,14 +894,19 @@ impl Accumulator for SumAcc {
         Ok(())
     }
 
-    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
         let other = downcast::<Self>(other)?;
-        for (i, (s, c)) in other.sums.into_iter().zip(other.counts).enumerate() {
-            let g = map[i] as usize;
-            self.sums[g] = self.sums[g].checked_add(s).ok_or_else(|| self.overflow())?;
-            self.counts[g] += c;
+        for (s, g) in pairs(src, dst) {
+            self.sums[g] = self.sums[g]
+                .checked_add(other.sums[s])
+                .ok_or_else(|| self.overflow())?;
+            self.counts[g] += other.counts[s];
         }
         Ok(())
+    }
+
+    fn size(&self) -> usize {
+        self.sums.capacity() * 16 + self.counts.capacity() * 8
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
@@ -806,7 +965,7 @@ impl Accumulator for SumAcc {
         }
     }
 
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+    fn as_any(&self) -> &dyn Any {
         self
     }
 }
@@ -848,14 +1007,17 @@ impl Accumulator for FloatSumAcc {
         Ok(())
     }
 
-    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
         let other = downcast::<Self>(other)?;
-        for (i, (s, c)) in other.sums.into_iter().zip(other.counts).enumerate() {
-            let g = map[i] as usize;
-            self.sums[g] += s;
-            self.counts[g] += c;
+        for (s, g) in pairs(src, dst) {
+            self.sums[g] += other.sums[s];
+            self.counts[g] += other.counts[s];
         }
         Ok(())
+    }
+
+    fn size(&self) -> usize {
+        self.sums.capacity() * 8 + self.counts.capacity() * 8
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
@@ -869,7 +1031,7 @@ impl Accumulator for FloatSumAcc {
         Ok(Arc::new(values))
     }
 
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+    fn as_any(&self) -> &dyn Any {
         self
     }
 }
@@ -937,14 +1099,18 @@ impl<T: ArrowPrimitiveType> Accumulator for PrimMinMax<T> {
         Ok(())
     }
 
-    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
         let other = downcast::<Self>(other)?;
-        for (i, (v, seen)) in other.values.iter().zip(&other.seen).enumerate() {
-            if *seen {
-                self.offer(map[i] as usize, *v);
+        for (s, g) in pairs(src, dst) {
+            if other.seen[s] {
+                self.offer(g, other.values[s]);
             }
         }
         Ok(())
+    }
+
+    fn size(&self) -> usize {
+        self.values.capacity() * std::mem::size_of::<T::Native>() + self.seen.capacity()
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
@@ -954,7 +1120,7 @@ impl<T: ArrowPrimitiveType> Accumulator for PrimMinMax<T> {
         Ok(Arc::new(array))
     }
 
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+    fn as_any(&self) -> &dyn Any {
         self
     }
 }
@@ -1044,7 +1210,7 @@ impl MinMaxValue for bool {
     }
 }
 
-impl<T: MinMaxValue + Ord + Clone> Accumulator for OrdMinMax<T> {
+impl<T: MinMaxValue + Ord + Clone + Sync> Accumulator for OrdMinMax<T> {
     fn resize(&mut self, groups: usize) {
         self.values.resize(groups, None);
     }
@@ -1053,21 +1219,25 @@ impl<T: MinMaxValue + Ord + Clone> Accumulator for OrdMinMax<T> {
         T::update(self, values, groups)
     }
 
-    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
         let other = downcast::<Self>(other)?;
-        for (i, v) in other.values.iter().enumerate() {
-            if let Some(v) = v {
-                self.offer(map[i] as usize, v);
+        for (s, g) in pairs(src, dst) {
+            if let Some(v) = &other.values[s] {
+                self.offer(g, v);
             }
         }
         Ok(())
+    }
+
+    fn size(&self) -> usize {
+        self.values.capacity() * std::mem::size_of::<Option<T>>()
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
         Ok(T::finish(self.values))
     }
 
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+    fn as_any(&self) -> &dyn Any {
         self
     }
 }
@@ -1125,12 +1295,25 @@ impl Accumulator for DistinctAcc {
         Ok(())
     }
 
-    fn merge(&mut self, other: Box<dyn Accumulator>, map: &[u32]) -> Result<()> {
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
         let other = downcast::<Self>(other)?;
-        for (i, set) in other.sets.into_iter().enumerate() {
-            self.sets[map[i] as usize].extend(set);
+        for (s, g) in pairs(src, dst) {
+            let set = &mut self.sets[g];
+            for value in &other.sets[s] {
+                if !set.contains(value) {
+                    set.insert(value.clone());
+                }
+            }
         }
         Ok(())
+    }
+
+    fn size(&self) -> usize {
+        self.sets
+            .iter()
+            .map(|s| s.capacity() * 24 + s.iter().map(|v| v.len()).sum::<usize>())
+            .sum::<usize>()
+            + self.sets.capacity() * 48
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
@@ -1159,7 +1342,29 @@ impl Accumulator for DistinctAcc {
         arrow::compute::concat(&refs).map_err(Error::arrow)
     }
 
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+    fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_of_one_radix_bucket_keep_distinct_tags() {
+        // hashbrown tags each slot with the top 7 bits of its hash: the keys
+        // merged by one partition must not share them, or every probe of
+        // the partition's table compares keys
+        let converter = RowConverter::new(vec![SortField::new(DataType::Int64)]).unwrap();
+        let keys: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1 << 16));
+        let rows = converter.convert_columns(&[keys]).unwrap();
+        let tags: std::collections::HashSet<u64> = rows
+            .iter()
+            .map(|r| hash_bytes(r.as_ref()))
+            .filter(|&h| radix(h) == 0)
+            .map(|h| h >> 57)
+            .collect();
+        assert!(tags.len() > 100, "{} tags in bucket 0", tags.len());
     }
 }

@@ -10,10 +10,13 @@
 //!
 //! The planner's canonical plan is `Scan -> [Filter] -> [Aggregate] ->
 //! [Filter] -> Projection -> [Distinct] -> [Sort] -> [Projection] ->
-//! [Limit]`. Its bottom, `Scan -> [Filter] -> (Projection | Aggregate)`,
-//! is the parallel part and becomes **one executor job**:
+//! [Limit]`. It is cut into a chain of **pipelines**, each a source, the
+//! operators its rows stream through and a **breaker** that collects them
+//! (hash aggregation, DISTINCT, top-N, sort, or materialise with a LIMIT).
+//! A pipeline reads the previous one's result and starts when it has
+//! finished. Each pipeline is **one executor job**:
 //!
-//! - The scanned table is cut into **morsels**, zero-copy slices of
+//! - Its input is cut into **morsels**, zero-copy slices of
 //!   [`ExecOptions::morsel_rows`] rows.
 //! - The WHERE clause is split into its top-level `AND` terms, and terms
 //!   reading the same set of columns form one [`PipelineStep`]
@@ -26,12 +29,15 @@
 //!   scheduling, after Leis et al., SIGMOD 2014, so skew balances itself),
 //!   pushes it through the steps as a [`PipelineBatch`] whose
 //!   [`Selection`] narrows step by step (each step reads only its columns
-//!   at the rows still selected: late materialisation), and into its own
-//!   sink: projected batches, or a partial hash aggregate.
-//! - Lanes hand their results to the query thread over a crossbeam channel;
-//!   it merges partial aggregates and runs the rest of the plan (HAVING,
-//!   the final projection, DISTINCT, ORDER BY, LIMIT) on the small merged
-//!   result.
+//!   at the rows still selected: late materialisation), then through the
+//!   projection or partial aggregation into the lane's share of the
+//!   breaker.
+//! - Breakers finish in parallel: partial hash tables are cut into radix
+//!   partitions by hash and each partition is merged and finished by its
+//!   own task; sorted runs are cut into key ranges by sampled splitters and
+//!   each range is merged by its own task; top-N lanes keep only rows that
+//!   beat their current k-th best key. `f(DISTINCT x)` aggregates become two
+//!   aggregations on the same machinery.
 //!
 //! The seed design chained steps across workers with channels, one
 //! channel per step. A worker blocked on its step's input channel is a core
@@ -41,8 +47,9 @@
 //!
 //! A `LIMIT` without `ORDER BY` stops the lanes early: they stop pulling
 //! morsels once enough rows were produced. Results come back in the
-//! table's order whatever the lanes' timing, since lane outputs are put
-//! back in morsel order.
+//! input's order whatever the lanes' timing, since lane outputs are put
+//! back in morsel order. Sorts are stable and give the same answer on any
+//! number of threads.
 //!
 //! # Example
 //!
@@ -102,15 +109,19 @@ mod error;
 pub mod eval;
 mod execute;
 mod hash;
+mod memory;
 mod options;
 mod pipeline;
 mod profile;
+mod rewrite;
+mod sort;
 mod source;
 mod step;
 mod tail;
 
 pub use crate::error::{Error, Result};
 pub use crate::execute::{QueryOutput, execute, explain};
+pub use crate::memory::MemoryAccountant;
 pub use crate::options::{DEFAULT_MORSEL_ROWS, ExecOptions, Progress};
 pub use crate::profile::{OperatorProfile, QueryProfile};
 pub use crate::source::{SourceResolver, TableData, series_table};

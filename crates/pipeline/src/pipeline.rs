@@ -5,79 +5,162 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
 use arrow::datatypes::{Schema, SchemaRef};
 use crossbeam_channel::Sender;
 use weir_executor::{Job, Step, StepContext, StepResult, WorkerKind};
 use weir_planner::{Expr, LogicalPlan, TableSource};
 
-use crate::aggregate::{AggregatePlan, AggregateState, conform};
+use crate::aggregate::{AggregatePlan, AggregateState, PartitionedState, conform};
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
+use crate::memory::MemoryAccountant;
 use crate::options::{ExecOptions, Progress};
+use crate::sort::{SortSpec, SortedRun, TOP_N_MAX, TopN, positions};
 use crate::source::{LazySeries, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 
-/// A plan cut in two: the parallel part (leaf, filters, sink) and the
-/// nodes above it, run on the query thread.
-pub(crate) struct PlanSplit<'a> {
-    pub(crate) leaf: &'a LogicalPlan,
-    /// Filter predicates between the leaf and the sink, lowest first.
+/// One pipeline of a query: a source, the filters and projection (or
+/// aggregation) its lanes stream each morsel through, and the breaker
+/// that collects the lanes' output.
+pub(crate) struct Segment<'a> {
+    /// The plan leaf for the first pipeline; `None`: the previous
+    /// pipeline's result.
+    pub(crate) leaf: Option<&'a LogicalPlan>,
+    /// The schema of the rows the pipeline reads.
+    pub(crate) input: SchemaRef,
+    /// Filter predicates, lowest first.
     pub(crate) filters: Vec<&'a Expr>,
+    /// A Projection or Aggregate node.
     pub(crate) sink: Option<&'a LogicalPlan>,
-    /// Nodes above the sink, lowest first.
-    pub(crate) tail: Vec<&'a LogicalPlan>,
-    /// Rows after which lanes may stop pulling morsels (a LIMIT reached
-    /// from the sink through projections only).
+    pub(crate) breaker: BreakerSpec<'a>,
+    /// Rows after which lanes may stop pulling morsels.
     pub(crate) early_stop: Option<usize>,
+    /// The plan nodes this pipeline runs, lowest first (for EXPLAIN).
+    pub(crate) nodes: Vec<&'a LogicalPlan>,
 }
 
-impl<'a> PlanSplit<'a> {
-    pub(crate) fn new(plan: &'a LogicalPlan) -> Self {
-        let mut chain = Vec::new();
-        let mut node = Some(plan);
-        while let Some(n) = node {
-            chain.push(n);
-            node = n.input();
-        }
-        chain.reverse();
-        let leaf = chain[0];
-        let mut i = 1;
+/// The breaker that ends a [`Segment`].
+pub(crate) enum BreakerSpec<'a> {
+    /// Keep the rows in input order, then `LIMIT fetch OFFSET offset`.
+    Materialize {
+        limit: Option<(usize, Option<usize>)>,
+    },
+    /// The sink is an Aggregate: partial states, merged by partition.
+    Aggregate,
+    /// DISTINCT: an aggregate grouping by every column.
+    Distinct,
+    /// ORDER BY with a LIMIT above it: the best `k` rows.
+    TopN { sort: &'a LogicalPlan, k: usize },
+    /// ORDER BY: sorted runs, merged by range.
+    Sort(&'a LogicalPlan),
+}
+
+impl Segment<'_> {
+    /// True if the pipeline only passes its input on (and maybe limits
+    /// it): no job needed.
+    pub(crate) fn is_pass_through(&self) -> bool {
+        self.leaf.is_none()
+            && self.filters.is_empty()
+            && self.sink.is_none()
+            && matches!(self.breaker, BreakerSpec::Materialize { .. })
+    }
+}
+
+/// Cuts `plan` (a chain of nodes over one leaf) into pipelines, bottom
+/// first: each starts where the previous one's breaker ends and depends
+/// on it.
+pub(crate) fn segments(plan: &LogicalPlan) -> Result<Vec<Segment<'_>>> {
+    let mut chain = Vec::new();
+    let mut node = Some(plan);
+    while let Some(n) = node {
+        chain.push(n);
+        node = n.input();
+    }
+    chain.reverse();
+    let mut out = Vec::new();
+    let mut i = 1;
+    loop {
+        let first = out.is_empty();
+        let start = i;
+        let input = chain[i - 1].schema();
         let mut filters = Vec::new();
         while let Some(LogicalPlan::Filter { predicate, .. }) = chain.get(i) {
             filters.push(predicate);
             i += 1;
         }
-        let sink = match chain.get(i) {
-            Some(n @ (LogicalPlan::Projection { .. } | LogicalPlan::Aggregate { .. })) => {
+        let mut sink = None;
+        let mut breaker = None;
+        match chain.get(i) {
+            Some(n @ LogicalPlan::Aggregate { .. }) => {
+                sink = Some(*n);
+                breaker = Some(BreakerSpec::Aggregate);
                 i += 1;
-                Some(*n)
             }
-            _ => None,
+            Some(n @ LogicalPlan::Projection { .. }) => {
+                sink = Some(*n);
+                i += 1;
+            }
+            _ => {}
+        }
+        let mut early_stop = None;
+        let breaker = match breaker {
+            Some(b) => b,
+            None => match chain.get(i) {
+                Some(LogicalPlan::Distinct { .. }) => {
+                    i += 1;
+                    BreakerSpec::Distinct
+                }
+                Some(n @ LogicalPlan::Sort { .. }) => {
+                    i += 1;
+                    let mut j = i;
+                    while let Some(LogicalPlan::Projection { .. }) = chain.get(j) {
+                        j += 1;
+                    }
+                    match chain.get(j) {
+                        Some(LogicalPlan::Limit {
+                            offset,
+                            fetch: Some(fetch),
+                            ..
+                        }) if offset.saturating_add(*fetch) <= TOP_N_MAX => BreakerSpec::TopN {
+                            sort: n,
+                            k: offset + fetch,
+                        },
+                        _ => BreakerSpec::Sort(n),
+                    }
+                }
+                Some(LogicalPlan::Limit { offset, fetch, .. }) => {
+                    i += 1;
+                    early_stop = fetch.map(|f| offset.saturating_add(f));
+                    BreakerSpec::Materialize {
+                        limit: Some((*offset, *fetch)),
+                    }
+                }
+                Some(LogicalPlan::Scan { .. } | LogicalPlan::Values { .. }) => {
+                    return Err(Error::Internal(
+                        "a Scan or Values node above the plan's leaf".into(),
+                    ));
+                }
+                _ => BreakerSpec::Materialize { limit: None },
+            },
         };
-        let tail: Vec<&LogicalPlan> = chain[i..].to_vec();
-        let early_stop = if matches!(sink, Some(LogicalPlan::Aggregate { .. })) {
-            None
-        } else {
-            tail.iter()
-                .find(|n| !matches!(n, LogicalPlan::Projection { .. }))
-                .and_then(|n| match n {
-                    LogicalPlan::Limit {
-                        offset,
-                        fetch: Some(fetch),
-                        ..
-                    } => Some(offset.saturating_add(*fetch)),
-                    _ => None,
-                })
-        };
-        PlanSplit {
-            leaf,
+        if i == start && chain.len() > 1 {
+            return Err(Error::Internal("a pipeline that runs no plan node".into()));
+        }
+        out.push(Segment {
+            leaf: first.then_some(chain[0]),
+            input,
             filters,
             sink,
-            tail,
+            breaker,
             early_stop,
+            nodes: chain[start..i].to_vec(),
+        });
+        if i >= chain.len() {
+            break;
         }
     }
+    Ok(out)
 }
 
 /// What each lane does with the rows that survive the steps.
@@ -104,10 +187,7 @@ impl Sink {
                 format!("project {} on survivors", exprs.join(", "))
             }
             Sink::Aggregate { plan, node } => {
-                format!(
-                    "partial {node} [{}], merged on the query thread",
-                    plan.describe_inputs().join("; ")
-                )
+                format!("partial {node} [{}]", plan.describe_inputs().join("; "))
             }
         }
     }
@@ -117,6 +197,62 @@ impl Sink {
             Sink::Collect => "collect",
             Sink::Project { .. } => "project",
             Sink::Aggregate { .. } => "aggregate",
+        }
+    }
+}
+
+/// What collects the lanes' rows once the sink made them.
+pub(crate) enum Breaker {
+    /// Keep them in input order, then `LIMIT fetch OFFSET offset`.
+    Materialize {
+        limit: Option<(usize, Option<usize>)>,
+    },
+    /// Partial aggregates (the sink is [`Sink::Aggregate`]), merged by
+    /// partition.
+    Aggregate,
+    /// Distinct rows: an aggregate grouping by every column.
+    Distinct { plan: AggregatePlan },
+    /// The best `k` rows by `sort`.
+    TopN { sort: SortSpec, k: usize },
+    /// All rows by `sort`.
+    Sort { sort: SortSpec },
+}
+
+impl Breaker {
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Breaker::Materialize { limit: None } => "materialise in input order".to_owned(),
+            Breaker::Materialize {
+                limit: Some((offset, fetch)),
+            } => format!(
+                "limit {} offset {offset} in input order",
+                fetch.map_or("ALL".to_owned(), |f| f.to_string())
+            ),
+            Breaker::Aggregate => {
+                "merge partial groups: radix partitions merged and finished in parallel".to_owned()
+            }
+            Breaker::Distinct { .. } => {
+                "distinct: per-lane hash tables, radix partitions merged in parallel".to_owned()
+            }
+            Breaker::TopN { sort, k } => format!(
+                "top-{k} by {}: a bounded candidate set per lane, merged at the end",
+                sort.describe()
+            ),
+            Breaker::Sort { sort } => format!(
+                "sort by {}: a sorted run per lane, merged in parallel by key ranges",
+                sort.describe()
+            ),
+        }
+    }
+
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Breaker::Materialize { limit: None } => "materialize",
+            Breaker::Materialize { limit: Some(_) } => "limit",
+            Breaker::Aggregate => "merge aggregate",
+            Breaker::Distinct { .. } => "distinct",
+            Breaker::TopN { .. } => "top-n",
+            Breaker::Sort { .. } => "sort",
         }
     }
 }
@@ -182,12 +318,13 @@ impl ScanData {
     }
 }
 
-/// The built parallel part of a query.
+/// One built pipeline: a job of lanes over the morsels of its source.
 pub(crate) struct Pipeline {
     pub(crate) source: String,
     table: ScanData,
     pub(crate) steps: Vec<PipelineStep>,
     pub(crate) sink: Sink,
+    pub(crate) breaker: Breaker,
     morsels: Vec<MorselRange>,
     pub(crate) morsel_rows: usize,
     pub(crate) lanes: usize,
@@ -197,45 +334,24 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
+    /// Builds `segment` over `input`, the previous pipeline's result
+    /// (`None` for the first pipeline, which reads the plan's leaf).
     pub(crate) fn build(
-        split: &PlanSplit<'_>,
+        segment: &Segment<'_>,
+        input: Option<Arc<TableData>>,
         sources: &dyn SourceResolver,
         threads: (usize, usize),
         options: &ExecOptions,
     ) -> Result<Self> {
-        let (source, table) = match split.leaf {
-            LogicalPlan::Scan {
-                source: source @ TableSource::Series { start, stop, step },
-                schema,
-            } => (
-                describe_source(source),
-                ScanData::Series(LazySeries::new(*start, *stop, *step, Arc::clone(schema))?),
-            ),
-            LogicalPlan::Scan { source, schema } => {
-                let table = sources.resolve(source)?;
-                if table.schema.fields().len() != schema.fields().len() {
-                    return Err(Error::Execution(format!(
-                        "{} has {} columns, the plan expects {}",
-                        describe_source(source),
-                        table.schema.fields().len(),
-                        schema.fields().len()
-                    )));
-                }
-                (describe_source(source), ScanData::Table(table))
+        let (source, table) = match (segment.leaf, input) {
+            (None, Some(data)) => ("previous pipeline".to_owned(), ScanData::Table(data)),
+            (None, None) => {
+                return Err(Error::Internal("a pipeline without input".into()));
             }
-            LogicalPlan::Values { rows, schema } => (
-                format!("values ({} rows)", rows.len()),
-                ScanData::Table(Arc::new(values_table(rows, schema)?)),
-            ),
-            other => {
-                return Err(Error::Internal(format!(
-                    "a plan leaf must be Scan or Values, not {}",
-                    other.display_indent().trim_end()
-                )));
-            }
+            (Some(leaf), _) => Self::leaf(leaf, sources)?,
         };
-        let schema = split.leaf.schema();
-        let terms: Vec<Expr> = split
+        let schema = Arc::clone(&segment.input);
+        let terms: Vec<Expr> = segment
             .filters
             .iter()
             .flat_map(|p| p.conjuncts())
@@ -246,7 +362,7 @@ impl Pipeline {
         } else {
             build_steps(&conjunction(&terms), &schema)
         };
-        let sink = match split.sink {
+        let sink = match segment.sink {
             None => Sink::Collect,
             Some(LogicalPlan::Projection {
                 exprs, schema: out, ..
@@ -279,6 +395,43 @@ impl Pipeline {
             },
             Some(_) => return Err(Error::Internal("unexpected sink node".into())),
         };
+        let rows_schema = match &sink {
+            Sink::Project { schema, .. } => Arc::clone(schema),
+            _ => Arc::clone(&schema),
+        };
+        let breaker = match &segment.breaker {
+            BreakerSpec::Materialize { limit } => Breaker::Materialize { limit: *limit },
+            BreakerSpec::Aggregate => Breaker::Aggregate,
+            BreakerSpec::Distinct => {
+                let group_by: Vec<Expr> = rows_schema
+                    .fields()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| Expr::column(i, f.name()))
+                    .collect();
+                Breaker::Distinct {
+                    plan: AggregatePlan::new(
+                        &group_by,
+                        &[],
+                        &rows_schema,
+                        Arc::clone(&rows_schema),
+                    )?,
+                }
+            }
+            BreakerSpec::TopN {
+                sort: LogicalPlan::Sort { keys, .. },
+                k,
+            } => Breaker::TopN {
+                sort: SortSpec::new(keys, Arc::clone(&rows_schema))?,
+                k: *k,
+            },
+            BreakerSpec::Sort(LogicalPlan::Sort { keys, .. }) => Breaker::Sort {
+                sort: SortSpec::new(keys, Arc::clone(&rows_schema))?,
+            },
+            BreakerSpec::TopN { .. } | BreakerSpec::Sort(_) => {
+                return Err(Error::Internal("a sort breaker without a Sort node".into()));
+            }
+        };
         let morsel_rows = options.morsel_rows.max(1);
         let morsels = table.morsels(morsel_rows);
         let total_threads = (threads.0 + threads.1).max(1);
@@ -296,12 +449,48 @@ impl Pipeline {
             table,
             steps,
             sink,
+            breaker,
             morsels,
             morsel_rows,
             lanes,
             split: threads,
-            early_stop: split.early_stop,
+            early_stop: segment.early_stop,
             cost,
+        })
+    }
+
+    /// The source of the first pipeline: the plan's leaf.
+    fn leaf(leaf: &LogicalPlan, sources: &dyn SourceResolver) -> Result<(String, ScanData)> {
+        Ok(match leaf {
+            LogicalPlan::Scan {
+                source: source @ TableSource::Series { start, stop, step },
+                schema,
+            } => (
+                describe_source(source),
+                ScanData::Series(LazySeries::new(*start, *stop, *step, Arc::clone(schema))?),
+            ),
+            LogicalPlan::Scan { source, schema } => {
+                let table = sources.resolve(source)?;
+                if table.schema.fields().len() != schema.fields().len() {
+                    return Err(Error::Execution(format!(
+                        "{} has {} columns, the plan expects {}",
+                        describe_source(source),
+                        table.schema.fields().len(),
+                        schema.fields().len()
+                    )));
+                }
+                (describe_source(source), ScanData::Table(table))
+            }
+            LogicalPlan::Values { rows, schema } => (
+                format!("values ({} rows)", rows.len()),
+                ScanData::Table(Arc::new(values_table(rows, schema)?)),
+            ),
+            other => {
+                return Err(Error::Internal(format!(
+                    "a plan leaf must be Scan or Values, not {}",
+                    other.display_indent().trim_end()
+                )));
+            }
         })
     }
 
@@ -339,8 +528,9 @@ impl Pipeline {
         );
         let _ = writeln!(
             out,
-            "  each lane: pull morsel from the shared cursor -> steps -> {} sink{}",
+            "  each lane: pull morsel from the shared cursor -> steps -> {} sink -> {} breaker{}",
             self.sink.name(),
+            self.breaker.name(),
             match self.early_stop {
                 Some(n) => format!(" (lanes stop after {n} rows)"),
                 None => String::new(),
@@ -356,6 +546,7 @@ impl Pipeline {
             let _ = writeln!(out, "  step {}: {step}", i + 1);
         }
         let _ = writeln!(out, "  sink: {}", self.sink.describe());
+        let _ = writeln!(out, "  breaker: {}", self.breaker.describe());
     }
 }
 
@@ -407,7 +598,50 @@ pub(crate) struct LaneReport {
 pub(crate) enum LaneOutput {
     /// Output batches tagged with their morsel's index.
     Batches(Vec<(usize, RecordBatch)>),
+    /// Partial groups, cut into radix buckets.
+    Partitioned(PartitionedState),
+    /// The lane's best rows, sorted, with their input positions.
+    TopN(RecordBatch, UInt64Array),
+    /// The lane's rows, sorted.
+    Run(SortedRun),
+}
+
+impl LaneOutput {
+    /// Bytes held (for the memory accountant).
+    pub(crate) fn size(&self) -> usize {
+        match self {
+            LaneOutput::Batches(b) => b.iter().map(|(_, b)| batch_bytes(b)).sum(),
+            LaneOutput::Partitioned(p) => p.size(),
+            LaneOutput::TopN(b, s) => batch_bytes(b) + s.len() * 8,
+            LaneOutput::Run(r) => r.size(),
+        }
+    }
+
+    /// Rows or groups held.
+    pub(crate) fn rows(&self) -> usize {
+        match self {
+            LaneOutput::Batches(b) => b.iter().map(|(_, b)| b.num_rows()).sum(),
+            LaneOutput::Partitioned(p) => p.state.num_groups(),
+            LaneOutput::TopN(b, _) => b.num_rows(),
+            LaneOutput::Run(r) => r.num_rows(),
+        }
+    }
+}
+
+/// The bytes of `batch`'s rows (of the slice, not of shared buffers).
+pub(crate) fn batch_bytes(batch: &RecordBatch) -> usize {
+    batch
+        .columns()
+        .iter()
+        .map(|c| c.to_data().get_slice_memory_size().unwrap_or(0))
+        .sum()
+}
+
+/// What a lane holds while it runs.
+enum LaneState {
+    Batches(Vec<(usize, RecordBatch)>),
     Aggregate(AggregateState),
+    TopN(TopN),
 }
 
 /// State the lanes of one job share.
@@ -417,18 +651,24 @@ pub(crate) struct LaneShared {
     produced: AtomicUsize,
     progress: Option<Arc<Progress>>,
     analyze: bool,
+    pub(crate) memory: Arc<MemoryAccountant>,
     /// The first error a lane hit, with its type intact.
     pub(crate) error: Mutex<Option<Error>>,
 }
 
 impl LaneShared {
-    pub(crate) fn new(pipeline: Pipeline, options: &ExecOptions) -> Self {
+    pub(crate) fn new(
+        pipeline: Pipeline,
+        options: &ExecOptions,
+        memory: Arc<MemoryAccountant>,
+    ) -> Self {
         LaneShared {
             pipeline,
             cursor: AtomicUsize::new(0),
             produced: AtomicUsize::new(0),
             progress: options.progress.clone(),
             analyze: options.analyze,
+            memory,
             error: Mutex::new(None),
         }
     }
@@ -496,13 +736,17 @@ impl Lane {
     fn run_lane(&self, ctx: &StepContext<'_>) -> Result<()> {
         let shared = &*self.shared;
         let p = &shared.pipeline;
-        let mut counters = vec![StepCounters::default(); p.steps.len() + 2];
-        let mut output = match &p.sink {
-            Sink::Aggregate { plan, .. } => LaneOutput::Aggregate(plan.new_state()?),
-            _ => LaneOutput::Batches(Vec::new()),
+        // scan, each step, the sink, the lane's part of the breaker
+        let mut counters = vec![StepCounters::default(); p.steps.len() + 3];
+        let mut state = match (&p.sink, &p.breaker) {
+            (Sink::Aggregate { plan, .. }, _) => LaneState::Aggregate(plan.new_state()?),
+            (_, Breaker::Distinct { plan }) => LaneState::Aggregate(plan.new_state()?),
+            (_, Breaker::TopN { sort, k }) => LaneState::TopN(TopN::new(sort, *k)?),
+            _ => LaneState::Batches(Vec::new()),
         };
         let clock = || shared.analyze.then(Instant::now);
         let worker = ctx.worker();
+        let sink_at = p.steps.len() + 1;
         loop {
             if ctx.is_cancelled() || shared.limit_reached() {
                 break;
@@ -525,34 +769,43 @@ impl Lane {
             }
             let rows_in = batch.num_rows();
             let started = clock();
-            let rows_out = match (&p.sink, &mut output) {
-                (Sink::Aggregate { plan, .. }, LaneOutput::Aggregate(state)) => {
-                    state.update(plan, &batch)?;
-                    0
-                }
-                (_, LaneOutput::Batches(_)) if rows_in == 0 => 0,
-                (Sink::Collect, LaneOutput::Batches(out)) => {
-                    out.push((index, batch.into_record_batch()?));
-                    rows_in
-                }
-                (
+            if let (Sink::Aggregate { plan, .. }, LaneState::Aggregate(agg)) = (&p.sink, &mut state)
+            {
+                agg.update(plan, &batch)?;
+                counters[sink_at].record(worker, rows_in, 0, started);
+            } else if rows_in > 0 {
+                let rows = match &p.sink {
+                    Sink::Collect => batch.into_record_batch()?,
                     Sink::Project {
                         exprs,
                         columns,
                         schema,
                         ..
-                    },
-                    LaneOutput::Batches(out),
-                ) => {
-                    out.push((index, project(&batch, exprs, columns, schema)?));
-                    rows_in
+                    } => project(&batch, exprs, columns, schema)?,
+                    Sink::Aggregate { .. } => {
+                        return Err(Error::Internal("lane sink and state disagree".into()));
+                    }
+                };
+                counters[sink_at].record(worker, rows_in, rows_in, started);
+                let started = clock();
+                match (&p.breaker, &mut state) {
+                    (Breaker::Distinct { plan }, LaneState::Aggregate(agg)) => {
+                        agg.update(plan, &PipelineBatch::new(rows))?;
+                    }
+                    (Breaker::TopN { sort, .. }, LaneState::TopN(top)) => {
+                        let seq = positions(index, rows.num_rows());
+                        top.push(sort, rows, seq)?;
+                    }
+                    (_, LaneState::Batches(out)) => {
+                        if p.early_stop.is_some() {
+                            shared.produced.fetch_add(rows_in, Ordering::Relaxed);
+                        }
+                        out.push((index, rows));
+                    }
+                    _ => return Err(Error::Internal("lane breaker and state disagree".into())),
                 }
-                _ => return Err(Error::Internal("lane sink and output disagree".into())),
-            };
-            if rows_out > 0 && p.early_stop.is_some() {
-                shared.produced.fetch_add(rows_out, Ordering::Relaxed);
+                counters[sink_at + 1].record(worker, rows_in, 0, started);
             }
-            counters[p.steps.len() + 1].record(worker, rows_in, rows_out, started);
             if let Some(progress) = &shared.progress {
                 progress.morsel_done();
             }
@@ -560,6 +813,26 @@ impl Lane {
         if ctx.is_cancelled() {
             return Ok(());
         }
+        // the lane's share of the breaker: partition, sort or cut its
+        // state before handing it over
+        let started = clock();
+        let output = match (state, &p.breaker) {
+            (LaneState::Aggregate(agg), _) => LaneOutput::Partitioned(agg.partition()),
+            (LaneState::TopN(top), Breaker::TopN { sort, .. }) => {
+                let (batch, seq) = top.finish(sort)?;
+                LaneOutput::TopN(batch, seq)
+            }
+            (LaneState::Batches(parts), Breaker::Sort { sort }) => {
+                LaneOutput::Run(SortedRun::new(sort, parts)?)
+            }
+            (LaneState::Batches(parts), _) => LaneOutput::Batches(parts),
+            (LaneState::TopN(_), _) => {
+                return Err(Error::Internal("a top-N state without its breaker".into()));
+            }
+        };
+        let held = output.rows();
+        counters[sink_at + 1].record(worker, 0, held, started);
+        shared.memory.grow(output.size());
         // the query thread holds the receiver until the job ends
         let _ = self.tx.send(LaneReport { output, counters });
         Ok(())

@@ -19,6 +19,9 @@ pub struct QueryProfile {
     pub morsels_total: u64,
     /// Wall time of the whole query.
     pub total: Duration,
+    /// The most bytes of breaker state (hash tables, sort runs, top-N
+    /// candidates, materialised results) held at once.
+    pub peak_memory: usize,
 }
 
 /// One operator of a [`QueryProfile`].
@@ -76,11 +79,12 @@ impl fmt::Display for QueryProfile {
         }
         write!(
             f,
-            "{} lane{}, {} morsel{}, total {:.3}ms",
+            "{} lane{}, {} morsel{}, peak memory {} bytes, total {:.3}ms",
             self.lanes,
             if self.lanes == 1 { "" } else { "s" },
             self.morsels_total,
             if self.morsels_total == 1 { "" } else { "s" },
+            self.peak_memory,
             self.total.as_secs_f64() * 1e3
         )
     }

@@ -41,15 +41,18 @@ fn explain_lists_the_job_and_its_steps_without_running() {
     for needle in [
         "Logical plan:",
         "Scan: t",
+        "Pipeline 1: Filter",
         "job \"t\"",
         "2 lanes on 1 main + 1 reserve workers",
         "4 morsels of up to 3 rows (10 rows)",
         "step 1: filter (b >= 20) on [b]",
         "step 2: filter ((a > 3) OR (s = 'kiwi')) on [a, s]",
         "sink: partial Aggregate: groupBy=[s], aggr=[count(*)]",
-        "then on the query thread:",
-        "Sort: s ASC NULLS LAST",
-        "Limit: 10 offset 0",
+        "breaker: merge partial groups: radix partitions merged and finished in parallel",
+        "Pipeline 2 (after pipeline 1): Sort: s ASC NULLS LAST",
+        "top-N: per-lane bounded candidates",
+        "Pipeline 3 (after pipeline 2): Limit: 10 offset 0",
+        "limit (slices, no job)",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
@@ -75,10 +78,20 @@ fn analyze_profile_rows_add_up() {
         );
         let profile = out.profile.expect("a profile");
         let ops = &profile.operators;
+        let names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(
-            ops.len(),
-            6,
-            "scan, 2 steps, aggregate, sort, limit: {profile}"
+            names,
+            [
+                "scan t (7 columns)",
+                "filter (b >= 20)",
+                "filter ((a > 3) OR (s = 'kiwi'))",
+                "partial Aggregate: groupBy=[s], aggr=[count(*)]",
+                "merge aggregate partitions",
+                "top-n (lanes)",
+                "merge top-10",
+                "Limit: 10 offset 0",
+            ],
+            "{profile}"
         );
         assert_eq!(ops[0].rows_in, 10);
         for w in ops.windows(2) {
@@ -89,8 +102,13 @@ fn analyze_profile_rows_add_up() {
         let morsels = ops[0].morsels_main + ops[0].morsels_reserve;
         assert_eq!(morsels, 5);
         assert_eq!(profile.morsels_total, 5);
+        // the partial groups and the top-N candidates were counted
+        assert!(profile.peak_memory > 0, "{profile}");
         let text = profile.to_string();
-        assert!(text.contains("rows in") && text.contains("total"), "{text}");
+        assert!(
+            text.contains("rows in") && text.contains("peak memory") && text.contains("total"),
+            "{text}"
+        );
     }
     let plain = execute(&query(), &tables(), &executor(2), &ExecOptions::default()).unwrap();
     assert!(plain.profile.is_none());

@@ -501,7 +501,7 @@ fn order_by_group_by_having_distinct_limit() {
     check(
         "SELECT i AS s FROM t ORDER BY s DESC",
         "
-        Sort: s DESC NULLS FIRST
+        Sort: s DESC NULLS LAST
           Projection: i
             Scan: t (5 columns)
         ",
@@ -519,7 +519,7 @@ fn order_by_group_by_having_distinct_limit() {
         "SELECT s, count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s) FROM t GROUP BY 1 HAVING count(*) > 1 ORDER BY count(*) DESC",
         "
         Projection: s, count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s)
-          Sort: __sort_key_0 DESC NULLS FIRST
+          Sort: __sort_key_0 DESC NULLS LAST
             Projection: s, count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s), count(*)
               Filter: (count(*) > 1)
                 Aggregate: groupBy=[s], aggr=[count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s), count(*)]
@@ -1044,7 +1044,7 @@ fn statements() {
         "VALUES (1, 'a'), (2.5, NULL) ORDER BY 1 DESC LIMIT 1",
         "
         Limit: 1 offset 0
-          Sort: col0 DESC NULLS FIRST
+          Sort: col0 DESC NULLS LAST
             Projection: col0, col1
               Values: 2 rows
         values [col0 DECIMAL(11,1) NOT NULL, col1 VARCHAR]

@@ -596,7 +596,8 @@ fn select_over(
                 )));
             }
         };
-        let nulls_first = ob.options.nulls_first.unwrap_or(!asc);
+        // DuckDB's default: NULLs last in both directions
+        let nulls_first = ob.options.nulls_first.unwrap_or(false);
         let target = if let Some(k) = ordinal(&ob.expr, items.len(), "ORDER")? {
             SortTarget::Output(k)
         } else if let Some(k) = alias_of(&ob.expr, &items, scope, true) {

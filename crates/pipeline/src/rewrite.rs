@@ -1,0 +1,178 @@
+//! Physical rewrites of the logical plan, decided once per query before it
+//! is cut into pipelines.
+//!
+//! `f(DISTINCT x)` aggregates over one argument become two aggregations:
+//! an inner one grouping by the keys and `x` (no aggregates: it only
+//! removes duplicates) and an outer one computing `f(x)` per key over its
+//! result. Both run on the partitioned hash aggregation, so the distinct
+//! values are built and merged on every worker instead of as one set per
+//! group merged on one thread.
+
+use std::sync::Arc;
+
+use arrow::datatypes::{Field, Schema};
+use weir_planner::{AggregateExpr, AggregateFunction, Expr, LogicalPlan};
+
+/// `plan` with its DISTINCT aggregation split in two, or `None` if it has
+/// none that qualifies.
+pub(crate) fn split_distinct(plan: &LogicalPlan) -> Option<LogicalPlan> {
+    match plan {
+        LogicalPlan::Aggregate {
+            input,
+            group_by,
+            aggregates,
+            schema,
+        } => {
+            let arg = aggregates.first()?.arg.as_ref()?;
+            let qualifies = aggregates.iter().all(|a| {
+                a.distinct
+                    && a.arg.as_ref() == Some(arg)
+                    && matches!(
+                        a.func,
+                        AggregateFunction::Count
+                            | AggregateFunction::Sum
+                            | AggregateFunction::Avg
+                            | AggregateFunction::Min
+                            | AggregateFunction::Max
+                    )
+            });
+            if !qualifies {
+                return None;
+            }
+            let input_schema = input.schema();
+            let mut fields: Vec<Field> = group_by
+                .iter()
+                .enumerate()
+                .map(|(i, g)| Field::new(format!("__key{i}"), g.data_type(&input_schema), true))
+                .collect();
+            fields.push(Field::new("__distinct", arg.data_type(&input_schema), true));
+            let mut keys = group_by.clone();
+            keys.push(arg.clone());
+            let inner = LogicalPlan::Aggregate {
+                input: input.clone(),
+                group_by: keys,
+                aggregates: Vec::new(),
+                schema: Arc::new(Schema::new(fields)),
+            };
+            let n = group_by.len();
+            let value = Expr::column(n, "__distinct");
+            Some(LogicalPlan::Aggregate {
+                input: Box::new(inner),
+                group_by: (0..n)
+                    .map(|i| Expr::column(i, format!("__key{i}")))
+                    .collect(),
+                aggregates: aggregates
+                    .iter()
+                    .map(|a| AggregateExpr {
+                        func: a.func,
+                        arg: Some(value.clone()),
+                        distinct: false,
+                    })
+                    .collect(),
+                schema: Arc::clone(schema),
+            })
+        }
+        other => {
+            let input = split_distinct(other.input()?)?;
+            Some(with_input(other, input))
+        }
+    }
+}
+
+/// `node` over `input` instead of its own input.
+fn with_input(node: &LogicalPlan, input: LogicalPlan) -> LogicalPlan {
+    let mut node = node.clone();
+    match &mut node {
+        LogicalPlan::Filter { input: slot, .. }
+        | LogicalPlan::Projection { input: slot, .. }
+        | LogicalPlan::Aggregate { input: slot, .. }
+        | LogicalPlan::Distinct { input: slot }
+        | LogicalPlan::Sort { input: slot, .. }
+        | LogicalPlan::Limit { input: slot, .. } => **slot = input,
+        LogicalPlan::Scan { .. } | LogicalPlan::Values { .. } => {}
+    }
+    node
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::datatypes::DataType;
+    use weir_planner::TableSource;
+
+    use super::*;
+
+    fn scan() -> LogicalPlan {
+        LogicalPlan::Scan {
+            source: TableSource::Table("t".into()),
+            schema: Arc::new(Schema::new(vec![
+                Field::new("g", DataType::Utf8, true),
+                Field::new("x", DataType::Int64, true),
+            ])),
+        }
+    }
+
+    fn aggregate(aggregates: Vec<AggregateExpr>) -> LogicalPlan {
+        let fields: Vec<Field> = std::iter::once(Field::new("g", DataType::Utf8, true))
+            .chain(
+                aggregates
+                    .iter()
+                    .map(|a| Field::new(a.to_string(), DataType::Int64, true)),
+            )
+            .collect();
+        LogicalPlan::Aggregate {
+            input: Box::new(scan()),
+            group_by: vec![Expr::column(0, "g")],
+            aggregates,
+            schema: Arc::new(Schema::new(fields)),
+        }
+    }
+
+    fn distinct(func: AggregateFunction, col: usize) -> AggregateExpr {
+        AggregateExpr {
+            func,
+            arg: Some(Expr::column(col, "x")),
+            distinct: true,
+        }
+    }
+
+    #[test]
+    fn distinct_aggregates_over_one_argument_become_two_aggregations() {
+        let plan = LogicalPlan::Limit {
+            input: Box::new(aggregate(vec![
+                distinct(AggregateFunction::Count, 1),
+                distinct(AggregateFunction::Sum, 1),
+            ])),
+            offset: 0,
+            fetch: Some(3),
+        };
+        let split = split_distinct(&plan).expect("rewritten");
+        let text = split.display_indent();
+        assert!(
+            text.contains("Aggregate: groupBy=[__key0], aggr=[count(__distinct), sum(__distinct)]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Aggregate: groupBy=[g, x], aggr=[]"),
+            "{text}"
+        );
+        assert_eq!(split.schema(), plan.schema());
+    }
+
+    #[test]
+    fn mixed_or_different_arguments_stay() {
+        let mixed = aggregate(vec![
+            distinct(AggregateFunction::Count, 1),
+            AggregateExpr {
+                func: AggregateFunction::Sum,
+                arg: Some(Expr::column(1, "x")),
+                distinct: false,
+            },
+        ]);
+        assert!(split_distinct(&mixed).is_none());
+        let two_args = aggregate(vec![
+            distinct(AggregateFunction::Count, 1),
+            distinct(AggregateFunction::Count, 0),
+        ]);
+        assert!(split_distinct(&two_args).is_none());
+    }
+}
