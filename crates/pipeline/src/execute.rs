@@ -13,6 +13,7 @@ use weir_planner::LogicalPlan;
 
 use crate::aggregate::{RADIX_BUCKETS, merge_partition};
 use crate::error::{Error, Result};
+use crate::fairness::YieldPoint;
 use crate::memory::MemoryAccountant;
 use crate::options::ExecOptions;
 use crate::pipeline::{
@@ -473,7 +474,9 @@ struct TaskShared<T, F> {
 
 impl<T, F: Fn(usize) -> Result<T>> TaskShared<T, F> {
     fn run(&self, ctx: &StepContext<'_>) -> StepResult {
+        let yield_point = YieldPoint::new();
         loop {
+            yield_point.between_units(ctx);
             if ctx.is_cancelled() {
                 return Ok(());
             }

@@ -108,6 +108,7 @@ mod aggregate;
 mod error;
 pub mod eval;
 mod execute;
+mod fairness;
 mod hash;
 mod memory;
 mod options;

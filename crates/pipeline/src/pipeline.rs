@@ -14,6 +14,7 @@ use weir_planner::{Expr, LogicalPlan, TableSource};
 use crate::aggregate::{AggregatePlan, AggregateState, PartitionedState, conform};
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
+use crate::fairness::YieldPoint;
 use crate::memory::MemoryAccountant;
 use crate::options::{ExecOptions, Progress};
 use crate::sort::{SortSpec, SortedRun, TOP_N_MAX, TopN, positions};
@@ -747,7 +748,9 @@ impl Lane {
         let clock = || shared.analyze.then(Instant::now);
         let worker = ctx.worker();
         let sink_at = p.steps.len() + 1;
+        let yield_point = YieldPoint::new();
         loop {
+            yield_point.between_units(ctx);
             if ctx.is_cancelled() || shared.limit_reached() {
                 break;
             }

@@ -2,5 +2,6 @@
 
 mod api;
 mod differential;
+mod fairness;
 mod files;
 mod tpch;
