@@ -20,7 +20,7 @@ use super::cast::{cast_array, format_double};
 use super::{EvalError, Result, Value};
 
 fn out_of_range(msg: String) -> EvalError {
-    EvalError::InvalidInput(format!("Out of Range Error: {msg}"))
+    EvalError::OutOfRange(msg)
 }
 
 /// DuckDB's error for `a // 0` and `a % 0`, naming the operation.

@@ -259,7 +259,7 @@ fn round(x: &Value, digits: &Value) -> Result<Value> {
 }
 
 fn round_overflow(v: impl std::fmt::Display, d: i64) -> EvalError {
-    EvalError::InvalidInput(format!("Out of Range Error: Overflow in round({v}, {d})"))
+    EvalError::OutOfRange(format!("Overflow in round({v}, {d})"))
 }
 
 /// DuckDB's double rounding: `round(v * 10^d) / 10^d`, the input when that

@@ -49,10 +49,14 @@ pub enum EvalError {
     /// A value could not be converted to the requested type.
     #[error("Conversion Error: {0}")]
     Cast(String),
-    /// The input is invalid for the operation: division by zero, integer
-    /// overflow ("Out of Range Error: ..."), a bad `LIKE` escape, ...
+    /// The input is invalid for the operation: division by zero, a bad
+    /// `LIKE` escape, ...
     #[error("Invalid Input Error: {0}")]
     InvalidInput(String),
+    /// A result does not fit its type: integer overflow, a date out of
+    /// range, a string too long.
+    #[error("Out of Range Error: {0}")]
+    OutOfRange(String),
     /// The expression uses something the evaluator does not implement.
     #[error("Not implemented Error: {0}")]
     Unsupported(String),

@@ -220,7 +220,7 @@ fn string_row(func: F, cols: &[Arg<'_>], i: usize, out: &mut String) -> Result<b
 }
 
 fn too_long(size: u64) -> EvalError {
-    EvalError::InvalidInput(format!(
-        "Out of Range Error: Cannot create a string of size: '{size}', the maximum supported string size is: '{MAX_STRING}'"
+    EvalError::OutOfRange(format!(
+        "Cannot create a string of size: '{size}', the maximum supported string size is: '{MAX_STRING}'"
     ))
 }
