@@ -72,17 +72,21 @@ impl Binder<'_> {
                 "FOR UPDATE, FOR XML/JSON, SETTINGS, FORMAT and pipe operators are not supported",
             ));
         }
-        let order_by: &[ast::OrderByExpr] = match &q.order_by {
-            None => &[],
+        let order_by = match &q.order_by {
+            None => Ordering::default(),
             Some(ob) => {
                 if ob.interpolate.is_some() {
                     return Err(unsupported("ORDER BY ... INTERPOLATE is not supported"));
                 }
                 match &ob.kind {
-                    OrderByKind::Expressions(v) => v,
-                    OrderByKind::All(_) => {
-                        return Err(unsupported("ORDER BY ALL is not supported"));
-                    }
+                    OrderByKind::Expressions(v) => Ordering {
+                        exprs: v,
+                        all: None,
+                    },
+                    OrderByKind::All(o) => Ordering {
+                        exprs: &[],
+                        all: Some(o),
+                    },
                 }
             }
         };
@@ -118,7 +122,7 @@ impl Binder<'_> {
     fn select(
         &self,
         s: &ast::Select,
-        order_by: &[ast::OrderByExpr],
+        order_by: Ordering<'_>,
         limit: (usize, Option<usize>),
     ) -> Result<LogicalPlan> {
         let unsupported_clause = [
@@ -520,7 +524,7 @@ fn select_over(
     plan: LogicalPlan,
     scope: &Scope,
     parts: SelectParts<'_>,
-    order_by: &[ast::OrderByExpr],
+    order_by: Ordering<'_>,
     (offset, fetch): (usize, Option<usize>),
 ) -> Result<LogicalPlan> {
     let mut plan = plan;
@@ -582,21 +586,18 @@ fn select_over(
         .map(|h| eb.bind_predicate(h, "HAVING"))
         .transpose()?;
 
-    let mut sort = Vec::with_capacity(order_by.len());
-    for ob in order_by {
+    let mut sort = Vec::with_capacity(order_by.exprs.len());
+    if let Some(options) = order_by.all {
+        // ORDER BY ALL: every output column, left to right
+        let (asc, nulls_first) = sort_options(options)?;
+        sort.extend((0..items.len()).map(|k| (SortTarget::Output(k), asc, nulls_first)));
+    }
+    for ob in order_by.exprs {
         if ob.with_fill.is_some() {
             return Err(unsupported("ORDER BY ... WITH FILL is not supported"));
         }
-        let asc = match &ob.options.sort {
-            None | Some(ast::OrderBySort::Asc) => true,
-            Some(ast::OrderBySort::Desc) => false,
-            Some(ast::OrderBySort::Using(op)) => {
-                return Err(unsupported(format!(
-                    "ORDER BY ... USING {op} is not supported"
-                )));
-            }
-        };
-        let nulls_first = ob.options.nulls_first.unwrap_or(!asc);
+        let (asc, nulls_first) = sort_options(&ob.options)?;
+        reject_constant_order(&ob.expr)?;
         let target = if let Some(k) = ordinal(&ob.expr, items.len(), "ORDER")? {
             SortTarget::Output(k)
         } else if let Some(k) = alias_of(&ob.expr, &items, scope, true) {
@@ -867,8 +868,35 @@ fn bind_item(
 }
 
 /// `Some(k)` if `e` is an integer literal naming output column `k + 1`.
+/// A query's ORDER BY: its terms, or ORDER BY ALL with its options.
+#[derive(Clone, Copy, Default)]
+struct Ordering<'a> {
+    exprs: &'a [ast::OrderByExpr],
+    all: Option<&'a ast::OrderByOptions>,
+}
+
+impl Ordering<'_> {
+    fn is_empty(&self) -> bool {
+        self.exprs.is_empty() && self.all.is_none()
+    }
+}
+
+/// `(ascending, nulls_first)` of an ORDER BY term's options.
+fn sort_options(o: &ast::OrderByOptions) -> Result<(bool, bool)> {
+    let asc = match &o.sort {
+        None | Some(ast::OrderBySort::Asc) => true,
+        Some(ast::OrderBySort::Desc) => false,
+        Some(ast::OrderBySort::Using(op)) => {
+            return Err(unsupported(format!(
+                "ORDER BY ... USING {op} is not supported"
+            )));
+        }
+    };
+    Ok((asc, o.nulls_first.unwrap_or(!asc)))
+}
+
 fn ordinal(e: &ast::Expr, n: usize, clause: &str) -> Result<Option<usize>> {
-    let ast::Expr::Value(v) = e else {
+    let Some((negative, v)) = literal_term(e) else {
         return Ok(None);
     };
     let Value::Number(s, _) = &v.value else {
@@ -878,9 +906,45 @@ fn ordinal(e: &ast::Expr, n: usize, clause: &str) -> Result<Option<usize>> {
         return Ok(None);
     }
     match s.parse::<usize>() {
-        Ok(k) if (1..=n).contains(&k) => Ok(Some(k - 1)),
+        Ok(k) if !negative && (1..=n).contains(&k) => Ok(Some(k - 1)),
         _ => Err(bind_err(format!(
-            "{clause} term out of range - should be between 1 and {n}, got {s}{}",
+            "{clause} term out of range - should be between 1 and {n}, got {}{s}{}",
+            if negative { "-" } else { "" },
+            at(v.span)
+        ))),
+    }
+}
+
+/// The literal a GROUP BY or ORDER BY term is, if it is one: parentheses
+/// and a leading minus are looked through, as DuckDB does; `true` when
+/// negated.
+fn literal_term(e: &ast::Expr) -> Option<(bool, &ast::ValueWithSpan)> {
+    match e {
+        ast::Expr::Nested(inner) => literal_term(inner),
+        ast::Expr::Value(v) => Some((false, v)),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            ast::Expr::Value(v) => Some((true, v)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Rejects an ORDER BY term that is a literal but not an output ordinal
+/// (`ORDER BY 'x'`, `ORDER BY 1.5`, `ORDER BY NULL`): it would not order
+/// anything, and DuckDB's binder rejects it.
+fn reject_constant_order(e: &ast::Expr) -> Result<()> {
+    let Some((_, v)) = literal_term(e) else {
+        return Ok(());
+    };
+    match &v.value {
+        Value::Number(s, _) if !s.contains(['.', 'e', 'E']) => Ok(()),
+        Value::Placeholder(_) => Ok(()),
+        _ => Err(bind_err(format!(
+            "ORDER BY non-integer literal has no effect: {e}{}",
             at(v.span)
         ))),
     }
