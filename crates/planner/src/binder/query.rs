@@ -737,23 +737,30 @@ fn select_over(
 
 /// Expands `*` and `t.*` and names every output column.
 fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Result<Vec<Item<'q>>> {
-    let all_columns = |out: &mut Vec<Item<'q>>, opts: Option<&WildcardAdditionalOptions>| {
+    let all_columns = |out: &mut Vec<Item<'q>>, opts: Option<&'q WildcardAdditionalOptions>| {
         if scope.schema.fields().is_empty() {
             return Err(bind_err("SELECT * with no tables specified is not valid"));
         }
-        let excluded = match opts {
+        let (excluded, replaced) = match opts {
             Some(o) => check_wildcard_options(o, scope)?,
-            None => Vec::new(),
+            None => (Vec::new(), Vec::new()),
         };
         let before = out.len();
         for (i, f) in scope.schema.fields().iter().enumerate() {
             if excluded.contains(&i) {
                 continue;
             }
-            out.push(Item {
-                kind: ItemKind::Column(i),
-                name: f.name().clone(),
-                aliased: false,
+            out.push(match replaced.iter().find(|(k, _)| *k == i) {
+                Some((_, r)) => Item {
+                    kind: ItemKind::Ast(&r.expr),
+                    name: r.column_name.value.clone(),
+                    aliased: true,
+                },
+                None => Item {
+                    kind: ItemKind::Column(i),
+                    name: f.name().clone(),
+                    aliased: false,
+                },
             });
         }
         if out.len() == before {
@@ -810,19 +817,56 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
     Ok(out)
 }
 
-/// The columns `* EXCLUDE (...)` leaves out; the other options of `*`
-/// are refused.
-fn check_wildcard_options(o: &WildcardAdditionalOptions, scope: &Scope) -> Result<Vec<usize>> {
+/// The columns `* REPLACE (...)` replaces, with their new expressions.
+type Replaced<'q> = Vec<(usize, &'q ast::ReplaceSelectElement)>;
+
+/// The columns `* EXCLUDE (...)` leaves out and those `* REPLACE (...)`
+/// replaces; the other options of `*` are refused.
+fn check_wildcard_options<'q>(
+    o: &'q WildcardAdditionalOptions,
+    scope: &Scope,
+) -> Result<(Vec<usize>, Replaced<'q>)> {
     if o.opt_ilike.is_some()
         || o.opt_except.is_some()
-        || o.opt_replace.is_some()
         || o.opt_rename.is_some()
         || o.opt_alias.is_some()
     {
         return Err(unsupported(format!(
-            "* with ILIKE/EXCEPT/REPLACE/RENAME is not supported: {o}"
+            "* with ILIKE/EXCEPT/RENAME is not supported: {o}"
         )));
     }
+    let excluded = excluded_columns(o, scope)?;
+    let mut replaced: Replaced<'q> = Vec::new();
+    for r in o.opt_replace.iter().flat_map(|r| &r.items) {
+        let id = &r.column_name;
+        let Some(i) = scope.find(&id.value) else {
+            return Err(bind_err(format!(
+                "Column \"{}\" in REPLACE list not found in FROM clause{}",
+                id.value,
+                at(id.span)
+            )));
+        };
+        if replaced.iter().any(|(k, _)| *k == i) {
+            return Err(bind_err(format!(
+                "Duplicate entry \"{}\" in REPLACE list{}",
+                id.value,
+                at(id.span)
+            )));
+        }
+        if excluded.contains(&i) {
+            return Err(bind_err(format!(
+                "Column \"{}\" cannot occur in both EXCLUDE and REPLACE list{}",
+                id.value,
+                at(id.span)
+            )));
+        }
+        replaced.push((i, r.as_ref()));
+    }
+    Ok((excluded, replaced))
+}
+
+/// The columns `* EXCLUDE (...)` leaves out.
+fn excluded_columns(o: &WildcardAdditionalOptions, scope: &Scope) -> Result<Vec<usize>> {
     let names: Vec<&ast::ObjectName> = match &o.opt_exclude {
         None => return Ok(Vec::new()),
         Some(ast::ExcludeSelectItem::Single(n)) => vec![n],
@@ -867,7 +911,6 @@ fn bind_item(
     }
 }
 
-/// `Some(k)` if `e` is an integer literal naming output column `k + 1`.
 /// A query's ORDER BY: its terms, or ORDER BY ALL with its options.
 #[derive(Clone, Copy, Default)]
 struct Ordering<'a> {
@@ -895,6 +938,7 @@ fn sort_options(o: &ast::OrderByOptions) -> Result<(bool, bool)> {
     Ok((asc, o.nulls_first.unwrap_or(!asc)))
 }
 
+/// `Some(k)` if `e` is an integer literal naming output column `k + 1`.
 fn ordinal(e: &ast::Expr, n: usize, clause: &str) -> Result<Option<usize>> {
     let Some((negative, v)) = literal_term(e) else {
         return Ok(None);
