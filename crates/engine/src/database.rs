@@ -376,7 +376,8 @@ impl Database {
                 }
                 let out = self.run_plan(&plan, false, options)?;
                 let rows = out.batches.iter().map(|b| b.num_rows() as u64).sum();
-                let data = load::normalize(out.schema, out.batches)?;
+                let schema = weir_planner::created_table_schema(&out.schema);
+                let data = load::normalize(schema, out.batches)?;
                 self.create_table(&name, data, or_replace)?;
                 Ok(QueryResult::no_rows(Some(rows)))
             }

@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use arrow_schema::SchemaRef;
+use arrow_schema::{Field, Schema, SchemaRef};
 
 use crate::expr::Expr;
 use crate::scalar::ScalarValue;
@@ -310,6 +310,18 @@ pub struct ColumnDef {
     pub data_type: arrow_schema::DataType,
     /// False for `NOT NULL`.
     pub nullable: bool,
+}
+
+/// The schema of the table `CREATE TABLE ... AS query` makes: the query's
+/// column names and types, every column nullable (such a table has no
+/// constraints, so a later INSERT may store NULL anywhere, as in DuckDB).
+pub fn created_table_schema(query: &Schema) -> SchemaRef {
+    let fields: Vec<Field> = query
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone().with_nullable(true))
+        .collect();
+    SchemaRef::new(Schema::new_with_metadata(fields, query.metadata().clone()))
 }
 
 /// A planned statement.

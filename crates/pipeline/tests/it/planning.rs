@@ -982,9 +982,9 @@ fn statements() {
         CreateTableAs y if_not_exists=false or_replace=true [l_orderkey BIGINT NOT NULL, q DECIMAL(26,2) NOT NULL]
         Projection: l_orderkey, (l_quantity * 2)
           Scan: lineitem (13 columns)
-        Insert y [l_orderkey BIGINT NOT NULL, q DECIMAL(26,2) NOT NULL]
+        Insert y [l_orderkey BIGINT, q DECIMAL(26,2)]
         Values: 1 rows
-        values [l_orderkey BIGINT NOT NULL, q DECIMAL(26,2) NOT NULL]
+        values [l_orderkey BIGINT, q DECIMAL(26,2)]
           (1, 2.50)
         Insert y [l_orderkey BIGINT, q DECIMAL(26,2)]
         Projection: CAST(i AS BIGINT), CAST(d AS DECIMAL(26,2))

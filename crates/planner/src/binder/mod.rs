@@ -314,7 +314,7 @@ impl Binder<'_> {
                 ));
             }
             let plan = self.query(q)?;
-            let schema = plan.schema();
+            let schema = crate::plan::created_table_schema(&plan.schema());
             let statement = Statement::CreateTableAs {
                 name: name.clone(),
                 plan,
