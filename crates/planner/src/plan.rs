@@ -367,6 +367,20 @@ pub enum Statement {
         /// Rows in the table's schema.
         plan: LogicalPlan,
     },
+    /// `ALTER TABLE name ...`: column `k` of the altered table is column
+    /// `columns[k]` of the old one, or all NULL (`ADD COLUMN`).
+    AlterTable {
+        /// Table name.
+        name: String,
+        /// The table's name afterwards (`RENAME TO`, else `name`).
+        new_name: String,
+        /// The table's schema afterwards.
+        schema: SchemaRef,
+        /// Where each column of `schema` comes from.
+        columns: Vec<Option<usize>>,
+        /// `IF EXISTS`: no table is no error.
+        if_exists: bool,
+    },
     /// `DROP TABLE [IF EXISTS] name`.
     DropTable {
         /// Table name.

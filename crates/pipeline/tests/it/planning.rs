@@ -133,6 +133,16 @@ fn render(s: &Statement) -> String {
             render_schema(&plan.schema()),
             render_plan(plan)
         ),
+        Statement::AlterTable {
+            name,
+            new_name,
+            schema,
+            columns,
+            if_exists,
+        } => format!(
+            "AlterTable {name} -> {new_name} ({}) from {columns:?} if_exists={if_exists}\n",
+            render_schema(schema)
+        ),
         Statement::DropTable { name, if_exists } => {
             format!("DropTable {name} if_exists={if_exists}\n")
         }
