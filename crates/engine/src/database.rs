@@ -316,6 +316,62 @@ impl Database {
         Ok(())
     }
 
+    /// Rebuilds table `name` as the binder planned it: column `k` is old
+    /// column `columns[k]`, or all NULL; renamed to `new_name`.
+    fn alter_table(
+        &self,
+        name: &str,
+        new_name: &str,
+        schema: SchemaRef,
+        columns: &[Option<usize>],
+        if_exists: bool,
+    ) -> Result<()> {
+        let mut tables = self.shared.tables.write().expect("catalog poisoned");
+        let key = name.to_lowercase();
+        let Some(old) = tables.get(&key) else {
+            if if_exists {
+                return Ok(());
+            }
+            return Err(Error::Catalog(format!(
+                "Table with name {name} does not exist!"
+            )));
+        };
+        let new_key = new_name.to_lowercase();
+        if new_key != key && tables.contains_key(&new_key) {
+            return Err(Error::Catalog(format!(
+                "Could not rename \"{name}\" to \"{new_name}\": another entry with this name already exists!"
+            )));
+        }
+        let mut batches = Vec::with_capacity(old.data.batches.len());
+        for b in &old.data.batches {
+            let mut out: Vec<ArrayRef> = Vec::with_capacity(columns.len());
+            for (field, source) in schema.fields().iter().zip(columns) {
+                out.push(match source {
+                    Some(i) => b.column(*i).clone(),
+                    None if !field.is_nullable() && b.num_rows() > 0 => {
+                        return Err(Error::Constraint(format!(
+                            "NOT NULL constraint failed: {}.{}",
+                            old.name,
+                            field.name()
+                        )));
+                    }
+                    None => arrow::array::new_null_array(field.data_type(), b.num_rows()),
+                });
+            }
+            batches.push(
+                RecordBatch::try_new(schema.clone(), out)
+                    .map_err(|e| Error::InvalidInput(format!("ALTER TABLE {name}: {e}")))?,
+            );
+        }
+        let table = Table {
+            name: new_name.to_string(),
+            data: Arc::new(TableData { schema, batches }),
+        };
+        tables.remove(&key);
+        tables.insert(new_key, table);
+        Ok(())
+    }
+
     fn run_statement(&self, statement: Statement, options: &ExecuteOptions) -> Result<QueryResult> {
         match statement {
             Statement::Query(plan) => {
@@ -376,7 +432,8 @@ impl Database {
                 }
                 let out = self.run_plan(&plan, false, options)?;
                 let rows = out.batches.iter().map(|b| b.num_rows() as u64).sum();
-                let data = load::normalize(out.schema, out.batches)?;
+                let schema = weir_planner::created_table_schema(&out.schema);
+                let data = load::normalize(schema, out.batches)?;
                 self.create_table(&name, data, or_replace)?;
                 Ok(QueryResult::no_rows(Some(rows)))
             }
@@ -410,6 +467,16 @@ impl Database {
                 }
                 existing.data = Arc::new(TableData { schema, batches });
                 Ok(QueryResult::no_rows(Some(rows)))
+            }
+            Statement::AlterTable {
+                name,
+                new_name,
+                schema,
+                columns,
+                if_exists,
+            } => {
+                self.alter_table(&name, &new_name, schema, &columns, if_exists)?;
+                Ok(QueryResult::no_rows(None))
             }
             Statement::DropTable { name, if_exists } => {
                 let removed = self

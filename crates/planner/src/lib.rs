@@ -75,6 +75,6 @@ pub use expr::{BinaryOp, ColumnRef, Expr, InItems, ScalarFunction};
 pub use fold::ConstantEvaluator;
 pub use plan::{
     AggregateExpr, AggregateFunction, ColumnDef, FileFormat, FileOptions, LogicalPlan, SortKey,
-    Statement, TableSource,
+    Statement, TableSource, created_table_schema,
 };
 pub use scalar::ScalarValue;

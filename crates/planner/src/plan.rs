@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use arrow_schema::SchemaRef;
+use arrow_schema::{Field, Schema, SchemaRef};
 
 use crate::expr::Expr;
 use crate::scalar::ScalarValue;
@@ -312,6 +312,18 @@ pub struct ColumnDef {
     pub nullable: bool,
 }
 
+/// The schema of the table `CREATE TABLE ... AS query` makes: the query's
+/// column names and types, every column nullable (such a table has no
+/// constraints, so a later INSERT may store NULL anywhere, as in DuckDB).
+pub fn created_table_schema(query: &Schema) -> SchemaRef {
+    let fields: Vec<Field> = query
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone().with_nullable(true))
+        .collect();
+    SchemaRef::new(Schema::new_with_metadata(fields, query.metadata().clone()))
+}
+
 /// A planned statement.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Statement {
@@ -354,6 +366,20 @@ pub enum Statement {
         table: String,
         /// Rows in the table's schema.
         plan: LogicalPlan,
+    },
+    /// `ALTER TABLE name ...`: column `k` of the altered table is column
+    /// `columns[k]` of the old one, or all NULL (`ADD COLUMN`).
+    AlterTable {
+        /// Table name.
+        name: String,
+        /// The table's name afterwards (`RENAME TO`, else `name`).
+        new_name: String,
+        /// The table's schema afterwards.
+        schema: SchemaRef,
+        /// Where each column of `schema` comes from.
+        columns: Vec<Option<usize>>,
+        /// `IF EXISTS`: no table is no error.
+        if_exists: bool,
     },
     /// `DROP TABLE [IF EXISTS] name`.
     DropTable {

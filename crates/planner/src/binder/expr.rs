@@ -763,12 +763,20 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             ))
         };
-        // A string literal takes the type of the other (numeric) side.
+        // A string literal as written (not a VARCHAR value, such as
+        // `1::VARCHAR`, even once folded) takes the type of the other
+        // (numeric) side.
+        let (l_lit, r_lit) = match e {
+            ast::Expr::BinaryOp { left, right, .. } => {
+                (is_string_literal(left), is_string_literal(right))
+            }
+            _ => (false, false),
+        };
         let (lt2, rt2) = match (&l, &r) {
-            (Expr::Literal(ScalarValue::Utf8(_)), _) if is_numeric(&canonical(&rt)) => {
+            (Expr::Literal(ScalarValue::Utf8(_)), _) if l_lit && is_numeric(&canonical(&rt)) => {
                 (canonical(&rt), canonical(&rt))
             }
-            (_, Expr::Literal(ScalarValue::Utf8(_))) if is_numeric(&canonical(&lt)) => {
+            (_, Expr::Literal(ScalarValue::Utf8(_))) if r_lit && is_numeric(&canonical(&lt)) => {
                 (canonical(&lt), canonical(&lt))
             }
             _ => (lt.clone(), rt.clone()),
@@ -1727,6 +1735,23 @@ fn is_numeric(t: &DataType) -> bool {
         t,
         DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal128(..)
     )
+}
+
+/// Whether `e` is a quoted string literal, possibly in parentheses.
+fn is_string_literal(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Nested(inner) => is_string_literal(inner),
+        ast::Expr::Value(v) => matches!(
+            v.value,
+            Value::SingleQuotedString(_)
+                | Value::DoubleQuotedString(_)
+                | Value::EscapedStringLiteral(_)
+                | Value::NationalStringLiteral(_)
+                | Value::TripleSingleQuotedString(_)
+                | Value::TripleDoubleQuotedString(_)
+        ),
+        _ => false,
+    }
 }
 
 fn is_string(t: &DataType) -> bool {

@@ -253,6 +253,7 @@ impl Binder<'_> {
             S::Pragma { name, value, .. } => self.pragma(name, value.as_ref()),
             S::CreateTable(ct) => self.create_table(ct),
             S::Insert(ins) => self.insert(ins),
+            S::AlterTable(at) => self.alter_table(at),
             S::Drop {
                 object_type,
                 if_exists,
@@ -314,7 +315,7 @@ impl Binder<'_> {
                 ));
             }
             let plan = self.query(q)?;
-            let schema = plan.schema();
+            let schema = crate::plan::created_table_schema(&plan.schema());
             let statement = Statement::CreateTableAs {
                 name: name.clone(),
                 plan,
@@ -338,21 +339,7 @@ impl Binder<'_> {
                         at(c.name.span)
                     )));
                 }
-                let mut nullable = true;
-                for o in &c.options {
-                    match &o.option {
-                        ColumnOption::NotNull => nullable = false,
-                        ColumnOption::Null => nullable = true,
-                        other => {
-                            return Err(unsupported(format!(
-                                "column constraint {other} is not supported (column {})",
-                                c.name.value
-                            )));
-                        }
-                    }
-                }
-                let t = data_type_from_sql(&c.data_type)?;
-                fields.push(Field::new(c.name.value.clone(), t, nullable));
+                fields.push(column_field(c)?);
             }
             let schema = SchemaRef::new(Schema::new(fields));
             let statement = Statement::CreateTable {
@@ -367,6 +354,140 @@ impl Binder<'_> {
             self.overrides.push((name, Some(schema)));
         }
         Ok(statement)
+    }
+
+    fn alter_table(&mut self, alter: &ast::AlterTable) -> Result<Statement> {
+        if alter.only
+            || alter.location.is_some()
+            || alter.on_cluster.is_some()
+            || alter.table_type.is_some()
+        {
+            return Err(unsupported(format!("{alter} is not supported")));
+        }
+        let id = single_name(&alter.name)?;
+        let (name, schema) = match self.lookup_table(id) {
+            Ok(found) => found,
+            // IF EXISTS: nothing to do
+            Err(_) if alter.if_exists => {
+                return Ok(Statement::AlterTable {
+                    name: id.value.clone(),
+                    new_name: id.value.clone(),
+                    schema: SchemaRef::new(Schema::empty()),
+                    columns: Vec::new(),
+                    if_exists: true,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        let [op] = alter.operations.as_slice() else {
+            return Err(unsupported(
+                "ALTER TABLE with several operations is not supported; use one statement each",
+            ));
+        };
+        let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        let mut columns: Vec<Option<usize>> = (0..fields.len()).map(Some).collect();
+        let mut new_name = name.clone();
+        let position = |fields: &[Field], c: &ast::Ident| {
+            fields
+                .iter()
+                .position(|f| f.name().eq_ignore_ascii_case(&c.value))
+        };
+        let no_column = |c: &ast::Ident| {
+            bind_err(format!(
+                "Table \"{name}\" does not have a column with name \"{}\"{}",
+                c.value,
+                at(c.span)
+            ))
+        };
+        let exists = |c: &ast::Ident| {
+            bind_err(format!(
+                "Column with name \"{}\" already exists!{}",
+                c.value,
+                at(c.span)
+            ))
+        };
+        use ast::AlterTableOperation as Op;
+        match op {
+            Op::AddColumn {
+                if_not_exists,
+                column_def,
+                column_position: None,
+                ..
+            } => {
+                if position(&fields, &column_def.name).is_some() {
+                    if !*if_not_exists {
+                        return Err(exists(&column_def.name));
+                    }
+                } else {
+                    fields.push(column_field(column_def)?);
+                    columns.push(None);
+                }
+            }
+            Op::DropColumn {
+                column_names,
+                if_exists,
+                drop_behavior: None,
+                ..
+            } => {
+                for c in column_names {
+                    let Some(k) = position(&fields, c) else {
+                        if *if_exists {
+                            continue;
+                        }
+                        return Err(no_column(c));
+                    };
+                    if fields.len() == 1 {
+                        return Err(bind_err(
+                            "Cannot drop column: table only has one column remaining!",
+                        ));
+                    }
+                    fields.remove(k);
+                    columns.remove(k);
+                }
+            }
+            Op::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => {
+                let k =
+                    position(&fields, old_column_name).ok_or_else(|| no_column(old_column_name))?;
+                if position(&fields, new_column_name).is_some_and(|j| j != k) {
+                    return Err(exists(new_column_name));
+                }
+                fields[k] = fields[k].clone().with_name(new_column_name.value.clone());
+            }
+            Op::RenameTable { table_name } => {
+                let (ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n)) =
+                    table_name;
+                let to = single_name(n)?;
+                if !to.value.eq_ignore_ascii_case(&name) && self.table_schema(&to.value).is_some() {
+                    return Err(bind_err(format!(
+                        "Could not rename \"{name}\" to \"{}\": another entry with this name already exists!{}",
+                        to.value,
+                        at(to.span)
+                    )));
+                }
+                new_name = to.value.clone();
+            }
+            other => {
+                return Err(unsupported(format!(
+                    "ALTER TABLE ... {other} is not supported"
+                )));
+            }
+        }
+        let schema = SchemaRef::new(Schema::new(fields));
+        if !new_name.eq_ignore_ascii_case(&name) {
+            self.overrides.push((name.clone(), None));
+        }
+        self.overrides
+            .push((new_name.clone(), Some(schema.clone())));
+        Ok(Statement::AlterTable {
+            name,
+            new_name,
+            schema,
+            columns,
+            if_exists: alter.if_exists,
+        })
     }
 
     fn insert(&mut self, ins: &ast::Insert) -> Result<Statement> {
@@ -640,6 +761,26 @@ pub(crate) fn format_from_extension(id: &ast::Ident) -> Result<FileFormat> {
 }
 
 /// An Arrow type for a SQL type name.
+/// The field a column definition of CREATE TABLE or ALTER TABLE ... ADD
+/// COLUMN declares: its type, and NOT NULL if so.
+fn column_field(c: &ast::ColumnDef) -> Result<Field> {
+    let mut nullable = true;
+    for o in &c.options {
+        match &o.option {
+            ColumnOption::NotNull => nullable = false,
+            ColumnOption::Null => nullable = true,
+            other => {
+                return Err(unsupported(format!(
+                    "column constraint {other} is not supported (column {})",
+                    c.name.value
+                )));
+            }
+        }
+    }
+    let t = data_type_from_sql(&c.data_type)?;
+    Ok(Field::new(c.name.value.clone(), t, nullable))
+}
+
 pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
     use ast::DataType as D;
     Ok(match t {

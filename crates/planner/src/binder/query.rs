@@ -72,17 +72,21 @@ impl Binder<'_> {
                 "FOR UPDATE, FOR XML/JSON, SETTINGS, FORMAT and pipe operators are not supported",
             ));
         }
-        let order_by: &[ast::OrderByExpr] = match &q.order_by {
-            None => &[],
+        let order_by = match &q.order_by {
+            None => Ordering::default(),
             Some(ob) => {
                 if ob.interpolate.is_some() {
                     return Err(unsupported("ORDER BY ... INTERPOLATE is not supported"));
                 }
                 match &ob.kind {
-                    OrderByKind::Expressions(v) => v,
-                    OrderByKind::All(_) => {
-                        return Err(unsupported("ORDER BY ALL is not supported"));
-                    }
+                    OrderByKind::Expressions(v) => Ordering {
+                        exprs: v,
+                        all: None,
+                    },
+                    OrderByKind::All(o) => Ordering {
+                        exprs: &[],
+                        all: Some(o),
+                    },
                 }
             }
         };
@@ -118,7 +122,7 @@ impl Binder<'_> {
     fn select(
         &self,
         s: &ast::Select,
-        order_by: &[ast::OrderByExpr],
+        order_by: Ordering<'_>,
         limit: (usize, Option<usize>),
     ) -> Result<LogicalPlan> {
         let unsupported_clause = [
@@ -520,7 +524,7 @@ fn select_over(
     plan: LogicalPlan,
     scope: &Scope,
     parts: SelectParts<'_>,
-    order_by: &[ast::OrderByExpr],
+    order_by: Ordering<'_>,
     (offset, fetch): (usize, Option<usize>),
 ) -> Result<LogicalPlan> {
     let mut plan = plan;
@@ -582,22 +586,18 @@ fn select_over(
         .map(|h| eb.bind_predicate(h, "HAVING"))
         .transpose()?;
 
-    let mut sort = Vec::with_capacity(order_by.len());
-    for ob in order_by {
+    let mut sort = Vec::with_capacity(order_by.exprs.len());
+    if let Some(options) = order_by.all {
+        // ORDER BY ALL: every output column, left to right
+        let (asc, nulls_first) = sort_options(options)?;
+        sort.extend((0..items.len()).map(|k| (SortTarget::Output(k), asc, nulls_first)));
+    }
+    for ob in order_by.exprs {
         if ob.with_fill.is_some() {
             return Err(unsupported("ORDER BY ... WITH FILL is not supported"));
         }
-        let asc = match &ob.options.sort {
-            None | Some(ast::OrderBySort::Asc) => true,
-            Some(ast::OrderBySort::Desc) => false,
-            Some(ast::OrderBySort::Using(op)) => {
-                return Err(unsupported(format!(
-                    "ORDER BY ... USING {op} is not supported"
-                )));
-            }
-        };
-        // DuckDB's default: NULLs last in both directions
-        let nulls_first = ob.options.nulls_first.unwrap_or(false);
+        let (asc, nulls_first) = sort_options(&ob.options)?;
+        reject_constant_order(&ob.expr)?;
         let target = if let Some(k) = ordinal(&ob.expr, items.len(), "ORDER")? {
             SortTarget::Output(k)
         } else if let Some(k) = alias_of(&ob.expr, &items, scope, true) {
@@ -737,23 +737,30 @@ fn select_over(
 
 /// Expands `*` and `t.*` and names every output column.
 fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Result<Vec<Item<'q>>> {
-    let all_columns = |out: &mut Vec<Item<'q>>, opts: Option<&WildcardAdditionalOptions>| {
+    let all_columns = |out: &mut Vec<Item<'q>>, opts: Option<&'q WildcardAdditionalOptions>| {
         if scope.schema.fields().is_empty() {
             return Err(bind_err("SELECT * with no tables specified is not valid"));
         }
-        let excluded = match opts {
+        let (excluded, replaced) = match opts {
             Some(o) => check_wildcard_options(o, scope)?,
-            None => Vec::new(),
+            None => (Vec::new(), Vec::new()),
         };
         let before = out.len();
         for (i, f) in scope.schema.fields().iter().enumerate() {
             if excluded.contains(&i) {
                 continue;
             }
-            out.push(Item {
-                kind: ItemKind::Column(i),
-                name: f.name().clone(),
-                aliased: false,
+            out.push(match replaced.iter().find(|(k, _)| *k == i) {
+                Some((_, r)) => Item {
+                    kind: ItemKind::Ast(&r.expr),
+                    name: r.column_name.value.clone(),
+                    aliased: true,
+                },
+                None => Item {
+                    kind: ItemKind::Column(i),
+                    name: f.name().clone(),
+                    aliased: false,
+                },
             });
         }
         if out.len() == before {
@@ -810,19 +817,56 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
     Ok(out)
 }
 
-/// The columns `* EXCLUDE (...)` leaves out; the other options of `*`
-/// are refused.
-fn check_wildcard_options(o: &WildcardAdditionalOptions, scope: &Scope) -> Result<Vec<usize>> {
+/// The columns `* REPLACE (...)` replaces, with their new expressions.
+type Replaced<'q> = Vec<(usize, &'q ast::ReplaceSelectElement)>;
+
+/// The columns `* EXCLUDE (...)` leaves out and those `* REPLACE (...)`
+/// replaces; the other options of `*` are refused.
+fn check_wildcard_options<'q>(
+    o: &'q WildcardAdditionalOptions,
+    scope: &Scope,
+) -> Result<(Vec<usize>, Replaced<'q>)> {
     if o.opt_ilike.is_some()
         || o.opt_except.is_some()
-        || o.opt_replace.is_some()
         || o.opt_rename.is_some()
         || o.opt_alias.is_some()
     {
         return Err(unsupported(format!(
-            "* with ILIKE/EXCEPT/REPLACE/RENAME is not supported: {o}"
+            "* with ILIKE/EXCEPT/RENAME is not supported: {o}"
         )));
     }
+    let excluded = excluded_columns(o, scope)?;
+    let mut replaced: Replaced<'q> = Vec::new();
+    for r in o.opt_replace.iter().flat_map(|r| &r.items) {
+        let id = &r.column_name;
+        let Some(i) = scope.find(&id.value) else {
+            return Err(bind_err(format!(
+                "Column \"{}\" in REPLACE list not found in FROM clause{}",
+                id.value,
+                at(id.span)
+            )));
+        };
+        if replaced.iter().any(|(k, _)| *k == i) {
+            return Err(bind_err(format!(
+                "Duplicate entry \"{}\" in REPLACE list{}",
+                id.value,
+                at(id.span)
+            )));
+        }
+        if excluded.contains(&i) {
+            return Err(bind_err(format!(
+                "Column \"{}\" cannot occur in both EXCLUDE and REPLACE list{}",
+                id.value,
+                at(id.span)
+            )));
+        }
+        replaced.push((i, r.as_ref()));
+    }
+    Ok((excluded, replaced))
+}
+
+/// The columns `* EXCLUDE (...)` leaves out.
+fn excluded_columns(o: &WildcardAdditionalOptions, scope: &Scope) -> Result<Vec<usize>> {
     let names: Vec<&ast::ObjectName> = match &o.opt_exclude {
         None => return Ok(Vec::new()),
         Some(ast::ExcludeSelectItem::Single(n)) => vec![n],
@@ -867,9 +911,37 @@ fn bind_item(
     }
 }
 
+/// A query's ORDER BY: its terms, or ORDER BY ALL with its options.
+#[derive(Clone, Copy, Default)]
+struct Ordering<'a> {
+    exprs: &'a [ast::OrderByExpr],
+    all: Option<&'a ast::OrderByOptions>,
+}
+
+impl Ordering<'_> {
+    fn is_empty(&self) -> bool {
+        self.exprs.is_empty() && self.all.is_none()
+    }
+}
+
+/// `(ascending, nulls_first)` of an ORDER BY term's options.
+fn sort_options(o: &ast::OrderByOptions) -> Result<(bool, bool)> {
+    let asc = match &o.sort {
+        None | Some(ast::OrderBySort::Asc) => true,
+        Some(ast::OrderBySort::Desc) => false,
+        Some(ast::OrderBySort::Using(op)) => {
+            return Err(unsupported(format!(
+                "ORDER BY ... USING {op} is not supported"
+            )));
+        }
+    };
+    // DuckDB's default: NULLs last in both directions
+    Ok((asc, o.nulls_first.unwrap_or(false)))
+}
+
 /// `Some(k)` if `e` is an integer literal naming output column `k + 1`.
 fn ordinal(e: &ast::Expr, n: usize, clause: &str) -> Result<Option<usize>> {
-    let ast::Expr::Value(v) = e else {
+    let Some((negative, v)) = literal_term(e) else {
         return Ok(None);
     };
     let Value::Number(s, _) = &v.value else {
@@ -879,9 +951,45 @@ fn ordinal(e: &ast::Expr, n: usize, clause: &str) -> Result<Option<usize>> {
         return Ok(None);
     }
     match s.parse::<usize>() {
-        Ok(k) if (1..=n).contains(&k) => Ok(Some(k - 1)),
+        Ok(k) if !negative && (1..=n).contains(&k) => Ok(Some(k - 1)),
         _ => Err(bind_err(format!(
-            "{clause} term out of range - should be between 1 and {n}, got {s}{}",
+            "{clause} term out of range - should be between 1 and {n}, got {}{s}{}",
+            if negative { "-" } else { "" },
+            at(v.span)
+        ))),
+    }
+}
+
+/// The literal a GROUP BY or ORDER BY term is, if it is one: parentheses
+/// and a leading minus are looked through, as DuckDB does; `true` when
+/// negated.
+fn literal_term(e: &ast::Expr) -> Option<(bool, &ast::ValueWithSpan)> {
+    match e {
+        ast::Expr::Nested(inner) => literal_term(inner),
+        ast::Expr::Value(v) => Some((false, v)),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            ast::Expr::Value(v) => Some((true, v)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Rejects an ORDER BY term that is a literal but not an output ordinal
+/// (`ORDER BY 'x'`, `ORDER BY 1.5`, `ORDER BY NULL`): it would not order
+/// anything, and DuckDB's binder rejects it.
+fn reject_constant_order(e: &ast::Expr) -> Result<()> {
+    let Some((_, v)) = literal_term(e) else {
+        return Ok(());
+    };
+    match &v.value {
+        Value::Number(s, _) if !s.contains(['.', 'e', 'E']) => Ok(()),
+        Value::Placeholder(_) => Ok(()),
+        _ => Err(bind_err(format!(
+            "ORDER BY non-integer literal has no effect: {e}{}",
             at(v.span)
         ))),
     }
