@@ -20,13 +20,16 @@ use crate::error::{Error, Result};
 use crate::load;
 use crate::result::QueryResult;
 
-/// Database settings.
+/// Database settings: the start-up values of [`Database::with_config`], or
+/// the current ones as a connection sees them ([`Connection::config`]).
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Worker threads of the executor (default: all cores).
+    /// Worker threads of the executor (default: all cores). Global: one
+    /// value for the database and all its connections.
     pub threads: usize,
     /// Per-statement timeout (default: none). A statement past it is
-    /// cancelled, stops using CPU, and fails with [`Error::Timeout`].
+    /// cancelled, stops using CPU, and fails with [`Error::Timeout`]. Per
+    /// connection: each starts with this value and may change its own.
     pub timeout: Option<Duration>,
     /// Rows per morsel, the unit of parallel work (default 65,536... see
     /// `weir_pipeline::ExecOptions`).
