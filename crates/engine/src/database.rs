@@ -71,6 +71,7 @@ impl Clone for Database {
             conn: Connection {
                 shared: self.conn.shared.clone(),
                 local: self.conn.local.clone(),
+                running: self.conn.running.clone(),
             },
         }
     }
@@ -87,6 +88,8 @@ impl Clone for Database {
 pub struct Connection {
     shared: Arc<Shared>,
     local: Arc<Mutex<Local>>,
+    /// The cancel flags of the statements running on this connection.
+    running: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
 }
 
 /// The per-connection settings (scope `LOCAL` in `weir_settings()`).
@@ -104,7 +107,6 @@ struct Shared {
     csv_schemas: Mutex<HashMap<CsvKey, CsvSchema>>,
     /// The executor; its thread count is the global `threads` setting.
     executor: RwLock<Arc<PipelineExecutor>>,
-    running: Mutex<Vec<Arc<AtomicBool>>>,
 }
 
 /// A CSV file read with some options.
@@ -131,24 +133,19 @@ struct Table {
     data: Arc<TableData>,
 }
 
-/// Cancels the statements running on a [`Database`] from another thread
-/// (a shell's Ctrl-C handler, say).
+/// Cancels the statements running on one [`Connection`] (or on a
+/// [`Database`]'s default connection) from another thread (a shell's
+/// Ctrl-C handler, say), as DuckDB's `interrupt()` does.
 #[derive(Clone)]
 pub struct InterruptHandle {
-    shared: Arc<Shared>,
+    running: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
 }
 
 impl InterruptHandle {
     /// Cancels every statement running now; they fail with
     /// [`Error::Cancelled`]. Statements started later are not affected.
     pub fn interrupt(&self) {
-        for flag in self
-            .shared
-            .running
-            .lock()
-            .expect("running list poisoned")
-            .iter()
-        {
+        for flag in self.running.lock().expect("running list poisoned").iter() {
             flag.store(true, Ordering::Release);
         }
     }
@@ -184,7 +181,6 @@ impl Database {
             initial: config,
             csv_schemas: Mutex::new(HashMap::new()),
             executor: RwLock::new(Arc::new(executor)),
-            running: Mutex::new(Vec::new()),
         });
         Ok(Self {
             conn: Connection::new(shared),
@@ -213,7 +209,9 @@ impl Database {
         self.conn.set_timeout(timeout)
     }
 
-    /// A handle that cancels running statements from another thread.
+    /// A handle that cancels the default connection's running statements
+    /// (those of [`Database::execute`] and clones) from another thread;
+    /// statements of other connections are not affected.
     pub fn interrupt_handle(&self) -> InterruptHandle {
         self.conn.interrupt_handle()
     }
@@ -281,6 +279,7 @@ impl Connection {
         Self {
             shared,
             local: Arc::new(Mutex::new(local)),
+            running: Arc::new(Mutex::new(Vec::new())),
         }
     }
 
@@ -324,10 +323,11 @@ impl Connection {
         self.local.lock().expect("settings poisoned").timeout = timeout;
     }
 
-    /// A handle that cancels running statements from another thread.
+    /// A handle that cancels this connection's running statements from
+    /// another thread; statements of other connections are not affected.
     pub fn interrupt_handle(&self) -> InterruptHandle {
         InterruptHandle {
-            shared: self.shared.clone(),
+            running: self.running.clone(),
         }
     }
 
@@ -731,8 +731,7 @@ impl Connection {
         options: &ExecuteOptions,
     ) -> Result<weir_pipeline::QueryOutput> {
         let cancel = Arc::new(AtomicBool::new(false));
-        self.shared
-            .running
+        self.running
             .lock()
             .expect("running list poisoned")
             .push(cancel.clone());
@@ -740,8 +739,7 @@ impl Connection {
         let exec_options = self.exec_options(analyze, options, Some(cancel.clone()));
         let resolver = Resolver::new(self, &exec_options, false);
         let result = weir_pipeline::execute(plan, &resolver, &executor, &exec_options);
-        self.shared
-            .running
+        self.running
             .lock()
             .expect("running list poisoned")
             .retain(|f| !Arc::ptr_eq(f, &cancel));

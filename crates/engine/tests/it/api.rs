@@ -202,6 +202,46 @@ fn the_statement_timeout_is_per_connection_and_threads_global() {
 }
 
 #[test]
+fn an_interrupt_cancels_only_its_own_connections_statements() {
+    let db = Database::with_config(Config {
+        threads: 2,
+        morsel_rows: 4096,
+        ..Config::default()
+    })
+    .unwrap();
+    let (a, b) = (db.connect(), db.connect());
+    let progress = Arc::new(weir_engine::Progress::default());
+    std::thread::scope(|s| {
+        let runner = s.spawn(|| {
+            a.execute_with(
+                "SELECT count(*) FROM range(10000000000) WHERE range % 7 = 3",
+                &weir_engine::ExecuteOptions {
+                    progress: Some(progress.clone()),
+                },
+            )
+        });
+        while progress.morsels_done() == 0 {
+            std::thread::yield_now();
+        }
+        // other connections' handles leave `a`'s statement running: it
+        // goes on to finish many more morsels
+        b.interrupt_handle().interrupt();
+        db.interrupt_handle().interrupt();
+        let seen = progress.morsels_done();
+        while progress.morsels_done() < seen + 100 {
+            assert!(
+                !runner.is_finished(),
+                "another connection's interrupt stopped it"
+            );
+            std::thread::yield_now();
+        }
+        a.interrupt_handle().interrupt();
+        let err = runner.join().unwrap().unwrap_err();
+        assert!(matches!(err, Error::Cancelled), "{err:?}");
+    });
+}
+
+#[test]
 fn clones_of_a_database_share_its_default_connection() {
     let db = Database::new().unwrap();
     let clone = db.clone();
