@@ -1,4 +1,5 @@
-//! The [`Database`]: catalog, settings, and statement execution.
+//! The [`Database`] (catalog, executor) and its [`Connection`]s (settings,
+//! statement execution).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -11,20 +12,24 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use weir_executor::{ExecutorConfig, PipelineExecutor};
 use weir_pipeline::{ExecOptions, Progress, SourceResolver, TableData};
 use weir_planner::{
-    Catalog, FileFormat, FileOptions, LogicalPlan, ScalarValue, Setting, Statement, TableSource,
+    Catalog, FileFormat, FileOptions, LogicalPlan, ScalarValue, Setting, SettingScope, Statement,
+    TableSource,
 };
 
 use crate::error::{Error, Result};
 use crate::load;
 use crate::result::QueryResult;
 
-/// Database settings.
+/// Database settings: the start-up values of [`Database::with_config`], or
+/// the current ones as a connection sees them ([`Connection::config`]).
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Worker threads of the executor (default: all cores).
+    /// Worker threads of the executor (default: all cores). Global: one
+    /// value for the database and all its connections.
     pub threads: usize,
     /// Per-statement timeout (default: none). A statement past it is
-    /// cancelled, stops using CPU, and fails with [`Error::Timeout`].
+    /// cancelled, stops using CPU, and fails with [`Error::Timeout`]. Per
+    /// connection: each starts with this value and may change its own.
     pub timeout: Option<Duration>,
     /// Rows per morsel, the unit of parallel work (default 65,536... see
     /// `weir_pipeline::ExecOptions`).
@@ -41,30 +46,67 @@ impl Default for Config {
     }
 }
 
-/// Per-call options of [`Database::execute_with`].
+/// Per-call options of [`Database::execute_with`] and
+/// [`Connection::execute_with`].
 #[derive(Clone, Debug, Default)]
 pub struct ExecuteOptions {
     /// Counts the morsels of the running statement, for progress bars.
     pub progress: Option<Arc<Progress>>,
 }
 
-/// An in-memory database. Cheap to clone: clones share tables, settings and
-/// the executor, and may run statements from several threads at once.
-#[derive(Clone)]
+/// An in-memory database: the catalog and the executor, shared by its
+/// connections ([`Database::connect`]).
+///
+/// A `Database` is also its own *default connection*: [`Database::execute`]
+/// and the other statement methods run on it. Cheap to clone: clones share
+/// tables, the executor and the default connection (so its settings too),
+/// and may run statements from several threads at once.
 pub struct Database {
+    conn: Connection,
+}
+
+impl Clone for Database {
+    fn clone(&self) -> Self {
+        Self {
+            conn: Connection {
+                shared: self.conn.shared.clone(),
+                local: self.conn.local.clone(),
+                running: self.conn.running.clone(),
+            },
+        }
+    }
+}
+
+/// A connection to a [`Database`] (a session, as in DuckDB): it sees the
+/// database's tables and runs statements on its executor, and has its own
+/// per-connection settings (`statement_timeout`), which `SET` and `RESET`
+/// on it change for it alone. Global settings (`threads`) belong to the
+/// database: a change made through any connection is seen by all.
+///
+/// `Send` and `Sync`: statements may run on one connection from several
+/// threads at once.
+pub struct Connection {
     shared: Arc<Shared>,
+    local: Arc<Mutex<Local>>,
+    /// The cancel flags of the statements running on this connection.
+    running: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
+}
+
+/// The per-connection settings (scope `LOCAL` in `weir_settings()`).
+struct Local {
+    timeout: Option<Duration>,
 }
 
 struct Shared {
     tables: RwLock<BTreeMap<String, Table>>,
-    /// The settings the database was made with, for `RESET`.
+    /// The settings the database was made with: the start-up values of
+    /// every connection, and what `RESET` restores.
     initial: Config,
     /// CSV schemas widened by a load past the sniffed sample, so the next
     /// plan of the file uses them (see [`load::read_csv`]).
     csv_schemas: Mutex<HashMap<CsvKey, CsvSchema>>,
-    config: Mutex<Config>,
+    /// The executor; its thread count is the global `threads` setting.
     executor: RwLock<Arc<PipelineExecutor>>,
-    running: Mutex<Vec<Arc<AtomicBool>>>,
 }
 
 /// A CSV file read with some options.
@@ -91,24 +133,19 @@ struct Table {
     data: Arc<TableData>,
 }
 
-/// Cancels the statements running on a [`Database`] from another thread
-/// (a shell's Ctrl-C handler, say).
+/// Cancels the statements running on one [`Connection`] (or on a
+/// [`Database`]'s default connection) from another thread (a shell's
+/// Ctrl-C handler, say), as DuckDB's `interrupt()` does.
 #[derive(Clone)]
 pub struct InterruptHandle {
-    shared: Arc<Shared>,
+    running: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
 }
 
 impl InterruptHandle {
     /// Cancels every statement running now; they fail with
     /// [`Error::Cancelled`]. Statements started later are not affected.
     pub fn interrupt(&self) {
-        for flag in self
-            .shared
-            .running
-            .lock()
-            .expect("running list poisoned")
-            .iter()
-        {
+        for flag in self.running.lock().expect("running list poisoned").iter() {
             flag.store(true, Ordering::Release);
         }
     }
@@ -131,30 +168,132 @@ impl Database {
         Self::with_config(Config::default())
     }
 
-    /// An empty in-memory database with these settings.
+    /// An empty in-memory database with these settings: `threads` for the
+    /// database, `timeout` as the start-up statement timeout of every
+    /// connection (the default one included).
     pub fn with_config(config: Config) -> Result<Self> {
         if config.morsel_rows == 0 {
             return Err(Error::InvalidInput("morsel_rows must be at least 1".into()));
         }
         let executor = new_executor(config.threads)?;
+        let shared = Arc::new(Shared {
+            tables: RwLock::new(BTreeMap::new()),
+            initial: config,
+            csv_schemas: Mutex::new(HashMap::new()),
+            executor: RwLock::new(Arc::new(executor)),
+        });
         Ok(Self {
-            shared: Arc::new(Shared {
-                tables: RwLock::new(BTreeMap::new()),
-                initial: config.clone(),
-                csv_schemas: Mutex::new(HashMap::new()),
-                config: Mutex::new(config),
-                executor: RwLock::new(Arc::new(executor)),
-                running: Mutex::new(Vec::new()),
-            }),
+            conn: Connection::new(shared),
         })
     }
 
-    /// The current settings.
-    pub fn config(&self) -> Config {
-        self.shared.config.lock().expect("config poisoned").clone()
+    /// A new connection to this database, with its own per-connection
+    /// settings at their start-up values (those of [`Database::with_config`]).
+    pub fn connect(&self) -> Connection {
+        Connection::new(self.conn.shared.clone())
     }
 
-    /// Sets the number of worker threads.
+    /// The current settings of the default connection.
+    pub fn config(&self) -> Config {
+        self.conn.config()
+    }
+
+    /// Sets the number of worker threads: a global setting, for every
+    /// connection. See [`Connection::set_threads`].
+    pub fn set_threads(&self, threads: usize) -> Result<()> {
+        self.conn.set_threads(threads)
+    }
+
+    /// Sets the default connection's statement timeout (`None`: no limit).
+    pub fn set_timeout(&self, timeout: Option<Duration>) {
+        self.conn.set_timeout(timeout)
+    }
+
+    /// A handle that cancels the default connection's running statements
+    /// (those of [`Database::execute`] and clones) from another thread;
+    /// statements of other connections are not affected.
+    pub fn interrupt_handle(&self) -> InterruptHandle {
+        self.conn.interrupt_handle()
+    }
+
+    /// Runs every statement of `sql` in order on the default connection and
+    /// returns the result of the last one. Stops at the first error.
+    pub fn execute(&self, sql: &str) -> Result<QueryResult> {
+        self.conn.execute(sql)
+    }
+
+    /// [`Database::execute`] with per-call options.
+    pub fn execute_with(&self, sql: &str, options: &ExecuteOptions) -> Result<QueryResult> {
+        self.conn.execute_with(sql, options)
+    }
+
+    /// Registers `batches` as table `name`; see
+    /// [`Connection::register_batches`].
+    pub fn register_batches(
+        &self,
+        name: &str,
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+    ) -> Result<()> {
+        self.conn.register_batches(name, schema, batches)
+    }
+
+    /// Loads the CSV file at `path` (header row, inferred types) as table
+    /// `name`.
+    pub fn register_csv(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
+        self.conn.register_csv(name, path)
+    }
+
+    /// Loads the Parquet file at `path` as table `name`.
+    pub fn register_parquet(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
+        self.conn.register_parquet(name, path)
+    }
+
+    /// The names of the tables, sorted.
+    pub fn table_names(&self) -> Vec<String> {
+        self.conn.table_names()
+    }
+
+    /// The schema of table `name` (case-insensitive).
+    pub fn table_schema(&self, name: &str) -> Option<SchemaRef> {
+        self.conn.table_schema(name)
+    }
+
+    /// The settings as the default connection sees them; see
+    /// [`Connection::settings`].
+    pub fn settings(&self) -> Vec<Setting> {
+        self.conn.settings()
+    }
+
+    #[cfg(test)]
+    fn executor(&self) -> Arc<PipelineExecutor> {
+        self.conn.executor()
+    }
+}
+
+impl Connection {
+    fn new(shared: Arc<Shared>) -> Self {
+        let local = Local {
+            timeout: shared.initial.timeout,
+        };
+        Self {
+            shared,
+            local: Arc::new(Mutex::new(local)),
+            running: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// The current settings, as this connection sees them.
+    pub fn config(&self) -> Config {
+        Config {
+            threads: self.executor().threads(),
+            timeout: self.local.lock().expect("settings poisoned").timeout,
+            morsel_rows: self.shared.initial.morsel_rows,
+        }
+    }
+
+    /// Sets the number of worker threads: a global setting, seen by every
+    /// connection of the database.
     ///
     /// Statements never wait for the switch: the new executor is started
     /// before any lock is taken and swapped in under a write lock held only
@@ -174,21 +313,21 @@ impl Database {
                 .expect("executor lock poisoned"),
             executor,
         );
-        self.shared.config.lock().expect("config poisoned").threads = threads;
         // Outside every lock: dropping the last handle joins its threads.
         drop(old);
         Ok(())
     }
 
-    /// Sets the per-statement timeout (`None`: no limit).
+    /// Sets this connection's statement timeout (`None`: no limit).
     pub fn set_timeout(&self, timeout: Option<Duration>) {
-        self.shared.config.lock().expect("config poisoned").timeout = timeout;
+        self.local.lock().expect("settings poisoned").timeout = timeout;
     }
 
-    /// A handle that cancels running statements from another thread.
+    /// A handle that cancels this connection's running statements from
+    /// another thread; statements of other connections are not affected.
     pub fn interrupt_handle(&self) -> InterruptHandle {
         InterruptHandle {
-            shared: self.shared.clone(),
+            running: self.running.clone(),
         }
     }
 
@@ -198,7 +337,7 @@ impl Database {
         self.execute_with(sql, &ExecuteOptions::default())
     }
 
-    /// [`Database::execute`] with per-call options.
+    /// [`Connection::execute`] with per-call options.
     pub fn execute_with(&self, sql: &str, options: &ExecuteOptions) -> Result<QueryResult> {
         let statements = crate::script::split_statements(sql);
         if statements.is_empty() {
@@ -552,8 +691,10 @@ impl Database {
     }
 
     /// The settings `SET`, `RESET`, `PRAGMA`, `current_setting()` and
-    /// `weir_settings()` know. They belong to the database: its clones
-    /// share them.
+    /// `weir_settings()` know, with their values as this connection sees
+    /// them. As in DuckDB, `threads` is global (one value for the database,
+    /// [`SettingScope::Global`]); `statement_timeout` is per connection
+    /// ([`SettingScope::Local`]), starting at [`Config::timeout`].
     pub fn settings(&self) -> Vec<Setting> {
         let config = self.config();
         vec![
@@ -562,6 +703,7 @@ impl Database {
                 aliases: vec!["worker_threads".into()],
                 value: ScalarValue::Int64(config.threads as i64),
                 description: "The number of worker threads queries run on".into(),
+                scope: SettingScope::Global,
             },
             Setting {
                 name: "statement_timeout".into(),
@@ -570,11 +712,12 @@ impl Database {
                 description: "Seconds a statement may run before it is cancelled (0: no limit); \
                               a number, or a string with a unit: '500ms', '2s', '1min'"
                     .into(),
+                scope: SettingScope::Local,
             },
         ]
     }
 
-    /// `SET name = value` for a setting of [`Database::settings`].
+    /// `SET name = value` for a setting of [`Connection::settings`].
     fn set(&self, name: &str, value: &ScalarValue) -> Result<()> {
         let invalid = |what: &str| {
             Error::InvalidInput(format!(
@@ -655,8 +798,7 @@ impl Database {
         options: &ExecuteOptions,
     ) -> Result<weir_pipeline::QueryOutput> {
         let cancel = Arc::new(AtomicBool::new(false));
-        self.shared
-            .running
+        self.running
             .lock()
             .expect("running list poisoned")
             .push(cancel.clone());
@@ -664,8 +806,7 @@ impl Database {
         let exec_options = self.exec_options(analyze, options, Some(cancel.clone()));
         let resolver = Resolver::new(self, &exec_options, false);
         let result = weir_pipeline::execute(plan, &resolver, &executor, &exec_options);
-        self.shared
-            .running
+        self.running
             .lock()
             .expect("running list poisoned")
             .retain(|f| !Arc::ptr_eq(f, &cancel));
@@ -756,7 +897,7 @@ fn text_result<'a>(column: &str, lines: impl Iterator<Item = &'a str>) -> QueryR
 
 /// The planner's view of the catalog.
 struct CatalogView<'a> {
-    db: &'a Database,
+    db: &'a Connection,
 }
 
 impl Catalog for CatalogView<'_> {
@@ -779,7 +920,9 @@ impl Catalog for CatalogView<'_> {
         options: &FileOptions,
     ) -> Result<SchemaRef, String> {
         let known = match format {
-            FileFormat::Csv => self.db.known_csv_schema(&Database::csv_key(path, options)),
+            FileFormat::Csv => self
+                .db
+                .known_csv_schema(&Connection::csv_key(path, options)),
             FileFormat::Parquet => None,
         };
         load::file_schema(Path::new(path), format, options, known.as_ref()).map_err(|e| match e {
@@ -799,7 +942,7 @@ impl Catalog for CatalogView<'_> {
 
 /// The pipeline's access to data.
 struct Resolver<'a> {
-    db: &'a Database,
+    db: &'a Connection,
     /// Decodes the parts of a file load in parallel.
     executor: Arc<PipelineExecutor>,
     cancel: Option<Arc<AtomicBool>>,
@@ -837,7 +980,7 @@ impl LoadFailure {
 }
 
 impl<'a> Resolver<'a> {
-    fn new(db: &'a Database, options: &ExecOptions, dry_run: bool) -> Self {
+    fn new(db: &'a Connection, options: &ExecOptions, dry_run: bool) -> Self {
         let timeout = db.config().timeout;
         Self {
             db,
@@ -869,7 +1012,7 @@ impl<'a> Resolver<'a> {
     fn load_file(&self, path: &str, format: FileFormat, csv: &FileOptions) -> Result<TableData> {
         if self.dry_run {
             let known = match format {
-                FileFormat::Csv => self.db.known_csv_schema(&Database::csv_key(path, csv)),
+                FileFormat::Csv => self.db.known_csv_schema(&Connection::csv_key(path, csv)),
                 FileFormat::Parquet => None,
             };
             let schema = load::file_schema(Path::new(path), format, csv, known.as_ref())?;
@@ -879,7 +1022,7 @@ impl<'a> Resolver<'a> {
         match format {
             FileFormat::Parquet => load::read_parquet_parallel(Path::new(path), self, &check),
             FileFormat::Csv => {
-                let key = Database::csv_key(path, csv);
+                let key = Connection::csv_key(path, csv);
                 let planned = match self.db.known_csv_schema(&key) {
                     Some(s) => s,
                     None => load::sniff_csv(Path::new(path), csv)?,

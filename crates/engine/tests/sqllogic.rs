@@ -4,6 +4,10 @@
 //! four threads, and four threads with three-row morsels, so that tiny
 //! test tables still take the parallel, multi-morsel paths.
 //!
+//! `connection NAME` records run on connections ([`Database::connect`]) of
+//! the file's one database: they share its tables and global settings, and
+//! each has its own per-connection settings.
+//!
 //! `cargo test -p weir-engine --test sqllogic [-- FILTER]`
 
 use std::path::PathBuf;
@@ -11,10 +15,10 @@ use std::path::PathBuf;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use sqllogictest::{DBOutput, DefaultColumnType};
 use weir_engine::arrow::datatypes::DataType;
-use weir_engine::{Config, Database};
+use weir_engine::{Config, Connection, Database};
 
 struct Weir {
-    db: Database,
+    conn: Connection,
 }
 
 #[derive(Debug)]
@@ -33,7 +37,7 @@ impl sqllogictest::DB for Weir {
     type ColumnType = DefaultColumnType;
 
     fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SltError> {
-        let result = self.db.execute(sql).map_err(SltError)?;
+        let result = self.conn.execute(sql).map_err(SltError)?;
         if !result.returns_rows() {
             return Ok(DBOutput::StatementComplete(
                 result.rows_affected().unwrap_or(0),
@@ -125,14 +129,13 @@ fn main() {
     let (mut passed, mut failed) = (0, 0);
     for file in &files {
         for (label, config) in &configs {
-            let config = config.clone();
+            let db = match Database::with_config(config.clone()) {
+                Ok(db) => db,
+                Err(e) => panic!("cannot make a database ({label}): {e}"),
+            };
             let mut runner = sqllogictest::Runner::new(move || {
-                let config = config.clone();
-                async move {
-                    Ok::<_, SltError>(Weir {
-                        db: Database::with_config(config).map_err(SltError)?,
-                    })
-                }
+                let conn = db.connect();
+                async move { Ok::<_, SltError>(Weir { conn }) }
             });
             // Files are resolved relative to the slt directory.
             runner.set_var("__SLT_DIR__".into(), dir.display().to_string());

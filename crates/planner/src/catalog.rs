@@ -17,6 +17,30 @@ pub struct Setting {
     pub value: ScalarValue,
     /// What it does.
     pub description: String,
+    /// Whether it belongs to the database or to each connection.
+    pub scope: SettingScope,
+}
+
+/// Where a [`Setting`] lives, as the `scope` column of `weir_settings()`
+/// shows it (DuckDB's names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SettingScope {
+    /// `GLOBAL`: one value for the database; a `SET` through any
+    /// connection is seen by all.
+    Global,
+    /// `LOCAL`: each connection has its own value; a `SET` changes it for
+    /// that connection alone.
+    Local,
+}
+
+impl SettingScope {
+    /// `GLOBAL` or `LOCAL`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Global => "GLOBAL",
+            Self::Local => "LOCAL",
+        }
+    }
 }
 
 /// Name and schema lookups for the planner.

@@ -69,7 +69,7 @@ pub mod types;
 
 pub use arrow_schema;
 pub use binder::{plan_sql, plan_sql_with};
-pub use catalog::{Catalog, Setting};
+pub use catalog::{Catalog, Setting, SettingScope};
 pub use error::{Error, Result};
 pub use expr::{BinaryOp, ColumnRef, Expr, InItems, ScalarFunction};
 pub use fold::ConstantEvaluator;

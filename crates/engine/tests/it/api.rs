@@ -152,6 +152,106 @@ fn settings_change_threads() {
 }
 
 #[test]
+fn the_statement_timeout_is_per_connection_and_threads_global() {
+    let db = Database::with_config(Config {
+        threads: 2,
+        timeout: Some(Duration::from_secs(600)),
+        morsel_rows: 4096,
+    })
+    .unwrap();
+    let a = db.connect();
+    let b = db.connect();
+    // every connection starts with the database's start-up values
+    assert_eq!(a.config().timeout, Some(Duration::from_secs(600)));
+    a.execute("SET statement_timeout = '50ms'").unwrap();
+    assert_eq!(a.config().timeout, Some(Duration::from_millis(50)));
+    assert_eq!(b.config().timeout, Some(Duration::from_secs(600)));
+    assert_eq!(db.config().timeout, Some(Duration::from_secs(600)));
+    // the timeout applies to `a`'s statements only
+    let err = a
+        .execute("SELECT count(*) FROM range(100000000) WHERE range % 7 = 3")
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+    b.set_timeout(None);
+    assert_eq!(b.config().timeout, None);
+    assert_eq!(a.config().timeout, Some(Duration::from_millis(50)));
+    // RESET restores the connection's start-up value
+    a.execute("RESET statement_timeout").unwrap();
+    assert_eq!(a.config().timeout, Some(Duration::from_secs(600)));
+    assert_eq!(b.config().timeout, None);
+    // threads is global: set through one connection, seen by all
+    b.execute("SET threads = 3").unwrap();
+    assert_eq!(a.config().threads, 3);
+    assert_eq!(db.config().threads, 3);
+    assert_eq!(
+        single_i64(&db, "SELECT current_setting('threads')::BIGINT"),
+        3
+    );
+    a.execute("RESET threads").unwrap();
+    assert_eq!(b.config().threads, 2);
+    // connections share the tables, and run from other threads
+    a.execute("CREATE TABLE t AS SELECT range AS x FROM range(5)")
+        .unwrap();
+    let rows = std::thread::scope(|s| {
+        s.spawn(|| b.execute("SELECT * FROM t").map(|r| r.num_rows()))
+            .join()
+            .unwrap()
+    });
+    assert_eq!(rows.unwrap(), 5);
+    assert_eq!(single_i64(&db, "SELECT count(*) FROM t"), 5);
+}
+
+#[test]
+fn an_interrupt_cancels_only_its_own_connections_statements() {
+    let db = Database::with_config(Config {
+        threads: 2,
+        morsel_rows: 4096,
+        ..Config::default()
+    })
+    .unwrap();
+    let (a, b) = (db.connect(), db.connect());
+    let progress = Arc::new(weir_engine::Progress::default());
+    std::thread::scope(|s| {
+        let runner = s.spawn(|| {
+            a.execute_with(
+                "SELECT count(*) FROM range(10000000000) WHERE range % 7 = 3",
+                &weir_engine::ExecuteOptions {
+                    progress: Some(progress.clone()),
+                },
+            )
+        });
+        while progress.morsels_done() == 0 {
+            std::thread::yield_now();
+        }
+        // other connections' handles leave `a`'s statement running: it
+        // goes on to finish many more morsels
+        b.interrupt_handle().interrupt();
+        db.interrupt_handle().interrupt();
+        let seen = progress.morsels_done();
+        while progress.morsels_done() < seen + 100 {
+            assert!(
+                !runner.is_finished(),
+                "another connection's interrupt stopped it"
+            );
+            std::thread::yield_now();
+        }
+        a.interrupt_handle().interrupt();
+        let err = runner.join().unwrap().unwrap_err();
+        assert!(matches!(err, Error::Cancelled), "{err:?}");
+    });
+}
+
+#[test]
+fn clones_of_a_database_share_its_default_connection() {
+    let db = Database::new().unwrap();
+    let clone = db.clone();
+    clone.set_timeout(Some(Duration::from_secs(9)));
+    assert_eq!(db.config().timeout, Some(Duration::from_secs(9)));
+    // a new connection is not the default one
+    assert_eq!(db.connect().config().timeout, None);
+}
+
+#[test]
 fn execute_returns_the_last_statement_and_stops_at_the_first_error() {
     let db = Database::new().unwrap();
     let r = db

@@ -86,6 +86,7 @@ pub(super) fn settings_table(catalog: &dyn Catalog) -> LogicalPlan {
         Field::new("value", DataType::Utf8, true),
         Field::new("description", DataType::Utf8, false),
         Field::new("input_type", DataType::Utf8, false),
+        Field::new("scope", DataType::Utf8, false),
     ]));
     let rows = catalog
         .settings()
@@ -100,6 +101,7 @@ pub(super) fn settings_table(catalog: &dyn Catalog) -> LogicalPlan {
                 value,
                 ScalarValue::Utf8(s.description),
                 ScalarValue::Utf8(crate::types::sql_type_name(&s.value.data_type())),
+                ScalarValue::Utf8(s.scope.as_str().into()),
             ]
         })
         .collect();
