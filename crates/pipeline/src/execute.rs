@@ -48,8 +48,8 @@ impl QueryOutput {
     }
 }
 
-/// Runs `plan` on `executor` as a chain of pipelines (see
-/// [`crate::pipeline::segments`]): each pipeline is one job of lanes over
+/// Runs `plan` on `executor` as a chain of pipelines (cut at the
+/// breakers; see the crate docs): each pipeline is one job of lanes over
 /// morsels of its input, ended by a breaker whose merge runs as a second,
 /// parallel job where it has real work (aggregation, sort). A pipeline
 /// starts once the pipeline it reads has finished.
