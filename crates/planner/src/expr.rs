@@ -407,11 +407,17 @@ impl Expr {
     /// Calls `f` on this expression and every sub-expression, parents first.
     pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
         f(self);
+        self.for_each_child(|child| child.visit(f));
+    }
+
+    /// Calls `f` on each direct child, in order (the one place that knows
+    /// which variants have children; walks build on it).
+    pub fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
         match self {
             Expr::Column(_) | Expr::Literal(_) => {}
             Expr::Binary { left, right, .. } => {
-                left.visit(f);
-                right.visit(f);
+                f(left);
+                f(right);
             }
             Expr::Not(e)
             | Expr::Negative(e)
@@ -419,20 +425,20 @@ impl Expr {
             | Expr::IsNotNull(e)
             | Expr::InList { expr: e, .. }
             | Expr::Like { expr: e, .. }
-            | Expr::Cast { expr: e, .. } => e.visit(f),
+            | Expr::Cast { expr: e, .. } => f(e),
             Expr::Case {
                 when_then,
                 else_expr,
             } => {
                 for (w, t) in when_then {
-                    w.visit(f);
-                    t.visit(f);
+                    f(w);
+                    f(t);
                 }
                 if let Some(e) = else_expr {
-                    e.visit(f);
+                    f(e);
                 }
             }
-            Expr::Function { args, .. } => args.iter().for_each(|a| a.visit(f)),
+            Expr::Function { args, .. } => args.iter().for_each(f),
         }
     }
 

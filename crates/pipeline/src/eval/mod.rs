@@ -115,27 +115,9 @@ const DEEP_EXPR: usize = 48;
 /// The stack to evaluate `expr` on, if it is too deep for any thread's.
 fn deep_stack(expr: &Expr) -> Option<usize> {
     fn depth(e: &Expr) -> usize {
-        1 + match e {
-            Expr::Column(_) | Expr::Literal(_) => 0,
-            Expr::Binary { left, right, .. } => depth(left).max(depth(right)),
-            Expr::Not(x)
-            | Expr::Negative(x)
-            | Expr::IsNull(x)
-            | Expr::IsNotNull(x)
-            | Expr::InList { expr: x, .. }
-            | Expr::Like { expr: x, .. }
-            | Expr::Cast { expr: x, .. } => depth(x),
-            Expr::Case {
-                when_then,
-                else_expr,
-            } => when_then
-                .iter()
-                .map(|(w, t)| depth(w).max(depth(t)))
-                .chain(else_expr.as_deref().map(depth))
-                .max()
-                .unwrap_or(0),
-            Expr::Function { args, .. } => args.iter().map(depth).max().unwrap_or(0),
-        }
+        let mut deepest = 0;
+        e.for_each_child(|child| deepest = deepest.max(depth(child)));
+        1 + deepest
     }
     let d = depth(expr);
     // evaluation takes tens of KiB a level in a debug build, less in release

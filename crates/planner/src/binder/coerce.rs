@@ -234,25 +234,14 @@ impl<'a> Folder<'a> {
 /// True if every direct operand of `e` is a literal (an IN list's items
 /// and a LIKE pattern always are).
 fn operands_are_literals(e: &Expr) -> bool {
-    let lit = |e: &Expr| matches!(e, Expr::Literal(_));
     match e {
         Expr::Column(_) => false,
         Expr::Literal(_) => true,
-        Expr::Binary { left, right, .. } => lit(left) && lit(right),
-        Expr::Not(x)
-        | Expr::Negative(x)
-        | Expr::IsNull(x)
-        | Expr::IsNotNull(x)
-        | Expr::InList { expr: x, .. }
-        | Expr::Like { expr: x, .. }
-        | Expr::Cast { expr: x, .. } => lit(x),
-        Expr::Case {
-            when_then,
-            else_expr,
-        } => {
-            when_then.iter().all(|(w, t)| lit(w) && lit(t)) && else_expr.as_deref().is_none_or(lit)
+        _ => {
+            let mut all = true;
+            e.for_each_child(|child| all &= matches!(child, Expr::Literal(_)));
+            all
         }
-        Expr::Function { args, .. } => args.iter().all(lit),
     }
 }
 
