@@ -637,7 +637,13 @@ fn new_accumulator(spec: &AggSpec) -> Result<Box<dyn Accumulator>> {
     if spec.distinct
         && matches!(
             spec.func,
-            AggregateFunction::Count | AggregateFunction::Sum | AggregateFunction::Avg
+            AggregateFunction::Count
+                | AggregateFunction::Sum
+                | AggregateFunction::Avg
+                | AggregateFunction::VarSamp
+                | AggregateFunction::VarPop
+                | AggregateFunction::StddevSamp
+                | AggregateFunction::StddevPop
         )
     {
         return Ok(Box::new(DistinctAcc::new(spec)?));
@@ -693,6 +699,15 @@ fn new_plain_accumulator(
                 _ => return Err(unsupported()),
             }
         }
+        VarSamp | VarPop | StddevSamp | StddevPop => match input {
+            DataType::Null => Box::new(CountAcc::null_result(output.clone())),
+            t if weir_planner::types::is_numeric(t) => Box::new(VarianceAcc {
+                moments: Vec::new(),
+                sample: matches!(func, VarSamp | StddevSamp),
+                root: matches!(func, StddevSamp | StddevPop),
+            }),
+            _ => return Err(unsupported()),
+        },
     })
 }
 
@@ -1036,6 +1051,111 @@ impl Accumulator for FloatSumAcc {
     }
 }
 
+// ---------------------------------------------------------------- variance
+
+/// Count, mean and sum of squared deviations from the mean of one group's
+/// values: Welford's update per value, Chan's formula to merge two groups,
+/// so partial states of lanes and partitions combine without the
+/// cancellation of a sum-of-squares formula.
+#[derive(Clone, Copy, Default)]
+struct Moments {
+    count: i64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Moments {
+    #[inline]
+    fn add(&mut self, x: f64) {
+        self.count += 1;
+        let delta = x - self.mean;
+        self.mean += delta / self.count as f64;
+        self.m2 += delta * (x - self.mean);
+    }
+
+    fn merge(&mut self, other: &Moments) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *other;
+            return;
+        }
+        let (na, nb) = (self.count as f64, other.count as f64);
+        let n = na + nb;
+        let delta = other.mean - self.mean;
+        self.mean += delta * nb / n;
+        self.m2 += other.m2 + delta * delta * na * nb / n;
+        self.count += other.count;
+    }
+
+    /// The variance (`sample`: over `n - 1`), or `None` under too few
+    /// values.
+    fn variance(&self, sample: bool) -> Option<f64> {
+        let n = self.count - i64::from(sample);
+        (n > 0 && self.count > 0).then(|| self.m2 / n as f64)
+    }
+}
+
+/// `var_samp`, `var_pop`, `stddev_samp` and `stddev_pop`.
+struct VarianceAcc {
+    moments: Vec<Moments>,
+    /// Divide by `n - 1` (else by `n`).
+    sample: bool,
+    /// Standard deviation: the square root of the variance.
+    root: bool,
+}
+
+impl Accumulator for VarianceAcc {
+    fn resize(&mut self, groups: usize) {
+        self.moments.resize(groups, Moments::default());
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let values = conform(Arc::clone(values), &DataType::Float64)?;
+        let array = values.as_primitive::<Float64Type>();
+        match groups {
+            None => {
+                let m = &mut self.moments[0];
+                for_each_valid(array, |_, v| m.add(v));
+            }
+            Some(ids) => {
+                let moments = &mut self.moments;
+                for_each_valid(array, |i, v| moments[ids[i] as usize].add(v));
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (s, g) in pairs(src, dst) {
+            self.moments[g].merge(&other.moments[s]);
+        }
+        Ok(())
+    }
+
+    fn size(&self) -> usize {
+        self.moments.capacity() * std::mem::size_of::<Moments>()
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        let values: Float64Array = self
+            .moments
+            .iter()
+            .map(|m| {
+                m.variance(self.sample)
+                    .map(|v| if self.root { v.sqrt() } else { v })
+            })
+            .collect();
+        Ok(Arc::new(values))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 // ---------------------------------------------------------------- min / max
 
 struct PrimMinMax<T: ArrowPrimitiveType> {
@@ -1244,7 +1364,7 @@ impl<T: MinMaxValue + Ord + Clone + Sync> Accumulator for OrdMinMax<T> {
 
 // ---------------------------------------------------------------- distinct
 
-/// `count|sum|avg(DISTINCT x)`: the set of distinct non-NULL values per
+/// `count|sum|avg|var_*|stddev_*(DISTINCT x)`: the set of distinct non-NULL values per
 /// group (row-encoded), aggregated at the end.
 struct DistinctAcc {
     func: AggregateFunction,
@@ -1366,5 +1486,27 @@ mod tests {
             .map(|h| h >> 57)
             .collect();
         assert!(tags.len() > 100, "{} tags in bucket 0", tags.len());
+    }
+
+    #[test]
+    fn merged_moments_keep_the_variance_of_large_close_values() {
+        // 1e12 + 0..30 in three interleaved partials, merged by Chan's
+        // formula: the population variance of 0..30 is (30^2 - 1) / 12
+        let mut parts = [Moments::default(); 3];
+        for i in 0..30 {
+            parts[i % 3].add(1e12 + i as f64);
+        }
+        let mut all = Moments::default();
+        for p in &parts {
+            all.merge(p);
+        }
+        assert_eq!(all.count, 30);
+        assert!((all.variance(false).unwrap() - 899.0 / 12.0).abs() < 1e-6);
+        assert!((all.variance(true).unwrap() - 77.5).abs() < 1e-6);
+        assert_eq!(Moments::default().variance(false), None);
+        let mut one = Moments::default();
+        one.add(5.0);
+        assert_eq!(one.variance(false), Some(0.0));
+        assert_eq!(one.variance(true), None);
     }
 }

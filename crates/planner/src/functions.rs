@@ -409,6 +409,42 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     aggregate("mean", A::Avg, "mean(NUMERIC) -> DOUBLE", "alias of avg"),
     aggregate("min", A::Min, "min(ANY) -> ANY", "smallest value"),
     aggregate("max", A::Max, "max(ANY) -> ANY", "largest value"),
+    aggregate(
+        "var_samp",
+        A::VarSamp,
+        "var_samp(NUMERIC) -> DOUBLE",
+        "sample variance (NULL under two values)",
+    ),
+    aggregate(
+        "variance",
+        A::VarSamp,
+        "variance(NUMERIC) -> DOUBLE",
+        "alias of var_samp",
+    ),
+    aggregate(
+        "var_pop",
+        A::VarPop,
+        "var_pop(NUMERIC) -> DOUBLE",
+        "population variance",
+    ),
+    aggregate(
+        "stddev_samp",
+        A::StddevSamp,
+        "stddev_samp(NUMERIC) -> DOUBLE",
+        "sample standard deviation (NULL under two values)",
+    ),
+    aggregate(
+        "stddev",
+        A::StddevSamp,
+        "stddev(NUMERIC) -> DOUBLE",
+        "alias of stddev_samp",
+    ),
+    aggregate(
+        "stddev_pop",
+        A::StddevPop,
+        "stddev_pop(NUMERIC) -> DOUBLE",
+        "population standard deviation",
+    ),
     FunctionDef {
         name: "count_if",
         kind: FunctionKind::CountIf,

@@ -97,6 +97,16 @@ pub enum AggregateFunction {
     Min,
     /// `max(x)`, of the input type.
     Max,
+    /// `var_samp(x)` (alias `variance`): sample variance, DOUBLE; NULL
+    /// over fewer than two non-NULL values.
+    VarSamp,
+    /// `var_pop(x)`: population variance, DOUBLE; NULL over no non-NULL
+    /// value.
+    VarPop,
+    /// `stddev_samp(x)` (alias `stddev`): square root of `var_samp`.
+    StddevSamp,
+    /// `stddev_pop(x)`: square root of `var_pop`.
+    StddevPop,
 }
 
 impl AggregateFunction {
@@ -108,6 +118,10 @@ impl AggregateFunction {
             Self::Avg => "avg",
             Self::Min => "min",
             Self::Max => "max",
+            Self::VarSamp => "var_samp",
+            Self::VarPop => "var_pop",
+            Self::StddevSamp => "stddev_samp",
+            Self::StddevPop => "stddev_pop",
         }
     }
 }

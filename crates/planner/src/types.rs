@@ -215,7 +215,8 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
 /// that type (`sum(VARCHAR)`).
 ///
 /// `count` gives BIGINT; `sum` gives BIGINT for integers, DECIMAL(38, s)
-/// for decimals and DOUBLE for doubles; `avg` gives DOUBLE; `min` and
+/// for decimals and DOUBLE for doubles; `avg`, the variances and the
+/// standard deviations give DOUBLE; `min` and
 /// `max` keep the input type.
 pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) -> Option<DataType> {
     match (func, arg) {
@@ -228,9 +229,14 @@ pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) ->
         }
         (AggregateFunction::Sum, Some(t)) if t.is_floating() => Some(DataType::Float64),
         (AggregateFunction::Sum, Some(DataType::Null)) => Some(DataType::Int64),
-        (AggregateFunction::Avg, Some(t)) if is_numeric(t) || *t == DataType::Null => {
-            Some(DataType::Float64)
-        }
+        (
+            AggregateFunction::Avg
+            | AggregateFunction::VarSamp
+            | AggregateFunction::VarPop
+            | AggregateFunction::StddevSamp
+            | AggregateFunction::StddevPop,
+            Some(t),
+        ) if is_numeric(t) || *t == DataType::Null => Some(DataType::Float64),
         (AggregateFunction::Min | AggregateFunction::Max, Some(t)) => Some(t.clone()),
         _ => None,
     }
