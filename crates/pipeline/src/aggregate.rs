@@ -45,6 +45,8 @@ struct AggSpec {
     distinct: bool,
     input: AggInput,
     input_type: DataType,
+    /// The key's type of `arg_min|arg_max(x, key)`.
+    key_type: Option<DataType>,
     output_type: DataType,
 }
 
@@ -54,6 +56,8 @@ enum AggInput {
     Star,
     /// An argument over the materialised columns.
     Expr(Expr),
+    /// `arg_min|arg_max(value, key)` over the materialised columns.
+    Keyed { value: Expr, key: Expr },
     /// `sum|avg(a * b)` of two DECIMAL columns whose product cannot
     /// overflow, summed straight from the morsel without materialising
     /// anything (input column indices).
@@ -83,9 +87,17 @@ impl AggregatePlan {
         let mut columns: Vec<usize> = group_by.iter().flat_map(Expr::columns).collect();
         let mut inputs = Vec::with_capacity(aggregates.len());
         for agg in aggregates {
-            let input_kind = match &agg.arg {
-                None => AggInput::Star,
-                Some(arg) => match decimal_product(agg, arg, input, group_by.is_empty()) {
+            let input_kind = match (&agg.arg, &agg.key) {
+                (Some(value), Some(key)) => {
+                    columns.extend(value.columns());
+                    columns.extend(key.columns());
+                    AggInput::Keyed {
+                        value: value.clone(),
+                        key: key.clone(),
+                    }
+                }
+                (None, _) => AggInput::Star,
+                (Some(arg), None) => match decimal_product(agg, arg, input, group_by.is_empty()) {
                     Some((a, b, digits)) => AggInput::DecimalProduct { a, b, digits },
                     None => {
                         columns.extend(arg.columns());
@@ -111,8 +123,13 @@ impl AggregatePlan {
                     .arg
                     .as_ref()
                     .map_or(DataType::Int64, |a| a.data_type(input));
+                let key_type = agg.key.as_ref().map(|k| k.data_type(input));
                 let input = match kind {
                     AggInput::Expr(e) => AggInput::Expr(remap_columns(&e, &columns)),
+                    AggInput::Keyed { value, key } => AggInput::Keyed {
+                        value: remap_columns(&value, &columns),
+                        key: remap_columns(&key, &columns),
+                    },
                     other => other,
                 };
                 AggSpec {
@@ -120,6 +137,7 @@ impl AggregatePlan {
                     distinct: agg.distinct,
                     input,
                     input_type,
+                    key_type,
                     output_type: schema.field(group_by.len() + i).data_type().clone(),
                 }
             })
@@ -183,7 +201,7 @@ impl AggregatePlan {
             .map(|s| match s.input {
                 AggInput::Star => "rows counted, nothing materialised",
                 AggInput::DecimalProduct { .. } => "decimal product summed in place",
-                AggInput::Expr(_) => "evaluated on survivors",
+                AggInput::Expr(_) | AggInput::Keyed { .. } => "evaluated on survivors",
             })
             .collect()
     }
@@ -408,6 +426,11 @@ impl AggregateState {
                     }
                     acc.update(&values, ids)?;
                 }
+                AggInput::Keyed { value, key } => {
+                    let values = evaluate(value, &compact)?;
+                    let keys = evaluate(key, &compact)?;
+                    acc.update_keyed(&values, &keys, ids)?;
+                }
                 AggInput::DecimalProduct { a, b, digits } => {
                     let (sum, count) = sum_decimal_product(input, *a, *b, *digits)?;
                     acc.add_i128(sum, count)?;
@@ -605,6 +628,17 @@ trait Accumulator: Send + Sync {
             "update_rows on an aggregate with an argument".into(),
         ))
     }
+    /// Adds one (value, key) pair per row (for `arg_min|arg_max`).
+    fn update_keyed(
+        &mut self,
+        _values: &ArrayRef,
+        _keys: &ArrayRef,
+        _groups: Option<&[u32]>,
+    ) -> Result<()> {
+        Err(Error::Internal(
+            "update_keyed on an aggregate of one argument".into(),
+        ))
+    }
     /// Adds a pre-summed (unscaled) decimal and its count to group 0.
     fn add_i128(&mut self, _sum: i128, _count: i64) -> Result<()> {
         Err(Error::Internal(
@@ -647,6 +681,16 @@ fn new_accumulator(spec: &AggSpec) -> Result<Box<dyn Accumulator>> {
         )
     {
         return Ok(Box::new(DistinctAcc::new(spec)?));
+    }
+    if let Some(key_type) = &spec.key_type {
+        if spec.input_type == DataType::Null || *key_type == DataType::Null {
+            return Ok(Box::new(CountAcc::null_result(spec.output_type.clone())));
+        }
+        return Ok(Box::new(ArgMinMax::new(
+            spec.func == AggregateFunction::ArgMin,
+            &spec.input_type,
+            key_type,
+        )?));
     }
     new_plain_accumulator(spec.func, &spec.input_type, &spec.output_type)
 }
@@ -708,6 +752,12 @@ fn new_plain_accumulator(
             }),
             _ => return Err(unsupported()),
         },
+        ArgMin | ArgMax => {
+            return Err(Error::Internal(format!(
+                "{}() without its key argument",
+                func.name()
+            )));
+        }
     })
 }
 
@@ -770,6 +820,19 @@ impl Accumulator for CountAcc {
             },
         }
         Ok(())
+    }
+
+    fn update_keyed(
+        &mut self,
+        _values: &ArrayRef,
+        _keys: &ArrayRef,
+        _groups: Option<&[u32]>,
+    ) -> Result<()> {
+        // arg_min|arg_max over an untyped NULL value or key: always NULL
+        match self.null_result {
+            Some(_) => Ok(()),
+            None => Err(Error::Internal("update_keyed on count".into())),
+        }
     }
 
     fn update_rows(&mut self, rows: usize, groups: Option<&[u32]>) -> Result<()> {
@@ -1149,6 +1212,138 @@ impl Accumulator for VarianceAcc {
             })
             .collect();
         Ok(Arc::new(values))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------- arg_min / arg_max
+
+/// A key and its value, row-encoded.
+type KeyedRow = (Box<[u8]>, Box<[u8]>);
+
+/// `arg_min|arg_max(x, y)`: per group, the best key and its value, both
+/// in Arrow's row format, whose bytes compare as the values sort. Rows
+/// where `x` or `y` is NULL are skipped, as in DuckDB; on ties the first
+/// row seen is kept.
+struct ArgMinMax {
+    min: bool,
+    value_type: DataType,
+    key_type: DataType,
+    values: RowConverter,
+    keys: RowConverter,
+    best: Vec<Option<KeyedRow>>,
+}
+
+impl ArgMinMax {
+    fn new(min: bool, value_type: &DataType, key_type: &DataType) -> Result<Self> {
+        let converter =
+            |t: &DataType| RowConverter::new(vec![SortField::new(t.clone())]).map_err(Error::arrow);
+        Ok(ArgMinMax {
+            min,
+            value_type: value_type.clone(),
+            key_type: key_type.clone(),
+            values: converter(value_type)?,
+            keys: converter(key_type)?,
+            best: Vec::new(),
+        })
+    }
+
+    fn better(&self, key: &[u8], current: &Option<KeyedRow>) -> bool {
+        match current {
+            None => true,
+            Some((k, _)) if self.min => key < &k[..],
+            Some((k, _)) => key > &k[..],
+        }
+    }
+}
+
+impl Accumulator for ArgMinMax {
+    fn resize(&mut self, groups: usize) {
+        self.best.resize(groups, None);
+    }
+
+    fn update(&mut self, _values: &ArrayRef, _groups: Option<&[u32]>) -> Result<()> {
+        Err(Error::Internal("arg_min/arg_max without its key".into()))
+    }
+
+    fn update_keyed(
+        &mut self,
+        values: &ArrayRef,
+        keys: &ArrayRef,
+        groups: Option<&[u32]>,
+    ) -> Result<()> {
+        if values.data_type() == &DataType::Null || keys.data_type() == &DataType::Null {
+            return Ok(());
+        }
+        let values = conform(Arc::clone(values), &self.value_type)?;
+        let keys = conform(Arc::clone(keys), &self.key_type)?;
+        let (value_nulls, key_nulls) = (values.logical_nulls(), keys.logical_nulls());
+        let value_rows = self
+            .values
+            .convert_columns(std::slice::from_ref(&values))
+            .map_err(Error::arrow)?;
+        let key_rows = self
+            .keys
+            .convert_columns(std::slice::from_ref(&keys))
+            .map_err(Error::arrow)?;
+        for i in 0..values.len() {
+            if value_nulls.as_ref().is_some_and(|n| n.is_null(i))
+                || key_nulls.as_ref().is_some_and(|n| n.is_null(i))
+            {
+                continue;
+            }
+            let g = groups.map_or(0, |ids| ids[i] as usize);
+            let key = key_rows.row(i);
+            if self.better(key.as_ref(), &self.best[g]) {
+                self.best[g] = Some((key.as_ref().into(), value_rows.row(i).as_ref().into()));
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (s, g) in pairs(src, dst) {
+            if let Some((key, _)) = &other.best[s]
+                && self.better(key, &self.best[g])
+            {
+                self.best[g] = other.best[s].clone();
+            }
+        }
+        Ok(())
+    }
+
+    fn size(&self) -> usize {
+        self.best.capacity() * 40
+            + self
+                .best
+                .iter()
+                .flatten()
+                .map(|(k, v)| k.len() + v.len())
+                .sum::<usize>()
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        // groups without a pair get the row encoding of a NULL value
+        let null = arrow::array::new_null_array(&self.value_type, 1);
+        let null_rows = self.values.convert_columns(&[null]).map_err(Error::arrow)?;
+        let null_row = null_rows.row(0);
+        let parser = self.values.parser();
+        let rows: Vec<_> = self
+            .best
+            .iter()
+            .map(|b| match b {
+                Some((_, v)) => parser.parse(v),
+                None => null_row,
+            })
+            .collect();
+        let mut columns = self.values.convert_rows(rows).map_err(Error::arrow)?;
+        columns
+            .pop()
+            .ok_or_else(|| Error::Internal("arg_min/arg_max produced no column".into()))
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -66,6 +66,7 @@ pub(crate) fn split_distinct(plan: &LogicalPlan) -> Option<LogicalPlan> {
                     .map(|a| AggregateExpr {
                         func: a.func,
                         arg: Some(value.clone()),
+                        key: None,
                         distinct: false,
                     })
                     .collect(),
@@ -131,6 +132,7 @@ mod tests {
         AggregateExpr {
             func,
             arg: Some(Expr::column(col, "x")),
+            key: None,
             distinct: true,
         }
     }
@@ -165,6 +167,7 @@ mod tests {
             AggregateExpr {
                 func: AggregateFunction::Sum,
                 arg: Some(Expr::column(1, "x")),
+                key: None,
                 distinct: false,
             },
         ]);

@@ -440,6 +440,42 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "alias of stddev_samp",
     ),
     aggregate(
+        "arg_min",
+        A::ArgMin,
+        "arg_min(ANY, ANY) -> ANY",
+        "x of the row with the smallest y",
+    ),
+    aggregate(
+        "argmin",
+        A::ArgMin,
+        "argmin(ANY, ANY) -> ANY",
+        "alias of arg_min",
+    ),
+    aggregate(
+        "min_by",
+        A::ArgMin,
+        "min_by(ANY, ANY) -> ANY",
+        "alias of arg_min",
+    ),
+    aggregate(
+        "arg_max",
+        A::ArgMax,
+        "arg_max(ANY, ANY) -> ANY",
+        "x of the row with the largest y",
+    ),
+    aggregate(
+        "argmax",
+        A::ArgMax,
+        "argmax(ANY, ANY) -> ANY",
+        "alias of arg_max",
+    ),
+    aggregate(
+        "max_by",
+        A::ArgMax,
+        "max_by(ANY, ANY) -> ANY",
+        "alias of arg_max",
+    ),
+    aggregate(
         "stddev_pop",
         A::StddevPop,
         "stddev_pop(NUMERIC) -> DOUBLE",

@@ -107,6 +107,12 @@ pub enum AggregateFunction {
     StddevSamp,
     /// `stddev_pop(x)`: square root of `var_pop`.
     StddevPop,
+    /// `arg_min(x, y)` (aliases `argmin`, `min_by`): `x` of the row with
+    /// the smallest `y`, over rows where neither is NULL; of `x`'s type.
+    ArgMin,
+    /// `arg_max(x, y)` (aliases `argmax`, `max_by`): `x` of the row with
+    /// the largest `y`.
+    ArgMax,
 }
 
 impl AggregateFunction {
@@ -122,7 +128,14 @@ impl AggregateFunction {
             Self::VarPop => "var_pop",
             Self::StddevSamp => "stddev_samp",
             Self::StddevPop => "stddev_pop",
+            Self::ArgMin => "arg_min",
+            Self::ArgMax => "arg_max",
         }
+    }
+
+    /// True for the aggregates of two arguments (`arg_min(x, y)`).
+    pub fn takes_key(self) -> bool {
+        matches!(self, Self::ArgMin | Self::ArgMax)
     }
 }
 
@@ -133,6 +146,9 @@ pub struct AggregateExpr {
     pub func: AggregateFunction,
     /// Its argument over the Aggregate's input (`None` for `count(*)`).
     pub arg: Option<Expr>,
+    /// The second argument, the key compared (`y` of `arg_min(x, y)`);
+    /// `None` for the aggregates of one argument.
+    pub key: Option<Expr>,
     /// `DISTINCT`: aggregate each distinct non-NULL value once.
     pub distinct: bool,
 }
@@ -143,7 +159,10 @@ impl fmt::Display for AggregateExpr {
             None => write!(f, "count(*)"),
             Some(a) => {
                 let d = if self.distinct { "DISTINCT " } else { "" };
-                write!(f, "{}({d}{a})", self.func.name())
+                match &self.key {
+                    Some(k) => write!(f, "{}({d}{a}, {k})", self.func.name()),
+                    None => write!(f, "{}({d}{a})", self.func.name()),
+                }
             }
         }
     }

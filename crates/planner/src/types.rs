@@ -237,7 +237,13 @@ pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) ->
             | AggregateFunction::StddevPop,
             Some(t),
         ) if is_numeric(t) || *t == DataType::Null => Some(DataType::Float64),
-        (AggregateFunction::Min | AggregateFunction::Max, Some(t)) => Some(t.clone()),
+        (
+            AggregateFunction::Min
+            | AggregateFunction::Max
+            | AggregateFunction::ArgMin
+            | AggregateFunction::ArgMax,
+            Some(t),
+        ) => Some(t.clone()),
         _ => None,
     }
 }

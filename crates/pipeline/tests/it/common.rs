@@ -168,6 +168,7 @@ pub(crate) fn agg(func: AggregateFunction, arg: Option<Expr>, distinct: bool) ->
     AggregateExpr {
         func,
         arg,
+        key: None,
         distinct,
     }
 }

@@ -1247,13 +1247,41 @@ impl<'s> ExprBinder<'s> {
                 Some(c) => AggregateExpr {
                     func: AggregateFunction::Count,
                     arg: Some(when(&Some(c), Expr::Literal(ScalarValue::Int32(1)))),
+                    key: None,
                     distinct: false,
                 },
                 None => AggregateExpr {
                     func: AggregateFunction::CountStar,
                     arg: None,
+                    key: None,
                     distinct: false,
                 },
+            }
+        } else if func.takes_key() {
+            // arg_min(x, y): rows where x or y is NULL are skipped, so a
+            // FILTER makes both NULL on the rows it drops
+            let [FunctionArgExpr::Expr(x), FunctionArgExpr::Expr(y)] = args else {
+                return Err(bind_err(format!(
+                    "{name}() takes exactly two arguments, got {}: \"{e}\"{}",
+                    args.len(),
+                    at(e.span())
+                )));
+            };
+            let mut bound = Vec::with_capacity(2);
+            for a in [x, y] {
+                let v =
+                    self.bind_without_aggregates(a, "aggregate function calls cannot be nested")?;
+                let v = when(&filter, v);
+                let t = self.type_of(&v);
+                let want = canonical(&t);
+                bound.push(self.fold.cast(v, &t, &want));
+            }
+            let key = bound.pop();
+            AggregateExpr {
+                func,
+                arg: bound.pop(),
+                key,
+                distinct,
             }
         } else {
             let [FunctionArgExpr::Expr(x)] = args else {
@@ -1297,6 +1325,7 @@ impl<'s> ExprBinder<'s> {
             AggregateExpr {
                 func,
                 arg: Some(arg),
+                key: None,
                 distinct,
             }
         };
