@@ -686,6 +686,9 @@ fn new_accumulator(spec: &AggSpec) -> Result<Box<dyn Accumulator>> {
         if spec.input_type == DataType::Null || *key_type == DataType::Null {
             return Ok(Box::new(CountAcc::null_result(spec.output_type.clone())));
         }
+        if spec.func == AggregateFunction::StringAgg {
+            return Ok(Box::new(StringAgg::default()));
+        }
         return Ok(Box::new(ArgMinMax::new(
             spec.func == AggregateFunction::ArgMin,
             &spec.input_type,
@@ -752,7 +755,7 @@ fn new_plain_accumulator(
             }),
             _ => return Err(unsupported()),
         },
-        ArgMin | ArgMax => {
+        ArgMin | ArgMax | StringAgg => {
             return Err(Error::Internal(format!(
                 "{}() without its key argument",
                 func.name()
@@ -1344,6 +1347,98 @@ impl Accumulator for ArgMinMax {
         columns
             .pop()
             .ok_or_else(|| Error::Internal("arg_min/arg_max produced no column".into()))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------- string_agg
+
+/// `string_agg(x, sep)`: per group, the non-NULL values joined by the
+/// (constant) separator, in the order lanes and merges meet them.
+#[derive(Default)]
+struct StringAgg {
+    separator: Option<String>,
+    /// The separator is a typed NULL: every result is NULL.
+    null_separator: bool,
+    joined: Vec<Option<String>>,
+}
+
+impl StringAgg {
+    fn append(&mut self, g: usize, value: &str) {
+        match &mut self.joined[g] {
+            Some(s) => {
+                s.push_str(self.separator.as_deref().unwrap_or_default());
+                s.push_str(value);
+            }
+            slot @ None => *slot = Some(value.to_owned()),
+        }
+    }
+}
+
+impl Accumulator for StringAgg {
+    fn resize(&mut self, groups: usize) {
+        self.joined.resize(groups, None);
+    }
+
+    fn update(&mut self, _values: &ArrayRef, _groups: Option<&[u32]>) -> Result<()> {
+        Err(Error::Internal("string_agg without its separator".into()))
+    }
+
+    fn update_keyed(
+        &mut self,
+        values: &ArrayRef,
+        separators: &ArrayRef,
+        groups: Option<&[u32]>,
+    ) -> Result<()> {
+        if values.data_type() == &DataType::Null {
+            return Ok(());
+        }
+        if self.separator.is_none() && !separators.is_empty() {
+            let separators = conform(Arc::clone(separators), &DataType::Utf8)?;
+            let separators = separators.as_string::<i32>();
+            self.null_separator = separators.is_null(0);
+            self.separator = Some(separators.value(0).to_owned());
+        }
+        let values = conform(Arc::clone(values), &DataType::Utf8)?;
+        let values = values.as_string::<i32>();
+        for i in 0..values.len() {
+            if values.is_valid(i) {
+                self.append(groups.map_or(0, |ids| ids[i] as usize), values.value(i));
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        if self.separator.is_none() {
+            self.separator.clone_from(&other.separator);
+            self.null_separator = other.null_separator;
+        }
+        for (s, g) in pairs(src, dst) {
+            if let Some(v) = &other.joined[s] {
+                self.append(g, v);
+            }
+        }
+        Ok(())
+    }
+
+    fn size(&self) -> usize {
+        self.joined.capacity() * 24 + self.joined.iter().flatten().map(String::len).sum::<usize>()
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        if self.null_separator {
+            return Ok(arrow::array::new_null_array(
+                &DataType::Utf8,
+                self.joined.len(),
+            ));
+        }
+        let values: StringArray = self.joined.into_iter().collect();
+        Ok(Arc::new(values))
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -476,6 +476,24 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "alias of arg_max",
     ),
     aggregate(
+        "string_agg",
+        A::StringAgg,
+        "string_agg(ANY[, VARCHAR]) -> VARCHAR",
+        "the values as VARCHAR joined by a constant separator (default ','), in no defined order",
+    ),
+    aggregate(
+        "group_concat",
+        A::StringAgg,
+        "group_concat(ANY[, VARCHAR]) -> VARCHAR",
+        "alias of string_agg",
+    ),
+    aggregate(
+        "listagg",
+        A::StringAgg,
+        "listagg(ANY[, VARCHAR]) -> VARCHAR",
+        "alias of string_agg",
+    ),
+    aggregate(
         "stddev_pop",
         A::StddevPop,
         "stddev_pop(NUMERIC) -> DOUBLE",

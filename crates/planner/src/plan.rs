@@ -113,6 +113,10 @@ pub enum AggregateFunction {
     /// `arg_max(x, y)` (aliases `argmax`, `max_by`): `x` of the row with
     /// the largest `y`.
     ArgMax,
+    /// `string_agg(x, sep)` (aliases `group_concat`, `listagg`): the
+    /// non-NULL values as VARCHAR joined by the constant `sep` (`,` by
+    /// default), in no defined order.
+    StringAgg,
 }
 
 impl AggregateFunction {
@@ -130,12 +134,14 @@ impl AggregateFunction {
             Self::StddevPop => "stddev_pop",
             Self::ArgMin => "arg_min",
             Self::ArgMax => "arg_max",
+            Self::StringAgg => "string_agg",
         }
     }
 
-    /// True for the aggregates of two arguments (`arg_min(x, y)`).
+    /// True for the aggregates of two arguments (`arg_min(x, y)`,
+    /// `string_agg(x, sep)`).
     pub fn takes_key(self) -> bool {
-        matches!(self, Self::ArgMin | Self::ArgMax)
+        matches!(self, Self::ArgMin | Self::ArgMax | Self::StringAgg)
     }
 }
 

@@ -220,6 +220,7 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
 /// `max` keep the input type.
 pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) -> Option<DataType> {
     match (func, arg) {
+        (AggregateFunction::StringAgg, Some(_)) => Some(DataType::Utf8),
         (AggregateFunction::CountStar, _) | (AggregateFunction::Count, Some(_)) => {
             Some(DataType::Int64)
         }

@@ -1257,6 +1257,8 @@ impl<'s> ExprBinder<'s> {
                     distinct: false,
                 },
             }
+        } else if func == AggregateFunction::StringAgg {
+            self.string_agg(name, args, distinct, &filter, e)?
         } else if func.takes_key() {
             // arg_min(x, y): rows where x or y is NULL are skipped, so a
             // FILTER makes both NULL on the rows it drops
@@ -1350,6 +1352,68 @@ impl<'s> ExprBinder<'s> {
         };
         let name = self.types.field(input + k).name().clone();
         Ok(Expr::column(input + k, name))
+    }
+
+    /// `string_agg(x[, sep])`: `x` as VARCHAR, the separator a constant
+    /// VARCHAR (or NULL: the result is NULL) kept as the key argument.
+    fn string_agg(
+        &mut self,
+        name: &str,
+        args: &[&FunctionArgExpr],
+        distinct: bool,
+        filter: &Option<Expr>,
+        e: &ast::Expr,
+    ) -> Result<AggregateExpr> {
+        let (x, sep) = match args {
+            [FunctionArgExpr::Expr(x)] => (x, None),
+            [FunctionArgExpr::Expr(x), FunctionArgExpr::Expr(sep)] => (x, Some(sep)),
+            _ => {
+                return Err(bind_err(format!(
+                    "{name}() takes one or two arguments, got {}: \"{e}\"{}",
+                    args.len(),
+                    at(e.span())
+                )));
+            }
+        };
+        if distinct {
+            return Err(unsupported(format!(
+                "{name}(DISTINCT ...) is not supported{}",
+                at(e.span())
+            )));
+        }
+        let key = match sep {
+            None => Expr::Literal(ScalarValue::Utf8(",".into())),
+            Some(sep) => {
+                let sep =
+                    self.bind_without_aggregates(sep, "aggregate function calls cannot be nested")?;
+                let sep = self.fold.fold(sep);
+                match sep {
+                    Expr::Literal(ScalarValue::Utf8(_) | ScalarValue::Null(_)) => sep,
+                    _ => {
+                        return Err(bind_err(format!(
+                            "The separator of {name} must be a constant VARCHAR: \"{e}\"{}",
+                            at(e.span())
+                        )));
+                    }
+                }
+            }
+        };
+        let arg = self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
+        let t = self.type_of(&arg);
+        let arg = self.fold.cast(arg, &t, &DataType::Utf8);
+        let arg = match filter {
+            Some(c) => Expr::Case {
+                when_then: vec![(c.clone(), arg)],
+                else_expr: None,
+            },
+            None => arg,
+        };
+        Ok(AggregateExpr {
+            func: AggregateFunction::StringAgg,
+            arg: Some(arg),
+            key: Some(key),
+            distinct: false,
+        })
     }
 
     fn scalar_function(
