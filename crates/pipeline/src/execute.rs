@@ -370,6 +370,8 @@ struct NodeContext {
 /// pipeline's result in `slots.result`, to be assembled once the job ran.
 fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
     let (shared, rx, input_bytes) = take(&slots.lanes, "a pipeline's lanes")?;
+    // the lanes succeeded: no error to read there, and their input may go
+    lock(&slots.shared).take();
     let started = Instant::now();
     let p = shared.pipeline();
     let lanes = p.lanes;

@@ -606,7 +606,7 @@ impl StepCounters {
     }
 }
 
-/// What a lane hands to the query thread.
+/// What a lane hands to its pipeline's merge node.
 pub(crate) struct LaneReport {
     pub(crate) output: LaneOutput,
     /// Scan, each step, then the sink.
@@ -853,7 +853,7 @@ impl Lane {
         let held = output.rows();
         counters[sink_at + 1].record(worker, 0, held, started);
         shared.memory.grow(output.size());
-        // the query thread holds the receiver until the job ends
+        // the receiver waits in a slot until the merge node takes it
         let _ = self.tx.send(LaneReport { output, counters });
         Ok(())
     }
