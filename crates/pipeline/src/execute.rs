@@ -54,13 +54,14 @@ impl QueryOutput {
 }
 
 /// Runs `plan` on `executor` as a DAG of pipelines (cut at the breakers;
-/// see the crate docs) on the executor's [`Dag`] scheduler: each pipeline
-/// is a node whose job of lanes runs over morsels of its input, followed
-/// by a node for its breaker's merge (a parallel job where it has real
-/// work: aggregation, sort). A pipeline's node starts when the merge of
-/// the pipeline it reads has finished; its job is made then, from the
-/// result handed over in a shared slot. The query thread only builds the
-/// DAG, waits on it and collects the last result.
+/// see the crate docs) on the executor's [`weir_executor::Dag`]
+/// scheduler: each pipeline is a node whose job of lanes runs over
+/// morsels of its input, followed by a node for its breaker's merge (a
+/// parallel job where it has real work: aggregation, sort). A pipeline's
+/// node starts when the merge of the pipeline it reads has finished; its
+/// job is made then, from the result handed over in a shared slot. The
+/// query thread only builds the DAG, waits on it and collects the last
+/// result.
 ///
 /// Returns [`Error::Cancelled`] once `options.cancel` is set and
 /// [`Error::Timeout`] once `options.deadline` passes (the DAG is cancelled
