@@ -1,5 +1,6 @@
-//! `execute` and `explain`: cut the plan into pipelines, run each as a
-//! job of lanes and its breaker's merge as a parallel job.
+//! `execute` and `explain`: cut the plan into pipelines and run them as a
+//! DAG on the executor: each pipeline's lanes, then its breaker's merge,
+//! one node each.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,7 +9,11 @@ use std::time::{Duration, Instant};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
-use weir_executor::{Job, JobOutcome, PipelineExecutor, StepContext, StepResult, step_fn};
+use crossbeam_channel::Receiver;
+use weir_executor::{
+    DagBuilder, DagOutcome, Job, Node, NodeError, PipelineExecutor, StepContext, StepError,
+    StepResult, step_fn,
+};
 use weir_planner::LogicalPlan;
 
 use crate::aggregate::{RADIX_BUCKETS, merge_partition};
@@ -48,15 +53,19 @@ impl QueryOutput {
     }
 }
 
-/// Runs `plan` on `executor` as a chain of pipelines (cut at the
-/// breakers; see the crate docs): each pipeline is one job of lanes over
-/// morsels of its input, ended by a breaker whose merge runs as a second,
-/// parallel job where it has real work (aggregation, sort). A pipeline
-/// starts once the pipeline it reads has finished.
+/// Runs `plan` on `executor` as a DAG of pipelines (cut at the breakers;
+/// see the crate docs) on the executor's [`weir_executor::Dag`]
+/// scheduler: each pipeline is a node whose job of lanes runs over
+/// morsels of its input, followed by a node for its breaker's merge (a
+/// parallel job where it has real work: aggregation, sort). A pipeline's
+/// node starts when the merge of the pipeline it reads has finished; its
+/// job is made then, from the result handed over in a shared slot. The
+/// query thread only builds the DAG, waits on it and collects the last
+/// result.
 ///
 /// Returns [`Error::Cancelled`] once `options.cancel` is set and
-/// [`Error::Timeout`] once `options.deadline` passes (the running job is
-/// cancelled and its lanes stop after their current morsel), and the first
+/// [`Error::Timeout`] once `options.deadline` passes (the DAG is cancelled
+/// and the running lanes stop after their current morsel), and the first
 /// error a lane hit, unchanged (e.g. [`Error::Eval`] for a division by
 /// zero).
 pub fn execute(
@@ -70,62 +79,119 @@ pub fn execute(
     let memory = Arc::new(MemoryAccountant::new());
     let rewritten = split_distinct(plan);
     let physical = rewritten.as_ref().unwrap_or(plan);
-    let run = Run {
-        executor,
-        options,
-        started,
-        memory: &memory,
-    };
-    let mut operators = Vec::new();
-    let mut current: Option<(SchemaRef, Vec<RecordBatch>)> = None;
+    let split = executor.split();
+    let segments = segments(physical)?;
+    let ops: Slot<Vec<(usize, OperatorProfile)>> = Arc::new(Mutex::new(Some(Vec::new())));
+    let mut nodes: Vec<NodeSlots> = Vec::new();
+    let mut dag = DagBuilder::new();
     let mut first_lanes = 0;
     let mut morsels_total = 0;
-    for (i, segment) in segments(physical)?.iter().enumerate() {
-        check_interrupt(options, started)?;
+    for (i, segment) in segments.iter().enumerate() {
         if segment.is_pass_through() {
-            // LIMIT over a finished result: slices, no job
-            let (schema, batches) = current
-                .take()
+            // LIMIT over a finished result: slices, no job; applied by
+            // the previous pipeline's result as it is read
+            let previous = nodes
+                .last_mut()
                 .ok_or_else(|| Error::Internal("a pass-through pipeline without input".into()))?;
-            let rows_in = count_rows(&batches);
-            let t = Instant::now();
-            let out = match segment.breaker {
-                BreakerSpec::Materialize {
-                    limit: Some((offset, fetch)),
-                } => limit(batches, offset, fetch),
-                _ => batches,
+            let lim = match segment.breaker {
+                BreakerSpec::Materialize { limit } => limit,
+                _ => None,
             };
-            if options.analyze {
-                operators.push(query_thread_op(
-                    segment_name(segment),
-                    rows_in,
-                    count_rows(&out),
-                    t.elapsed(),
-                ));
-            }
-            current = Some((schema, out));
+            previous.then.push((i, segment_name(segment), lim));
             continue;
         }
-        let input = current
-            .take()
-            .map(|(schema, batches)| Arc::new(TableData::new(schema, batches)));
-        let input_bytes = input
-            .as_ref()
-            .map_or(0, |t| t.batches.iter().map(batch_bytes).sum());
-        let pipeline = Pipeline::build(segment, input, sources, executor.split(), options)?;
-        if i == 0 {
-            first_lanes = pipeline.lanes;
-            morsels_total = pipeline.num_morsels() as u64;
-            if let Some(progress) = &options.progress {
-                progress.start(morsels_total);
+        check_interrupt(options, started)?;
+        let mut pipeline = Pipeline::build(segment, sources, split, options)?;
+        let slots = NodeSlots::new();
+        let lanes_node = format!("pipeline {}", nodes.len() + 1);
+        let merge_node = format!("{lanes_node} merge");
+        let ctx = NodeContext {
+            index: i,
+            first: nodes.is_empty(),
+            memory: Arc::clone(&memory),
+            ops: Arc::clone(&ops),
+            analyze: options.analyze,
+        };
+        match nodes.last() {
+            None => {
+                first_lanes = pipeline.lanes;
+                morsels_total = pipeline.num_morsels() as u64;
+                if let Some(progress) = &options.progress {
+                    progress.start(morsels_total);
+                }
+                let shared = Arc::new(LaneShared::new(pipeline, options, Arc::clone(&memory)));
+                let job = slots.lanes_job(shared, 0);
+                dag.push(Node::job(lanes_node.clone(), job));
+            }
+            Some(previous) => {
+                let mut later = options.clone();
+                later.progress = None;
+                let input = Arc::clone(&previous.result);
+                let then = previous.then.clone();
+                let slots = slots.clone();
+                let memory = Arc::clone(&memory);
+                let ops = Arc::clone(&ops);
+                let analyze = options.analyze;
+                dag.push(
+                    Node::lazy(lanes_node.clone(), move || {
+                        slots.record(|| {
+                            let finish = take(&input, "a pipeline's input")?;
+                            let (schema, batches) = finish_with(finish, &then, &ops, analyze)?;
+                            let input_bytes = batches.iter().map(batch_bytes).sum();
+                            pipeline.set_input(Arc::new(TableData::new(schema, batches)));
+                            let shared = Arc::new(LaneShared::new(pipeline, &later, memory));
+                            Ok(slots.lanes_job(shared, input_bytes))
+                        })
+                    })
+                    .after(format!("pipeline {} merge", nodes.len())),
+                );
             }
         }
-        let out = run.pipeline(pipeline, i == 0, &mut operators)?;
-        // the previous result was this pipeline's input: released now
-        memory.shrink(input_bytes);
-        current = Some(out);
+        let merge_slots = slots.clone();
+        dag.push(
+            Node::lazy(merge_node, move || {
+                merge_slots.record(|| merge_job(&merge_slots, ctx))
+            })
+            .after(lanes_node),
+        );
+        nodes.push(slots);
     }
-    let (_, batches) = current.ok_or_else(|| Error::Internal("a plan without pipelines".into()))?;
+    let last = nodes
+        .last()
+        .ok_or_else(|| Error::Internal("a plan without pipelines".into()))?;
+    let handle = dag.build()?.run(executor);
+    let outcome = loop {
+        let slice = match options.deadline {
+            Some(d) => d.saturating_duration_since(Instant::now()).min(WAIT_SLICE),
+            None => WAIT_SLICE,
+        };
+        if let Some(outcome) = handle.wait_timeout(slice) {
+            break outcome;
+        }
+        if let Err(e) = check_interrupt(options, started) {
+            handle.cancel();
+            return Err(e);
+        }
+    };
+    match outcome {
+        DagOutcome::Completed => {}
+        DagOutcome::Cancelled => return Err(Error::Cancelled),
+        DagOutcome::Failed(failures) => {
+            let failure = failures
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::Internal("a failed DAG without a failed node".into()))?;
+            let typed = nodes.iter().find_map(NodeSlots::take_error);
+            return Err(typed.unwrap_or_else(|| {
+                Error::Execution(match failure.error {
+                    NodeError::Job(job) => job.message,
+                    other => other.to_string(),
+                })
+            }));
+        }
+    }
+    let finish = take(&last.result, "the last pipeline's result")?;
+    let (_, batches) = finish_with(finish, &last.then, &ops, options.analyze)?;
     let schema = plan.schema();
     let batches = batches
         .into_iter()
@@ -138,12 +204,17 @@ pub fn execute(
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    let profile = options.analyze.then(|| QueryProfile {
-        operators,
-        lanes: first_lanes,
-        morsels_total,
-        total: started.elapsed(),
-        peak_memory: memory.peak(),
+    let profile = options.analyze.then(|| {
+        let mut operators = lock(&ops).take().unwrap_or_default();
+        // by pipeline, in the order each pipeline recorded them
+        operators.sort_by_key(|(i, _)| *i);
+        QueryProfile {
+            operators: operators.into_iter().map(|(_, op)| op).collect(),
+            lanes: first_lanes,
+            morsels_total,
+            total: started.elapsed(),
+            peak_memory: memory.peak(),
+        }
     });
     Ok(QueryOutput {
         schema,
@@ -181,221 +252,327 @@ fn segment_name(segment: &Segment<'_>) -> String {
         .join(" -> ")
 }
 
-/// What every job of one query shares.
-struct Run<'a> {
-    executor: &'a PipelineExecutor,
-    options: &'a ExecOptions,
-    started: Instant,
-    memory: &'a Arc<MemoryAccountant>,
+/// A value handed from one DAG node to the next.
+type Slot<T> = Arc<Mutex<Option<T>>>;
+
+/// A pipeline's result, assembled by whoever reads it (the next
+/// pipeline's node as it starts, or the query thread): the merge job's
+/// parts put together, memory accounted, the merge's profile line added.
+type Finish = Box<dyn FnOnce() -> Result<(SchemaRef, Vec<RecordBatch>)> + Send>;
+
+/// A LIMIT applied to a finished result (a pass-through pipeline): its
+/// segment index, EXPLAIN ANALYZE name and `(offset, fetch)`.
+type PassThrough = (usize, String, Option<(usize, Option<usize>)>);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl Run<'_> {
-    /// Submits `job` and waits for it, cancelling it on interrupt; a
-    /// failed job gives the first error in `error` (with its type).
-    fn wait(&self, job: Job, error: &Mutex<Option<Error>>) -> Result<()> {
-        check_interrupt(self.options, self.started)?;
-        let ticket = self.executor.submit(job)?;
-        let outcome = loop {
-            let slice = match self.options.deadline {
-                Some(d) => d.saturating_duration_since(Instant::now()).min(WAIT_SLICE),
-                None => WAIT_SLICE,
-            };
-            if let Some(outcome) = ticket.wait_timeout(slice) {
-                break outcome;
-            }
-            if let Err(e) = check_interrupt(self.options, self.started) {
-                ticket.cancel();
-                return Err(e);
-            }
-        };
-        match outcome {
-            JobOutcome::Completed => Ok(()),
-            JobOutcome::Cancelled => Err(Error::Cancelled),
-            JobOutcome::Failed(failure) => {
-                let first = error.lock().unwrap_or_else(|e| e.into_inner()).take();
-                Err(first.unwrap_or(Error::Execution(failure.message)))
+fn take<T>(slot: &Slot<T>, what: &str) -> Result<T> {
+    lock(slot)
+        .take()
+        .ok_or_else(|| Error::Internal(format!("{what} was not handed over")))
+}
+
+/// Assembles a pipeline's result and applies the pass-through LIMITs
+/// after it.
+fn finish_with(
+    finish: Finish,
+    then: &[PassThrough],
+    ops: &Slot<Vec<(usize, OperatorProfile)>>,
+    analyze: bool,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let (schema, mut batches) = finish()?;
+    for (i, name, lim) in then {
+        let rows_in = count_rows(&batches);
+        let t = Instant::now();
+        if let Some((offset, fetch)) = lim {
+            batches = limit(batches, *offset, *fetch);
+        }
+        if analyze {
+            let op = query_thread_op(name.clone(), rows_in, count_rows(&batches), t.elapsed());
+            if let Some(v) = lock(ops).as_mut() {
+                v.push((*i, op));
             }
         }
     }
+    Ok((schema, batches))
+}
 
-    /// Runs `tasks` calls of `task` (task index in, result out) as one job
-    /// of up to `workers` steps that claim task indices from a shared
-    /// cursor, like morsels; results come back in task order.
-    fn tasks<T: Send + 'static>(
-        &self,
-        name: &str,
-        tasks: usize,
-        cost: u64,
-        task: impl Fn(usize) -> Result<T> + Send + Sync + 'static,
-    ) -> Result<Vec<T>> {
-        if tasks == 0 {
-            return Ok(Vec::new());
+/// What the two nodes of one pipeline (lanes, merge) hand over.
+#[derive(Clone)]
+struct NodeSlots {
+    /// The lanes' shared state, their reports and the input's bytes, from
+    /// the lanes node to the merge node.
+    lanes: Slot<(Arc<LaneShared>, Receiver<LaneReport>, usize)>,
+    /// The lanes' shared state, kept to read a failed lane's error.
+    shared: Slot<Arc<LaneShared>>,
+    /// The pipeline's result, for the next pipeline or the query thread.
+    result: Slot<Finish>,
+    /// The first typed error of a node of this pipeline outside its lanes
+    /// (making a job, a merge task).
+    error: Arc<Mutex<Option<Error>>>,
+    /// Pass-through LIMITs applied to the result as it is read.
+    then: Vec<PassThrough>,
+}
+
+impl NodeSlots {
+    fn new() -> Self {
+        NodeSlots {
+            lanes: Arc::new(Mutex::new(None)),
+            shared: Arc::new(Mutex::new(None)),
+            result: Arc::new(Mutex::new(None)),
+            error: Arc::new(Mutex::new(None)),
+            then: Vec::new(),
         }
-        let (main, reserve) = self.executor.split();
-        let workers = (main + reserve).max(1).min(tasks);
-        let shared = Arc::new(TaskShared {
-            cursor: AtomicUsize::new(0),
-            results: Mutex::new((0..tasks).map(|_| None).collect()),
-            error: Mutex::new(None),
-            task,
-            tasks,
-        });
-        let mut job = Job::new(name.to_owned()).with_cost(cost);
-        for w in 0..workers {
-            let shared = Arc::clone(&shared);
-            job.push_step(Box::new(step_fn(
-                format!("{name} worker {w}"),
-                move |ctx: &StepContext<'_>| shared.run(ctx),
-            )));
-        }
-        self.wait(job, &shared.error)?;
-        let results =
-            std::mem::take(&mut *shared.results.lock().unwrap_or_else(|e| e.into_inner()));
-        results
-            .into_iter()
-            .map(|r| r.ok_or_else(|| Error::Internal(format!("a task of {name} did not run"))))
-            .collect()
     }
 
-    /// Runs one pipeline: its job of lanes, then its breaker's merge.
-    /// Returns the pipeline's result.
-    fn pipeline(
-        &self,
-        pipeline: Pipeline,
-        first: bool,
-        operators: &mut Vec<OperatorProfile>,
-    ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-        let lanes = pipeline.lanes;
-        let mut options = self.options.clone();
-        if !first {
-            options.progress = None;
-        }
-        let shared = Arc::new(LaneShared::new(pipeline, &options, Arc::clone(self.memory)));
+    /// The lanes' job; hands their state to the merge node.
+    fn lanes_job(&self, shared: Arc<LaneShared>, input_bytes: usize) -> Job {
         let (tx, rx) = crossbeam_channel::unbounded();
         let job = make_job(&shared, &tx);
-        drop(tx);
-        self.wait(job, &shared.error)?;
-        let reports: Vec<LaneReport> = rx.try_iter().collect();
-        if reports.len() != lanes {
-            return Err(Error::Internal(format!(
-                "{} of {lanes} lanes reported",
-                reports.len()
-            )));
-        }
-        let p = shared.pipeline();
-        let mut counters = vec![StepCounters::default(); p.steps.len() + 3];
-        let mut outputs = Vec::with_capacity(reports.len());
-        for report in reports {
-            for (total, c) in counters.iter_mut().zip(&report.counters) {
-                total.add(c);
+        *lock(&self.shared) = Some(Arc::clone(&shared));
+        *lock(&self.lanes) = Some((shared, rx, input_bytes));
+        job
+    }
+
+    /// Runs a node's job maker, keeping its error's type.
+    fn record(&self, make: impl FnOnce() -> Result<Job>) -> std::result::Result<Job, StepError> {
+        make().map_err(|error| {
+            let message = error.to_string();
+            let mut first = lock(&self.error);
+            if first.is_none() {
+                *first = Some(error);
             }
-            outputs.push(report.output);
+            StepError::from(message)
+        })
+    }
+
+    /// The typed error a node of this pipeline stored, if any.
+    fn take_error(&self) -> Option<Error> {
+        if let Some(e) = lock(&self.error).take() {
+            return Some(e);
         }
-        let held: usize = outputs.iter().map(LaneOutput::size).sum();
-        let partial_rows: u64 = outputs.iter().map(|o| o.rows() as u64).sum();
-        let t = Instant::now();
-        let (batches, parallel_merge) = self.finish_breaker(p, outputs)?;
-        let merge_time = t.elapsed();
-        self.memory.shrink(held);
+        let shared = lock(&self.shared).clone()?;
+        lock(&shared.error).take()
+    }
+}
+
+/// What a pipeline's merge node needs besides its slots.
+struct NodeContext {
+    index: usize,
+    first: bool,
+    memory: Arc<MemoryAccountant>,
+    ops: Slot<Vec<(usize, OperatorProfile)>>,
+    analyze: bool,
+}
+
+/// Makes a pipeline's merge job from its lanes' reports, and leaves the
+/// pipeline's result in `slots.result`, to be assembled once the job ran.
+fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
+    let (shared, rx, input_bytes) = take(&slots.lanes, "a pipeline's lanes")?;
+    // the lanes succeeded: no error to read there, and their input may go
+    lock(&slots.shared).take();
+    let started = Instant::now();
+    let p = shared.pipeline();
+    let lanes = p.lanes;
+    let reports: Vec<LaneReport> = rx.try_iter().collect();
+    if reports.len() != lanes {
+        return Err(Error::Internal(format!(
+            "{} of {lanes} lanes reported",
+            reports.len()
+        )));
+    }
+    let mut counters = vec![StepCounters::default(); p.steps.len() + 3];
+    let mut outputs = Vec::with_capacity(reports.len());
+    for report in reports {
+        for (total, c) in counters.iter_mut().zip(&report.counters) {
+            total.add(c);
+        }
+        outputs.push(report.output);
+    }
+    let held: usize = outputs.iter().map(LaneOutput::size).sum();
+    let partial_rows: u64 = outputs.iter().map(|o| o.rows() as u64).sum();
+    if ctx.analyze
+        && let Some(v) = lock(&ctx.ops).as_mut()
+    {
+        v.extend(
+            parallel_operators(p, &counters, ctx.first)
+                .into_iter()
+                .map(|op| (ctx.index, op)),
+        );
+    }
+    let schema = output_schema(p);
+    let name = merge_name(p);
+    let work = merge_work(&shared, outputs, &ctx.memory)?;
+    let workers = (p.split.0 + p.split.1).max(1).min(work.tasks).max(1);
+    let tasks = Arc::new(TaskShared {
+        cursor: AtomicUsize::new(0),
+        results: Mutex::new((0..work.tasks).map(|_| None).collect()),
+        error: Arc::clone(&slots.error),
+        task: work.task,
+        tasks: work.tasks,
+    });
+    let job_name = name.clone().unwrap_or_else(|| "collect lanes".to_owned());
+    let mut job = Job::new(job_name.clone()).with_cost(work.cost);
+    for w in 0..workers {
+        let tasks = Arc::clone(&tasks);
+        job.push_step(Box::new(step_fn(
+            format!("{job_name} worker {w}"),
+            move |step: &StepContext<'_>| tasks.run(step),
+        )));
+    }
+    drop(shared);
+    let parallel = work.parallel;
+    let finish: Finish = Box::new(move || {
+        let results = std::mem::take(&mut *lock(&tasks.results));
+        let mut batches = Vec::new();
+        for r in results {
+            batches.extend(
+                r.ok_or_else(|| Error::Internal(format!("a task of {job_name} did not run")))?,
+            );
+        }
+        ctx.memory.shrink(held);
         let out_bytes: usize = batches.iter().map(batch_bytes).sum();
-        self.memory.grow(out_bytes);
-        if self.options.analyze {
-            operators.extend(parallel_operators(p, &counters, first));
-            if let Some(merge) = merge_name(p) {
-                operators.push(OperatorProfile {
+        ctx.memory.grow(out_bytes);
+        // the previous result was this pipeline's input: released now
+        ctx.memory.shrink(input_bytes);
+        if ctx.analyze
+            && let Some(merge) = name
+            && let Some(v) = lock(&ctx.ops).as_mut()
+        {
+            v.push((
+                ctx.index,
+                OperatorProfile {
                     name: merge,
                     rows_in: partial_rows,
                     rows_out: count_rows(&batches),
-                    time: merge_time,
-                    parallel: parallel_merge,
+                    time: started.elapsed(),
+                    parallel,
                     ..OperatorProfile::default()
-                });
-            }
+                },
+            ));
         }
-        Ok((output_schema(p), batches))
-    }
+        Ok((schema, batches))
+    });
+    *lock(&slots.result) = Some(finish);
+    Ok(job)
+}
 
-    /// The breaker's merge of the lanes' outputs; `true` if it ran as a
-    /// parallel job.
-    fn finish_breaker(
-        &self,
-        p: &Pipeline,
-        outputs: Vec<LaneOutput>,
-    ) -> Result<(Vec<RecordBatch>, bool)> {
-        match &p.breaker {
-            Breaker::Materialize { limit: lim } => {
-                let mut batches: Vec<(usize, RecordBatch)> = Vec::new();
-                for o in outputs {
-                    match o {
-                        LaneOutput::Batches(b) => batches.extend(b),
-                        _ => return Err(Error::Internal("a materialise lane without rows".into())),
-                    }
+/// A breaker's merge as tasks: task `i` gives the `i`-th part of the
+/// result.
+struct MergeWork {
+    tasks: usize,
+    cost: u64,
+    parallel: bool,
+    task: TaskFn,
+}
+
+type TaskFn = Box<dyn Fn(usize) -> Result<Vec<RecordBatch>> + Send + Sync>;
+
+/// A merge that is one task.
+fn serial(cost: u64, f: impl FnOnce() -> Result<Vec<RecordBatch>> + Send + 'static) -> MergeWork {
+    let f = Mutex::new(Some(f));
+    MergeWork {
+        tasks: 1,
+        cost,
+        parallel: false,
+        task: Box::new(move |_| {
+            let f = lock(&f)
+                .take()
+                .ok_or_else(|| Error::Internal("a serial merge ran twice".into()))?;
+            f()
+        }),
+    }
+}
+
+/// The breaker's merge of the lanes' outputs.
+fn merge_work(
+    shared: &Arc<LaneShared>,
+    outputs: Vec<LaneOutput>,
+    memory: &Arc<MemoryAccountant>,
+) -> Result<MergeWork> {
+    let p = shared.pipeline();
+    match &p.breaker {
+        Breaker::Materialize { limit: lim } => {
+            let lim = *lim;
+            let mut batches: Vec<(usize, RecordBatch)> = Vec::new();
+            for o in outputs {
+                match o {
+                    LaneOutput::Batches(b) => batches.extend(b),
+                    _ => return Err(Error::Internal("a materialise lane without rows".into())),
                 }
+            }
+            Ok(serial(1, move || {
                 // morsel order: the output is the input's order, whatever
                 // the lanes' timing
                 batches.sort_by_key(|(i, _)| *i);
                 let batches = batches.into_iter().map(|(_, b)| b).collect();
-                Ok((
-                    match lim {
-                        Some((offset, fetch)) => limit(batches, *offset, *fetch),
-                        None => batches,
-                    },
-                    false,
-                ))
-            }
-            Breaker::Aggregate | Breaker::Distinct { .. } => {
-                let plan = match (&p.sink, &p.breaker) {
-                    (Sink::Aggregate { plan, .. }, _) | (_, Breaker::Distinct { plan }) => plan,
+                Ok(match lim {
+                    Some((offset, fetch)) => limit(batches, offset, fetch),
+                    None => batches,
+                })
+            }))
+        }
+        Breaker::Aggregate | Breaker::Distinct { .. } => {
+            let plan = match (&p.sink, &p.breaker) {
+                (Sink::Aggregate { plan, .. }, _) | (_, Breaker::Distinct { plan }) => plan,
+                _ => {
+                    return Err(Error::Internal(
+                        "an aggregate breaker without a plan".into(),
+                    ));
+                }
+            };
+            let mut states = Vec::with_capacity(outputs.len());
+            for o in outputs {
+                match o {
+                    LaneOutput::Partitioned(s) => states.push(s),
                     _ => {
-                        return Err(Error::Internal(
-                            "an aggregate breaker without a plan".into(),
-                        ));
-                    }
-                };
-                let mut states = Vec::with_capacity(outputs.len());
-                for o in outputs {
-                    match o {
-                        LaneOutput::Partitioned(s) => states.push(s),
-                        _ => {
-                            return Err(Error::Internal("an aggregate lane without groups".into()));
-                        }
+                        return Err(Error::Internal("an aggregate lane without groups".into()));
                     }
                 }
-                let groups: usize = states.iter().map(|s| s.state.num_groups()).sum();
-                let partitions = if plan.has_groups() {
-                    aggregate_partitions(groups, p.split)
-                } else {
-                    1
-                };
-                if states.len() == 1 {
-                    // one lane: its groups are already merged
-                    let state = states.pop().expect("one lane").state;
-                    return Ok((vec![state.finish(plan)?], false));
-                }
-                if partitions == 1 {
-                    let (batch, _) = merge_partition(plan, &states, 0..RADIX_BUCKETS)?;
-                    return Ok((vec![batch], false));
-                }
-                let plan = Arc::new(plan.clone());
-                let states = Arc::new(states);
-                let memory = Arc::clone(self.memory);
-                let per = RADIX_BUCKETS / partitions;
-                let parts = self.tasks(
-                    "merge aggregate partitions",
-                    partitions,
-                    groups as u64 / 1000 + 1,
-                    move |i| {
-                        let (batch, size) =
-                            merge_partition(&plan, &states, i * per..(i + 1) * per)?;
-                        memory.grow(size);
-                        memory.shrink(size);
-                        Ok(batch)
-                    },
-                )?;
-                Ok((parts, true))
             }
-            Breaker::TopN { sort, k } => {
-                let mut top = TopN::new(sort, *k)?;
+            let groups: usize = states.iter().map(|s| s.state.num_groups()).sum();
+            let cost = groups as u64 / 1000 + 1;
+            let partitions = if plan.has_groups() {
+                aggregate_partitions(groups, p.split)
+            } else {
+                1
+            };
+            let plan = plan.clone();
+            if states.len() == 1 {
+                // one lane: its groups are already merged
+                let state = states.pop().expect("one lane").state;
+                return Ok(serial(cost, move || Ok(vec![state.finish(&plan)?])));
+            }
+            if partitions == 1 {
+                return Ok(serial(cost, move || {
+                    let (batch, _) = merge_partition(&plan, &states, 0..RADIX_BUCKETS)?;
+                    Ok(vec![batch])
+                }));
+            }
+            let memory = Arc::clone(memory);
+            let per = RADIX_BUCKETS / partitions;
+            Ok(MergeWork {
+                tasks: partitions,
+                cost,
+                parallel: true,
+                task: Box::new(move |i| {
+                    let (batch, size) = merge_partition(&plan, &states, i * per..(i + 1) * per)?;
+                    memory.grow(size);
+                    memory.shrink(size);
+                    Ok(vec![batch])
+                }),
+            })
+        }
+        Breaker::TopN { k, .. } => {
+            let k = *k;
+            let shared = Arc::clone(shared);
+            Ok(serial(1, move || {
+                let Breaker::TopN { sort, .. } = &shared.pipeline().breaker else {
+                    return Err(Error::Internal("a top-N merge without a sort".into()));
+                };
+                let mut top = TopN::new(sort, k)?;
                 for o in outputs {
                     match o {
                         LaneOutput::TopN(b, seq) => top.push(sort, b, seq)?,
@@ -403,45 +580,42 @@ impl Run<'_> {
                     }
                 }
                 let (batch, _) = top.finish(sort)?;
-                Ok((vec![batch], false))
-            }
-            Breaker::Sort { .. } => {
-                let mut runs = Vec::with_capacity(outputs.len());
-                for o in outputs {
-                    match o {
-                        LaneOutput::Run(r) => runs.push(r),
-                        _ => return Err(Error::Internal("a sort lane without a run".into())),
-                    }
+                Ok(vec![batch])
+            }))
+        }
+        Breaker::Sort { .. } => {
+            let mut runs = Vec::with_capacity(outputs.len());
+            for o in outputs {
+                match o {
+                    LaneOutput::Run(r) => runs.push(r),
+                    _ => return Err(Error::Internal("a sort lane without a run".into())),
                 }
-                let rows: usize = runs.iter().map(SortedRun::num_rows).sum();
-                let (main, reserve) = p.split;
-                let wanted = if rows < 2 * SORT_PARTITION_ROWS {
-                    1
-                } else {
-                    (4 * (main + reserve))
-                        .min(rows / SORT_PARTITION_ROWS)
-                        .max(1)
-                };
-                let merge = MergePlan::new(&runs, wanted);
-                if merge.partitions == 1 || runs.len() == 1 {
+            }
+            let rows: usize = runs.iter().map(SortedRun::num_rows).sum();
+            let cost = rows as u64 / 1000 + 1;
+            let (main, reserve) = p.split;
+            let wanted = if rows < 2 * SORT_PARTITION_ROWS {
+                1
+            } else {
+                (4 * (main + reserve))
+                    .min(rows / SORT_PARTITION_ROWS)
+                    .max(1)
+            };
+            let merge = MergePlan::new(&runs, wanted);
+            if merge.partitions == 1 || runs.len() == 1 {
+                return Ok(serial(cost, move || {
                     let batches = (0..merge.partitions)
                         .map(|i| merge.merge(&runs, i))
                         .collect::<Result<Vec<_>>>()?;
-                    return Ok((batches.into_iter().flatten().collect(), false));
-                }
-                let runs = Arc::new(runs);
-                let merge = Arc::new(merge);
-                let parts = self.tasks(
-                    "merge sorted runs",
-                    merge.partitions,
-                    rows as u64 / 1000 + 1,
-                    {
-                        let merge = Arc::clone(&merge);
-                        move |i| merge.merge(&runs, i)
-                    },
-                )?;
-                Ok((parts.into_iter().flatten().collect(), true))
+                    Ok(batches.into_iter().flatten().collect())
+                }));
             }
+            Ok(MergeWork {
+                tasks: merge.partitions,
+                cost,
+                parallel: true,
+                task: Box::new(move |i| Ok(merge.merge(&runs, i)?.into_iter().collect())),
+            })
         }
     }
 }
@@ -467,7 +641,7 @@ fn aggregate_partitions(groups: usize, (main, reserve): (usize, usize)) -> usize
 struct TaskShared<T, F> {
     cursor: AtomicUsize,
     results: Mutex<Vec<Option<T>>>,
-    error: Mutex<Option<Error>>,
+    error: Arc<Mutex<Option<Error>>>,
     task: F,
     tasks: usize,
 }
@@ -567,7 +741,7 @@ pub fn explain(
             );
             continue;
         }
-        let pipeline = Pipeline::build(segment, None, sources, executor.split(), options)?;
+        let pipeline = Pipeline::build(segment, sources, executor.split(), options)?;
         let mut job = String::new();
         pipeline.describe(&mut job);
         for line in job.lines() {

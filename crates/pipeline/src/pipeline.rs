@@ -335,21 +335,26 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
-    /// Builds `segment` over `input`, the previous pipeline's result
-    /// (`None` for the first pipeline, which reads the plan's leaf).
+    /// Builds `segment`: the first pipeline over the plan's leaf, a later
+    /// one over an empty stand-in for the previous pipeline's result,
+    /// until [`Pipeline::set_input`] hands it over.
     pub(crate) fn build(
         segment: &Segment<'_>,
-        input: Option<Arc<TableData>>,
         sources: &dyn SourceResolver,
         threads: (usize, usize),
         options: &ExecOptions,
     ) -> Result<Self> {
-        let (source, table) = match (segment.leaf, input) {
-            (None, Some(data)) => ("previous pipeline".to_owned(), ScanData::Table(data)),
-            (None, None) => {
-                return Err(Error::Internal("a pipeline without input".into()));
-            }
-            (Some(leaf), _) => Self::leaf(leaf, sources)?,
+        let (source, table) = match segment.leaf {
+            // built before the previous pipeline ran: its result comes
+            // through `set_input`
+            None => (
+                "previous pipeline".to_owned(),
+                ScanData::Table(Arc::new(TableData::new(
+                    Arc::clone(&segment.input),
+                    Vec::new(),
+                ))),
+            ),
+            Some(leaf) => Self::leaf(leaf, sources)?,
         };
         let schema = Arc::clone(&segment.input);
         let terms: Vec<Expr> = segment
@@ -433,31 +438,43 @@ impl Pipeline {
                 return Err(Error::Internal("a sort breaker without a Sort node".into()));
             }
         };
-        let morsel_rows = options.morsel_rows.max(1);
-        let morsels = table.morsels(morsel_rows);
-        let total_threads = (threads.0 + threads.1).max(1);
-        let lanes = total_threads.min(morsels.len()).max(1);
-        let rows = table.num_rows() as f64;
-        let mut per_row = 1.0;
-        let mut surviving = 1.0;
-        for step in &steps {
-            per_row += surviving * step.cost();
-            surviving *= step.selectivity();
-        }
-        let cost = (rows * per_row / 1000.0) as u64 + 1;
-        Ok(Pipeline {
+        let mut pipeline = Pipeline {
             source,
             table,
             steps,
             sink,
             breaker,
-            morsels,
-            morsel_rows,
-            lanes,
+            morsels: Vec::new(),
+            morsel_rows: options.morsel_rows.max(1),
+            lanes: 1,
             split: threads,
             early_stop: segment.early_stop,
-            cost,
-        })
+            cost: 1,
+        };
+        pipeline.size();
+        Ok(pipeline)
+    }
+
+    /// Replaces the source of a pipeline built before its input existed
+    /// with `input`, the previous pipeline's result.
+    pub(crate) fn set_input(&mut self, input: Arc<TableData>) {
+        self.table = ScanData::Table(input);
+        self.size();
+    }
+
+    /// Cuts the source into morsels and sizes the job: lanes and cost.
+    fn size(&mut self) {
+        self.morsels = self.table.morsels(self.morsel_rows);
+        let total_threads = (self.split.0 + self.split.1).max(1);
+        self.lanes = total_threads.min(self.morsels.len()).max(1);
+        let rows = self.table.num_rows() as f64;
+        let mut per_row = 1.0;
+        let mut surviving = 1.0;
+        for step in &self.steps {
+            per_row += surviving * step.cost();
+            surviving *= step.selectivity();
+        }
+        self.cost = (rows * per_row / 1000.0) as u64 + 1;
     }
 
     /// The source of the first pipeline: the plan's leaf.
@@ -589,7 +606,7 @@ impl StepCounters {
     }
 }
 
-/// What a lane hands to the query thread.
+/// What a lane hands to its pipeline's merge node.
 pub(crate) struct LaneReport {
     pub(crate) output: LaneOutput,
     /// Scan, each step, then the sink.
@@ -836,7 +853,7 @@ impl Lane {
         let held = output.rows();
         counters[sink_at + 1].record(worker, 0, held, started);
         shared.memory.grow(output.size());
-        // the query thread holds the receiver until the job ends
+        // the receiver waits in a slot until the merge node takes it
         let _ = self.tx.send(LaneReport { output, counters });
         Ok(())
     }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use arrow::datatypes::{DataType, Field, Schema};
 use weir_pipeline::{Error, ExecOptions, Progress, execute, series_table};
-use weir_planner::{AggregateFunction, Expr, LogicalPlan, TableSource};
+use weir_planner::{AggregateFunction, BinaryOp, Expr, LogicalPlan, TableSource};
 
 use crate::common::*;
 
@@ -126,4 +126,29 @@ fn cancel_before_and_during() {
     )
     .unwrap();
     assert_eq!(rows(&out), vec!["10"]);
+}
+
+#[test]
+fn a_later_pipelines_error_keeps_its_type() {
+    // `SELECT * FROM (SELECT count(*) c FROM t) WHERE 1 / (c - c) > 0`:
+    // the division by zero happens in the second pipeline's lanes, whose
+    // job the DAG makes once the count's merge ended
+    let division = bin(
+        bin(
+            lit_i64(1),
+            BinaryOp::Divide,
+            bin(col(0), BinaryOp::Minus, col(0)),
+        ),
+        BinaryOp::Gt,
+        lit_i64(0),
+    );
+    let plan = filter(count_star(scan_t()), division);
+    for threads in [1, 2] {
+        let err = execute(&plan, &tables(), &executor(threads), &options(3)).unwrap_err();
+        assert!(matches!(err, Error::Eval(_)), "{err:?}");
+    }
+    // and the same chain without the error runs to the end
+    let fine = filter(count_star(scan_t()), bin(col(0), BinaryOp::Gt, lit_i64(0)));
+    let out = execute(&fine, &tables(), &executor(2), &options(3)).unwrap();
+    assert_eq!(out.num_rows(), 1);
 }
