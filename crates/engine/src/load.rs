@@ -115,13 +115,7 @@ pub(crate) fn read_csv(
             match batch {
                 Ok(b) => batches.push(b),
                 Err(e) => {
-                    let wider = failed_column(&e).and_then(|i| {
-                        let f = schema.fields().get(i)?;
-                        if fixed.iter().any(|(n, _)| f.name().eq_ignore_ascii_case(n)) {
-                            return None;
-                        }
-                        Some((i, widen(f.data_type())?))
-                    });
+                    let wider = widening(&e, &schema, fixed);
                     match wider {
                         Some(w) => {
                             widened = Some(w);
@@ -153,6 +147,21 @@ fn failed_column(e: &arrow::error::ArrowError) -> Option<usize> {
     let rest = &message[message.find(" for column ")? + " for column ".len()..];
     let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     rest[..digits].parse().ok()
+}
+
+/// The column that `e` says failed to parse and the type to widen it to,
+/// unless the user fixed its type or it is already VARCHAR.
+fn widening(
+    e: &arrow::error::ArrowError,
+    schema: &Schema,
+    fixed: &[(String, DataType)],
+) -> Option<(usize, DataType)> {
+    let i = failed_column(e)?;
+    let f = schema.fields().get(i)?;
+    if fixed.iter().any(|(n, _)| f.name().eq_ignore_ascii_case(n)) {
+        return None;
+    }
+    Some((i, widen(f.data_type())?))
 }
 
 /// The next wider type a CSV column can take.
@@ -305,13 +314,7 @@ fn read_csv_in_parts(
                 }
                 Err(PartError::Other(e)) => return Err(e),
                 Err(PartError::Arrow(e, line)) => {
-                    let wider = failed_column(&e).and_then(|i| {
-                        let f = schema.fields().get(i)?;
-                        if fixed.iter().any(|(n, _)| f.name().eq_ignore_ascii_case(n)) {
-                            return None;
-                        }
-                        Some((i, widen(f.data_type())?))
-                    });
+                    let wider = widening(&e, &schema, fixed);
                     match wider {
                         Some(w) => {
                             widened = Some(w);

@@ -95,14 +95,7 @@ impl SortSpec {
     pub(crate) fn describe(&self) -> String {
         self.keys
             .iter()
-            .map(|k| {
-                format!(
-                    "{} {} NULLS {}",
-                    k.expr,
-                    if k.asc { "ASC" } else { "DESC" },
-                    if k.nulls_first { "FIRST" } else { "LAST" }
-                )
-            })
+            .map(SortKey::to_string)
             .collect::<Vec<_>>()
             .join(", ")
     }

@@ -76,9 +76,22 @@ pub struct SortKey {
     pub expr: Expr,
     /// Ascending (the default).
     pub asc: bool,
-    /// NULLs first. The default, as in DuckDB and PostgreSQL, is NULLS LAST
-    /// for ASC and NULLS FIRST for DESC.
+    /// NULLs first. The default, as in DuckDB, is NULLS LAST in both
+    /// directions.
     pub nulls_first: bool,
+}
+
+impl fmt::Display for SortKey {
+    /// `expr ASC|DESC NULLS FIRST|LAST`, as EXPLAIN shows it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} NULLS {}",
+            self.expr,
+            if self.asc { "ASC" } else { "DESC" },
+            if self.nulls_first { "FIRST" } else { "LAST" }
+        )
+    }
 }
 
 /// Aggregate functions.
@@ -319,17 +332,7 @@ impl LogicalPlan {
             ),
             Self::Distinct { .. } => "Distinct".to_string(),
             Self::Sort { keys, .. } => {
-                let keys: Vec<String> = keys
-                    .iter()
-                    .map(|k| {
-                        format!(
-                            "{} {} NULLS {}",
-                            k.expr,
-                            if k.asc { "ASC" } else { "DESC" },
-                            if k.nulls_first { "FIRST" } else { "LAST" }
-                        )
-                    })
-                    .collect();
+                let keys: Vec<String> = keys.iter().map(SortKey::to_string).collect();
                 format!("Sort: {}", keys.join(", "))
             }
             Self::Limit { offset, fetch, .. } => match fetch {
