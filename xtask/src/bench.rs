@@ -1,4 +1,4 @@
-//! `cargo xtask bench [executor|queries|all] [-- ARGS]`.
+//! `cargo xtask bench [executor|queries|tpch|lineitem|all] [-- ARGS]`.
 //!
 //! - `executor`: the criterion benches of `weir-executor`.
 //! - `queries`: generates TPC-H `lineitem` (scale factor `--sf`, default 1,
@@ -7,18 +7,39 @@
 //!   DISTINCT), printing per query the median, rows/s, peak breaker memory
 //!   and result, and writing `target/bench/queries.json`. ARGS go to the
 //!   query bench (`--sf 0.1 --threads 2 --reps 5 --only G1,T10`, or
-//!   `--sql QUERY` for ad-hoc queries). DuckDB's numbers on the same data:
-//!   `python3 bench/duckdb_peer.py --threads 2` (see docs/PERFORMANCE.md).
+//!   `--sql QUERY` for ad-hoc queries).
+//! - `tpch`: the 22 TPC-H queries of `bench/tpch/` over all eight tables,
+//!   Weir and DuckDB in one run, side by side.
+//! - `lineitem`: `bench/queries.sql` and `bench/breakers.sql` over
+//!   `lineitem`, Weir and DuckDB in one run, side by side.
+//!
+//! `tpch` and `lineitem` take `--sf SF` (default 1), `--threads N`
+//! (default: every core), `--reps N`, `--only A,B` and `--memory` (also
+//! measure each query's peak resident memory in a fresh process). They
+//! generate the tables once as Parquet under `target/tpch-data/sf<SF>/`,
+//! run Weir (`crates/engine/benches/compare.rs`), then DuckDB
+//! (`bench/compare_peer.py`, installing `duckdb` with pip if it is
+//! missing) with the same arguments, and print one table: each median,
+//! the ratio Weir / DuckDB, the geometric mean of the ratios, the peak
+//! memory and the row counts (a differing count is flagged). The table is
+//! also written to `target/bench/<suite>.md`.
 
-use anyhow::{Result, bail};
+use std::fmt::Write as _;
+use std::process::Command;
 
-use crate::{cargo, exec};
+use anyhow::{Context, Result, bail};
+
+use crate::{cargo, exec, root};
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let (what, rest) = match args.first().map(String::as_str) {
-        Some("executor" | "queries" | "all") => (args[0].as_str(), &args[1..]),
+        Some("executor" | "queries" | "tpch" | "lineitem" | "all") => {
+            (args[0].as_str(), &args[1..])
+        }
         Some("--") | None => ("all", args.get(1..).unwrap_or(&[])),
-        Some(other) => bail!("unknown bench `{other}`: executor | queries | all"),
+        Some(other) => {
+            bail!("unknown bench `{other}`: executor | queries | tpch | lineitem | all")
+        }
     };
     let rest: Vec<&str> = rest
         .iter()
@@ -34,6 +55,193 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                 .args(["bench", "-p", "weir-engine", "--bench", "queries", "--"])
                 .args(&rest),
         )?;
+    }
+    match what {
+        "tpch" => compare("tpch", &["bench/tpch"], None, &rest),
+        "lineitem" => compare(
+            "lineitem",
+            &["bench/queries.sql", "bench/breakers.sql"],
+            Some("lineitem"),
+            &rest,
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// One query's numbers from one engine.
+struct Row {
+    label: String,
+    median_ms: f64,
+    rows: u64,
+    peak: u64,
+    error: String,
+}
+
+fn parse_rows(text: &str) -> Vec<Row> {
+    text.lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut f = l.splitn(5, '\t');
+            let mut next = || f.next().unwrap_or_default().to_string();
+            Row {
+                label: next(),
+                median_ms: next().parse().unwrap_or(0.0),
+                rows: next().parse().unwrap_or(0),
+                peak: next().parse().unwrap_or(0),
+                error: next(),
+            }
+        })
+        .collect()
+}
+
+/// Runs `queries` on Weir, then on DuckDB, over the TPC-H data, and
+/// prints both side by side.
+fn compare(suite: &str, queries: &[&str], tables: Option<&str>, args: &[&str]) -> Result<()> {
+    let mut sf = "1".to_string();
+    let mut threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .to_string();
+    let mut pass: Vec<String> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "--sf" => sf = it.next().context("--sf SF")?.to_string(),
+            "--threads" => threads = it.next().context("--threads N")?.to_string(),
+            "--reps" | "--only" => {
+                pass.push(a.to_string());
+                pass.push(it.next().with_context(|| format!("{a} VALUE"))?.to_string());
+            }
+            "--memory" => pass.push(a.to_string()),
+            other => bail!(
+                "unknown argument `{other}`: --sf SF --threads N --reps N --only A,B --memory"
+            ),
+        }
+    }
+    let root = root();
+    let data = root.join(format!("target/tpch-data/sf{sf}"));
+    let out_dir = root.join("target/bench");
+    std::fs::create_dir_all(&out_dir)?;
+    let weir_out = out_dir.join(format!("{suite}-weir.tsv"));
+    let duck_out = out_dir.join(format!("{suite}-duckdb.tsv"));
+    let mut common: Vec<String> = vec![
+        "--data".into(),
+        data.display().to_string(),
+        "--sf".into(),
+        sf.clone(),
+        "--threads".into(),
+        threads.clone(),
+    ];
+    if let Some(t) = tables {
+        common.extend(["--tables".into(), t.into()]);
+    }
+    for q in queries {
+        common.extend(["--queries".into(), root.join(q).display().to_string()]);
+    }
+    common.extend(pass);
+    exec(
+        cargo()
+            .args(["bench", "-p", "weir-engine", "--bench", "compare", "--"])
+            .args(&common)
+            .arg("--out")
+            .arg(&weir_out),
+    )?;
+    ensure_duckdb()?;
+    exec(
+        Command::new("python3")
+            .current_dir(&root)
+            .arg("bench/compare_peer.py")
+            .args(&common)
+            .arg("--out")
+            .arg(&duck_out),
+    )?;
+    let weir = parse_rows(&std::fs::read_to_string(&weir_out)?);
+    let duck = parse_rows(&std::fs::read_to_string(&duck_out)?);
+    let table = render(suite, &sf, &threads, &weir, &duck);
+    print!("{table}");
+    let md = out_dir.join(format!("{suite}.md"));
+    std::fs::write(&md, &table)?;
+    eprintln!("wrote {}", md.display());
+    Ok(())
+}
+
+fn render(suite: &str, sf: &str, threads: &str, weir: &[Row], duck: &[Row]) -> String {
+    let mib = |b: u64| {
+        if b == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.0}", b as f64 / f64::from(1 << 20))
+        }
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n{suite}: SF {sf}, {threads} threads, medians in ms (Weir / DuckDB: below 1 is Weir faster)\n"
+    );
+    out.push_str("| query | Weir ms | DuckDB ms | Weir / DuckDB | Weir peak MiB | DuckDB peak MiB | rows | note |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---|\n");
+    let mut log_sum = 0.0;
+    let mut n = 0;
+    for w in weir {
+        let d = duck.iter().find(|d| d.label == w.label);
+        let (d_ms, ratio, d_peak, note) = match d {
+            None => (
+                "-".to_string(),
+                "-".to_string(),
+                "-".to_string(),
+                "DuckDB did not run it".to_string(),
+            ),
+            Some(d) => {
+                let mut note = String::new();
+                if !w.error.is_empty() {
+                    note = format!("Weir: {}", w.error);
+                } else if !d.error.is_empty() {
+                    note = format!("DuckDB: {}", d.error);
+                } else if w.rows != d.rows {
+                    note = format!("ROW COUNTS DIFFER: DuckDB {}", d.rows);
+                }
+                let ratio = if w.error.is_empty() && d.error.is_empty() && d.median_ms > 0.0 {
+                    let r = w.median_ms / d.median_ms;
+                    log_sum += r.ln();
+                    n += 1;
+                    format!("{r:.2}")
+                } else {
+                    "-".to_string()
+                };
+                (format!("{:.1}", d.median_ms), ratio, mib(d.peak), note)
+            }
+        };
+        let w_ms = if w.error.is_empty() {
+            format!("{:.1}", w.median_ms)
+        } else {
+            "error".to_string()
+        };
+        let note: String = note.chars().take(120).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {w_ms} | {d_ms} | {ratio} | {} | {d_peak} | {} | {note} |",
+            w.label,
+            mib(w.peak),
+            w.rows
+        );
+    }
+    if n > 0 {
+        let _ = writeln!(
+            out,
+            "\ngeometric mean of Weir / DuckDB over the {n} queries both ran: {:.2}",
+            (log_sum / f64::from(n)).exp()
+        );
+    }
+    out
+}
+
+/// Installs the `duckdb` Python package if `import duckdb` fails.
+fn ensure_duckdb() -> Result<()> {
+    let ok = Command::new("python3")
+        .args(["-c", "import duckdb"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        exec(Command::new("python3").args(["-m", "pip", "install", "--quiet", "duckdb"]))?;
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 //!   the tests, the docs with `-D warnings`, then the loom models.
 //! - `cargo xtask loom`: the loom models in `tests/loom`, then each planted
 //!   bug, which the models must catch.
-//! - `cargo xtask bench [executor|queries|all] [-- ARGS]`: criterion
+//! - `cargo xtask bench [executor|queries|tpch|lineitem|all] [-- ARGS]`: criterion
 //!   benchmarks of the executor, and the TPC-H benchmark queries.
 
 mod bench;
@@ -27,7 +27,7 @@ fn main() -> Result<()> {
         "bench" => bench::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!(
-                "usage: cargo xtask <ci | loom [FILTER] | bench [executor|queries|all] [-- ARGS]>"
+                "usage: cargo xtask <ci | loom [FILTER] | bench [executor|queries|tpch|lineitem|all] [-- ARGS]>"
             );
             Ok(())
         }

@@ -658,6 +658,10 @@ impl Connection {
                 }
                 Ok(QueryResult::no_rows(None))
             }
+            Statement::Dbgen { sf } => {
+                self.dbgen(sf, options)?;
+                Ok(QueryResult::no_rows(None))
+            }
             Statement::ShowTables => {
                 let names = self.table_names();
                 Ok(text_result("name", names.iter().map(String::as_str)))
@@ -789,6 +793,41 @@ impl Connection {
             cancel,
             progress: options.progress.clone(),
         }
+    }
+
+    /// `CALL dbgen(sf = ...)`: generates the eight TPC-H tables, each in
+    /// parts on the executor's workers (Ctrl-C and the timeout stop it
+    /// between batches), and creates them; a table that already exists is
+    /// an error and nothing is created.
+    fn dbgen(&self, sf: f64, options: &ExecuteOptions) -> Result<()> {
+        if let Some(t) = crate::tpch::TABLES.iter().find(|t| self.table(t).is_some()) {
+            return Err(Error::Catalog(format!(
+                "Table with name \"{t}\" already exists!"
+            )));
+        }
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.running
+            .lock()
+            .expect("running list poisoned")
+            .push(cancel.clone());
+        let exec_options = self.exec_options(false, options, Some(cancel.clone()));
+        let resolver = Resolver::new(self, &exec_options, false);
+        let generated = crate::tpch::TABLES
+            .iter()
+            .map(|t| {
+                let data = crate::tpch::generate_with(t, sf, &resolver)?;
+                Ok((*t, data))
+            })
+            .collect::<Result<Vec<_>>>();
+        self.running
+            .lock()
+            .expect("running list poisoned")
+            .retain(|f| !Arc::ptr_eq(f, &cancel));
+        for (name, (schema, batches)) in generated? {
+            let data = load::normalize(schema, batches)?;
+            self.create_table(name, data, false)?;
+        }
+        Ok(())
     }
 
     fn run_plan(

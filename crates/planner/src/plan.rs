@@ -445,6 +445,12 @@ pub enum Statement {
         /// The setting, by its main name.
         name: Option<String>,
     },
+    /// `CALL dbgen(sf = 0.1)`: create the eight TPC-H tables at that scale
+    /// factor, as DuckDB's `tpch` extension does.
+    Dbgen {
+        /// The scale factor (1.0 is about 6 million `lineitem` rows).
+        sf: f64,
+    },
     /// `DESCRIBE name`: columns, types, nullability.
     Describe {
         /// Table name (or quoted file path).

@@ -248,6 +248,7 @@ impl Binder<'_> {
                 Ok(Statement::Describe { name, schema })
             }
             S::ShowTables { .. } => Ok(Statement::ShowTables),
+            S::Call(call) => self.call(call),
             S::Set(set) => self.set(set),
             S::Reset(reset) => self.reset(reset),
             S::Pragma { name, value, .. } => self.pragma(name, value.as_ref()),
@@ -283,6 +284,91 @@ impl Binder<'_> {
                 statement_kind(other)
             ))),
         }
+    }
+
+    /// `CALL dbgen(sf = 0.1)`, the one procedure there is.
+    fn call(&mut self, call: &ast::Function) -> Result<Statement> {
+        let name = call.name.to_string();
+        if !name.eq_ignore_ascii_case("dbgen") {
+            return Err(Error::Catalog(format!(
+                "Table Function with name {name} does not exist!{}",
+                at(call.name.span())
+            )));
+        }
+        let args: &[ast::FunctionArg] = match &call.args {
+            ast::FunctionArguments::List(list) => &list.args,
+            _ => &[],
+        };
+        let mut sf = None;
+        for arg in args {
+            // `sf = 0.1` parses as a comparison, `sf := 0.1` as a named one
+            let named = match arg {
+                ast::FunctionArg::Named {
+                    name,
+                    arg: ast::FunctionArgExpr::Expr(e),
+                    ..
+                }
+                | ast::FunctionArg::ExprNamed {
+                    name: ast::Expr::Identifier(name),
+                    arg: ast::FunctionArgExpr::Expr(e),
+                    ..
+                } => Some((name.value.clone(), e)),
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::BinaryOp {
+                    left,
+                    op: ast::BinaryOperator::Eq,
+                    right,
+                })) => match left.as_ref() {
+                    ast::Expr::Identifier(name) => Some((name.value.clone(), right.as_ref())),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let (option, value) = match named {
+                Some(named) => named,
+                None => {
+                    let other = arg;
+                    return Err(bind_err(format!(
+                        "dbgen takes named arguments (sf = 0.1), found \"{other}\"{}",
+                        at(call.name.span())
+                    )));
+                }
+            };
+            if !option.eq_ignore_ascii_case("sf") {
+                return Err(bind_err(format!(
+                    "dbgen has no option \"{option}\" (it takes sf){}",
+                    at(call.name.span())
+                )));
+            }
+            let scope = Scope::empty();
+            let mut eb = ExprBinder::new(
+                &scope,
+                self.fold,
+                false,
+                "aggregate functions are not allowed here",
+            );
+            let bound = eb.bind(value)?;
+            let number = match self.fold.value(&bound)? {
+                Some(ScalarValue::Int64(v)) => v as f64,
+                Some(ScalarValue::Int32(v)) => f64::from(v),
+                Some(ScalarValue::Float64(v)) => v,
+                Some(ScalarValue::Decimal128(v, _, s)) => v as f64 / 10f64.powi(i32::from(s)),
+                _ => f64::NAN,
+            };
+            if !(number.is_finite() && number >= 0.0 && number <= 1000.0) {
+                return Err(bind_err(format!(
+                    "dbgen's sf must be a number from 0 to 1000, found \"{value}\"{}",
+                    at(value.span())
+                )));
+            }
+            sf = Some(number);
+        }
+        let sf = sf.ok_or_else(|| {
+            bind_err(format!(
+                "dbgen needs a scale factor: CALL dbgen(sf = 0.1){}",
+                at(call.name.span())
+            ))
+        })?;
+        Ok(Statement::Dbgen { sf })
     }
 
     fn create_table(&mut self, ct: &ast::CreateTable) -> Result<Statement> {
