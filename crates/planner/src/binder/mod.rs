@@ -354,7 +354,7 @@ impl Binder<'_> {
                 Some(ScalarValue::Decimal128(v, _, s)) => v as f64 / 10f64.powi(i32::from(s)),
                 _ => f64::NAN,
             };
-            if !(number.is_finite() && number >= 0.0 && number <= 1000.0) {
+            if !(0.0..=1000.0).contains(&number) {
                 return Err(bind_err(format!(
                     "dbgen's sf must be a number from 0 to 1000, found \"{value}\"{}",
                     at(value.span())
