@@ -1,9 +1,13 @@
-//! Hash aggregation: a partial state per lane, merged on the query thread.
+//! Hash aggregation: a partial state per lane, its groups partitioned by
+//! hash as they are inserted (`groups`), and merge partitions that each
+//! merge and finish a run of radix buckets of every lane's state.
 //!
-//! Group keys are encoded with Arrow's row format (`arrow::row`), so any
-//! mix of key types hashes and compares as bytes and NULL keys form one
-//! group. Without GROUP BY there is exactly one group, present even over
-//! no input.
+//! Group keys of fixed-width types are packed into 64-bit words, any other
+//! key is encoded with Arrow's row format (`arrow::row`); either way NULL
+//! keys form one group. Without GROUP BY there is exactly one group,
+//! present even over no input.
+
+mod groups;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -17,14 +21,15 @@ use arrow::datatypes::{
     ArrowNativeTypeOp, DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type,
     Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
 };
-use arrow::row::{RowConverter, Rows, SortField};
+use arrow::row::{RowConverter, SortField};
 use weir_planner::{AggregateExpr, AggregateFunction, BinaryOp, Expr};
 
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
-use hashbrown::HashTable;
 
-use crate::hash::{FxHashSet, hash_bytes};
+use self::groups::GroupTable;
+pub(crate) use self::groups::RADIX_BUCKETS;
+use crate::hash::FxHashSet;
 use crate::step::{PipelineBatch, Selection, remap_columns};
 
 /// How an Aggregate runs: its keys and aggregates over the columns it
@@ -166,19 +171,7 @@ impl AggregatePlan {
         let groups = if self.local_groups.is_empty() {
             None
         } else {
-            let fields = self
-                .group_types
-                .iter()
-                .map(|t| SortField::new(t.clone()))
-                .collect();
-            let converter = RowConverter::new(fields).map_err(Error::arrow)?;
-            let keys = converter.empty_rows(0, 0);
-            Some(GroupTable {
-                converter,
-                table: HashTable::new(),
-                keys,
-                hashes: Vec::new(),
-            })
+            Some(GroupTable::new(&self.group_types)?)
         };
         let mut accumulators = Vec::with_capacity(self.specs.len());
         for spec in &self.specs {
@@ -191,6 +184,7 @@ impl AggregatePlan {
         Ok(AggregateState {
             groups,
             accumulators,
+            ids: Vec::new(),
         })
     }
 
@@ -253,128 +247,29 @@ fn decimal_product(
 pub(crate) struct AggregateState {
     groups: Option<GroupTable>,
     accumulators: Vec<Box<dyn Accumulator>>,
+    /// The group of each row of the batch being added (reused).
+    ids: Vec<u32>,
 }
 
-/// The groups of a partial aggregation: each group's row-encoded key and
-/// its hash, and a hash table of group ids probed with the key bytes (no
-/// allocation per group).
-struct GroupTable {
-    converter: RowConverter,
-    table: HashTable<Slot>,
-    keys: Rows,
-    hashes: Vec<u64>,
-}
-
-impl GroupTable {
-    fn len(&self) -> usize {
-        self.keys.num_rows()
-    }
-
-    /// The group of each row of `columns`, adding new groups.
-    fn group_ids(&mut self, columns: &[ArrayRef]) -> Result<Vec<u32>> {
-        let rows = self
-            .converter
-            .convert_columns(columns)
-            .map_err(Error::arrow)?;
-        let mut ids = Vec::with_capacity(rows.num_rows());
-        // Neighbouring rows often share their group (data arrives in runs):
-        // compare with the previous row before hashing.
-        let mut last: Option<(arrow::row::Row<'_>, u32)> = None;
-        for row in rows.iter() {
-            let id = match last {
-                Some((prev, id)) if prev == row => id,
-                _ => self.find_or_insert(row.as_ref(), hash_bytes(row.as_ref()), row),
-            };
-            last = Some((row, id));
-            ids.push(id);
-        }
-        Ok(ids)
-    }
-
-    /// The id of the group with key `bytes` (of hash `hash`), adding it
-    /// (as `row`, the same bytes) if new.
-    fn find_or_insert(&mut self, bytes: &[u8], hash: u64, row: arrow::row::Row<'_>) -> u32 {
-        let head = key_head(bytes);
-        let keys = &self.keys;
-        // keys of up to 16 bytes are compared in the slot, without reading
-        // the key store (one cache miss per probe instead of three)
-        let eq = |s: &Slot| {
-            s.head == head
-                && if bytes.len() <= 16 {
-                    s.len as usize == bytes.len()
-                } else {
-                    keys.row(s.id as usize).as_ref() == bytes
-                }
-        };
-        if let Some(slot) = self.table.find(hash, eq) {
-            return slot.id;
-        }
-        let id = self.keys.num_rows() as u32;
-        self.keys.push(row);
-        self.hashes.push(hash);
-        self.table.insert_unique(
-            hash,
-            Slot {
-                hash,
-                head,
-                id,
-                len: bytes.len().min(u32::MAX as usize) as u32,
-            },
-            |s| s.hash,
-        );
-        id
-    }
-
-    fn size(&self) -> usize {
-        self.keys.size()
-            + self.hashes.capacity() * 8
-            + self.table.capacity() * (std::mem::size_of::<Slot>() + 1)
-    }
-}
-
-/// A group table slot: the group's hash and its key's first 16 bytes
-/// (all of a short key), so probes rarely leave the table.
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    hash: u64,
-    head: u128,
-    id: u32,
-    len: u32,
-}
-
-/// The first 16 bytes of a key, zero-padded.
-#[inline]
-fn key_head(bytes: &[u8]) -> u128 {
-    let mut buf = [0u8; 16];
-    let n = bytes.len().min(16);
-    buf[..n].copy_from_slice(&bytes[..n]);
-    u128::from_le_bytes(buf)
-}
-
-/// Partial groups are cut into this many radix buckets by bits of their
-/// hash; a merge partition is a run of consecutive buckets.
-pub(crate) const RADIX_BUCKETS: usize = 256;
-
-/// The radix bucket of a hash: bits 48..56. Not the top 7 bits: hashbrown
-/// keeps those as each slot's tag, and a partition whose keys all share
-/// their tag compares keys on every probe. Not the low bits either: they
-/// pick the slot.
-#[inline]
-pub(crate) fn radix(hash: u64) -> usize {
-    ((hash >> 48) as usize) & (RADIX_BUCKETS - 1)
-}
-
-/// A lane's partial aggregation, finished: its state and, per radix
-/// bucket, the ids of its groups in that bucket.
+/// A lane's partial aggregation, finished: its groups are already cut
+/// into radix buckets.
 pub(crate) struct PartitionedState {
     pub(crate) state: AggregateState,
-    buckets: Vec<Vec<u32>>,
 }
 
 impl PartitionedState {
     /// Bytes held.
     pub(crate) fn size(&self) -> usize {
-        self.state.size() + self.buckets.iter().map(|b| b.capacity() * 4).sum::<usize>()
+        self.state.size()
+    }
+
+    /// Groups of radix bucket `b` (the one group without GROUP BY is in
+    /// bucket 0).
+    fn bucket_len(&self, b: usize) -> usize {
+        match &self.state.groups {
+            None => usize::from(b == 0),
+            Some(table) => table.bucket(b).len(),
+        }
     }
 }
 
@@ -403,17 +298,17 @@ impl AggregateState {
                 let keys = plan
                     .local_groups
                     .iter()
-                    .map(|g| evaluate(g, &compact))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let ids = table.group_ids(&keys)?;
+                    .zip(&plan.group_types)
+                    .map(|(g, t)| conform(evaluate(g, &compact)?, t))
+                    .collect::<Result<Vec<_>>>()?;
+                table.group_ids(&keys, &mut self.ids)?;
                 let n = table.len();
                 for acc in &mut self.accumulators {
                     acc.resize(n);
                 }
-                Some(ids)
+                Some(self.ids.as_slice())
             }
         };
-        let ids = ids.as_deref();
         for (spec, acc) in plan.specs.iter().zip(&mut self.accumulators) {
             match &spec.input {
                 AggInput::Star => acc.update_rows(rows, ids)?,
@@ -444,81 +339,93 @@ impl AggregateState {
     pub(crate) fn size(&self) -> usize {
         self.groups.as_ref().map_or(0, GroupTable::size)
             + self.accumulators.iter().map(|a| a.size()).sum::<usize>()
+            + self.ids.capacity() * 4
     }
 
-    /// Folds groups `src` of `other` (a partial state of the same plan)
-    /// into this one.
-    fn merge_groups(&mut self, other: &AggregateState, src: &[u32]) -> Result<()> {
-        let map: Vec<u32> = match (&mut self.groups, &other.groups) {
-            (None, None) => vec![0; src.len()],
-            (Some(mine), Some(theirs)) => {
-                // the encoding is the same, but `Rows` only take rows of
-                // their own converter: re-parse the bytes with ours
-                let parser = mine.converter.parser();
-                let map = src
-                    .iter()
-                    .map(|&g| {
-                        let bytes = theirs.keys.row(g as usize).data();
-                        mine.find_or_insert(bytes, theirs.hashes[g as usize], parser.parse(bytes))
-                    })
-                    .collect();
-                let n = mine.len();
-                for acc in &mut self.accumulators {
-                    acc.resize(n);
-                }
-                map
-            }
-            _ => {
-                return Err(Error::Internal(
-                    "merging aggregate states of different plans".into(),
-                ));
-            }
-        };
+    /// Resizes the accumulators to the groups and folds groups `src` of
+    /// `other`'s accumulators into groups `dst`.
+    fn merge_accumulators(
+        &mut self,
+        other: &AggregateState,
+        src: &[u32],
+        dst: &[u32],
+    ) -> Result<()> {
+        let n = self.num_groups();
         for (mine, theirs) in self.accumulators.iter_mut().zip(&other.accumulators) {
-            mine.merge_from(theirs.as_ref(), src, &map)?;
+            mine.resize(n);
+            mine.merge_from(theirs.as_ref(), src, dst)?;
         }
         Ok(())
     }
 
-    /// Cuts the groups into [`RADIX_BUCKETS`] buckets by [`radix`] (all in
-    /// bucket 0 without GROUP BY).
+    /// Takes radix bucket `b` of `base` (a partial state of the same plan),
+    /// whose groups this state does not hold, as it is: its hash table is
+    /// copied and its accumulators gathered, no key is hashed again.
+    fn adopt_bucket(&mut self, base: &AggregateState, b: usize) -> Result<()> {
+        let (Some(mine), Some(theirs)) = (&mut self.groups, &base.groups) else {
+            return Err(Error::Internal(
+                "merging aggregate states of different plans".into(),
+            ));
+        };
+        let offset = mine.len() as u32;
+        mine.adopt(theirs, b)?;
+        let dst: Vec<u32> = (offset..mine.len() as u32).collect();
+        self.merge_accumulators(base, theirs.bucket(b), &dst)
+    }
+
+    /// Folds the groups of radix bucket `b` of `other` (a partial state of
+    /// the same plan) into this one; `map` is scratch space.
+    fn merge_bucket(&mut self, other: &AggregateState, b: usize, map: &mut Vec<u32>) -> Result<()> {
+        let (Some(mine), Some(theirs)) = (&mut self.groups, &other.groups) else {
+            return Err(Error::Internal(
+                "merging aggregate states of different plans".into(),
+            ));
+        };
+        mine.merge_bucket(theirs, b, map)?;
+        self.merge_accumulators(other, theirs.bucket(b), map)
+    }
+
+    /// Hands the state over for merging: its groups are already cut into
+    /// radix buckets.
     pub(crate) fn partition(self) -> PartitionedState {
-        let mut buckets = vec![Vec::new(); RADIX_BUCKETS];
-        match &self.groups {
-            None => buckets[0].push(0),
-            Some(table) => {
-                for (id, &h) in table.hashes.iter().enumerate() {
-                    buckets[radix(h)].push(id as u32);
-                }
-            }
-        }
-        PartitionedState {
-            state: self,
-            buckets,
-        }
+        PartitionedState { state: self }
     }
 }
 
 /// Merges the groups of radix buckets `buckets` of every lane's state
-/// and finishes them: one partition of the aggregate's result.
+/// and finishes them: one partition of the aggregate's result. Each
+/// bucket starts as a copy of the lane holding most of its groups; only
+/// the other lanes' groups are inserted.
 pub(crate) fn merge_partition(
     plan: &AggregatePlan,
     lanes: &[PartitionedState],
     buckets: std::ops::Range<usize>,
 ) -> Result<(RecordBatch, usize)> {
     let mut merged = plan.new_state()?;
-    if let Some(table) = &mut merged.groups {
-        let groups: usize = lanes
-            .iter()
-            .map(|l| buckets.clone().map(|b| l.buckets[b].len()).sum::<usize>())
-            .max()
-            .unwrap_or(0);
-        table.table.reserve(groups, |s| s.hash);
-    }
-    for lane in lanes {
-        for b in buckets.clone() {
-            if !lane.buckets[b].is_empty() {
-                merged.merge_groups(&lane.state, &lane.buckets[b])?;
+    if merged.groups.is_none() {
+        if buckets.contains(&0) {
+            for lane in lanes {
+                merged.merge_accumulators(&lane.state, &[0], &[0])?;
+            }
+        }
+    } else {
+        let mut map = Vec::new();
+        for b in buckets {
+            let Some((base, biggest)) = lanes
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, l)| l.bucket_len(b))
+            else {
+                break;
+            };
+            if biggest.bucket_len(b) == 0 {
+                continue;
+            }
+            merged.adopt_bucket(&biggest.state, b)?;
+            for (i, lane) in lanes.iter().enumerate() {
+                if i != base && lane.bucket_len(b) > 0 {
+                    merged.merge_bucket(&lane.state, b, &mut map)?;
+                }
             }
         }
     }
@@ -532,10 +439,7 @@ impl AggregateState {
         let rows = self.num_groups();
         let mut columns: Vec<ArrayRef> = match self.groups {
             None => Vec::new(),
-            Some(table) => table
-                .converter
-                .convert_rows(table.keys.iter())
-                .map_err(Error::arrow)?,
+            Some(table) => table.finish()?,
         };
         for acc in self.accumulators {
             columns.push(acc.finish()?);
@@ -1759,7 +1663,11 @@ impl Accumulator for DistinctAcc {
 
 #[cfg(test)]
 mod tests {
+    use arrow::row::{RowConverter, SortField};
+
+    use super::groups::radix;
     use super::*;
+    use crate::hash::hash_bytes;
 
     #[test]
     fn keys_of_one_radix_bucket_keep_distinct_tags() {

@@ -29,9 +29,17 @@ impl FxHasher {
     /// a change in a word's high bits reaches the low bits of the state.
     #[inline]
     fn add(&mut self, word: u64) {
-        let product = u128::from(self.hash ^ word) * u128::from(SEED);
-        self.hash = (product as u64) ^ ((product >> 64) as u64);
+        self.hash = fold_word(self.hash, word);
     }
+}
+
+/// Folds `word` into the hash state `h`: the 128-bit product of their xor
+/// and a constant, its halves xored (foldhash's folded multiply), so a
+/// change in a word's high bits reaches the low bits of the state.
+#[inline]
+pub(crate) fn fold_word(h: u64, word: u64) -> u64 {
+    let product = u128::from(h ^ word) * u128::from(SEED);
+    (product as u64) ^ ((product >> 64) as u64)
 }
 
 impl Hasher for FxHasher {

@@ -1,0 +1,884 @@
+//! Group tables: each row's group key to a dense group id, partitioned by
+//! hash as groups are inserted.
+//!
+//! A table is [`RADIX_BUCKETS`] small hash tables, one per radix bucket of
+//! the key's hash, over one lane-wide list of group ids (the accumulators
+//! are indexed by those ids). Each bucket remembers its groups in
+//! insertion order, so a merge partition adopts the biggest lane's bucket
+//! as it is (a copy of its hash table, no key hashed or compared again)
+//! and inserts only the other lanes' groups of that bucket.
+//!
+//! Two key layouts:
+//! - **Fixed**: keys of fixed-width columns (integers, dates, timestamps,
+//!   booleans, doubles: one 64-bit word each; decimals: two) packed into
+//!   `K <= 4` words and a NULL mask, stored in the hash table's slots and
+//!   compared as integers. No per-row encoding beyond a copy of the values.
+//! - **Rows**: any other key (strings, several wide columns), encoded in
+//!   Arrow's row format (`arrow::row`), hashed word by word; each slot
+//!   keeps the key's first 16 bytes, so most probes never read the key
+//!   store.
+//!
+//! Both treat NULL as one group and compare doubles by their bits, as the
+//! row format does.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayData, ArrayRef, AsArray, BooleanArray, make_array};
+use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
+use arrow::datatypes::{ArrowNativeType, DataType};
+use arrow::row::{RowConverter, Rows, SortField};
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
+
+use crate::error::{Error, Result};
+use crate::hash::{fold_word, hash_bytes, mix};
+
+/// Groups are cut into this many radix buckets by bits of their hash; a
+/// merge partition is a run of consecutive buckets.
+pub(crate) const RADIX_BUCKETS: usize = 256;
+
+/// The radix bucket of a hash: bits 48..56. Not the top 7 bits: hashbrown
+/// keeps those as each slot's tag, and a bucket whose keys all share their
+/// tag compares keys on every probe. Not the low bits either: they pick
+/// the slot.
+#[inline]
+pub(crate) fn radix(hash: u64) -> usize {
+    ((hash >> 48) as usize) & (RADIX_BUCKETS - 1)
+}
+
+/// Which groups each radix bucket holds.
+#[derive(Clone, Debug)]
+struct Buckets {
+    /// Per bucket, its group ids in insertion (so ascending) order.
+    ids: Vec<Vec<u32>>,
+    /// Per group id, its position in its bucket's `ids`.
+    local: Vec<u32>,
+}
+
+impl Buckets {
+    fn new() -> Self {
+        Buckets {
+            ids: vec![Vec::new(); RADIX_BUCKETS],
+            local: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, bucket: usize, id: u32) {
+        let ids = &mut self.ids[bucket];
+        self.local.push(ids.len() as u32);
+        ids.push(id);
+    }
+
+    fn size(&self) -> usize {
+        self.ids.iter().map(|b| b.capacity() * 4).sum::<usize>() + self.local.capacity() * 4
+    }
+}
+
+/// The groups of a partial aggregation.
+pub(crate) enum GroupTable {
+    Fixed1(FixedGroups<1>),
+    Fixed2(FixedGroups<2>),
+    Fixed3(FixedGroups<3>),
+    Fixed4(FixedGroups<4>),
+    Rows(RowGroups),
+}
+
+/// Runs `$body` with `$t` bound to the table of whatever layout.
+macro_rules! each {
+    ($self:expr, $t:ident => $body:expr) => {
+        match $self {
+            GroupTable::Fixed1($t) => $body,
+            GroupTable::Fixed2($t) => $body,
+            GroupTable::Fixed3($t) => $body,
+            GroupTable::Fixed4($t) => $body,
+            GroupTable::Rows($t) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with `$a` and `$b` bound to two tables of the same layout.
+macro_rules! both {
+    ($x:expr, $y:expr, $a:ident, $b:ident => $body:expr) => {
+        match ($x, $y) {
+            (GroupTable::Fixed1($a), GroupTable::Fixed1($b)) => $body,
+            (GroupTable::Fixed2($a), GroupTable::Fixed2($b)) => $body,
+            (GroupTable::Fixed3($a), GroupTable::Fixed3($b)) => $body,
+            (GroupTable::Fixed4($a), GroupTable::Fixed4($b)) => $body,
+            (GroupTable::Rows($a), GroupTable::Rows($b)) => $body,
+            _ => Err(Error::Internal(
+                "merging group tables of different layouts".into(),
+            )),
+        }
+    };
+}
+
+impl GroupTable {
+    /// An empty table for keys of `types`: fixed-width words when every
+    /// key has a fixed width and they fit in four words, else rows.
+    pub(crate) fn new(types: &[DataType]) -> Result<Self> {
+        let mut columns = Vec::with_capacity(types.len());
+        let mut word = 0;
+        let mut fixed = types.len() <= 32;
+        for t in types {
+            match key_words(t) {
+                Some(n) => {
+                    columns.push(KeyColumn {
+                        data_type: t.clone(),
+                        word,
+                    });
+                    word += n;
+                }
+                None => fixed = false,
+            }
+        }
+        if fixed {
+            match word {
+                1 => return Ok(GroupTable::Fixed1(FixedGroups::new(columns))),
+                2 => return Ok(GroupTable::Fixed2(FixedGroups::new(columns))),
+                3 => return Ok(GroupTable::Fixed3(FixedGroups::new(columns))),
+                4 => return Ok(GroupTable::Fixed4(FixedGroups::new(columns))),
+                _ => {}
+            }
+        }
+        Ok(GroupTable::Rows(RowGroups::new(types)?))
+    }
+
+    /// Number of groups.
+    pub(crate) fn len(&self) -> usize {
+        each!(self, t => t.buckets.local.len())
+    }
+
+    /// Sets `ids` to the group of each row of `columns` (the key columns,
+    /// all of one length), adding new groups.
+    pub(crate) fn group_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
+        each!(self, t => t.group_ids(columns, ids))
+    }
+
+    /// The ids of bucket `b`'s groups, ascending.
+    pub(crate) fn bucket(&self, b: usize) -> &[u32] {
+        each!(self, t => &t.buckets.ids[b])
+    }
+
+    /// Adds bucket `b` of `base` (a table of the same keys) whose groups
+    /// this table does not hold: they become ids `len()..len() + n`, in the
+    /// order of `base.bucket(b)`. The bucket's hash table is copied, not
+    /// rebuilt.
+    pub(crate) fn adopt(&mut self, base: &GroupTable, b: usize) -> Result<()> {
+        both!(self, base, mine, theirs => {
+            mine.adopt(theirs, b);
+            Ok(())
+        })
+    }
+
+    /// Sets `map` to this table's group of each group of `other`'s bucket
+    /// `b` (a table of the same keys), adding new groups.
+    pub(crate) fn merge_bucket(
+        &mut self,
+        other: &GroupTable,
+        b: usize,
+        map: &mut Vec<u32>,
+    ) -> Result<()> {
+        both!(self, other, mine, theirs => mine.merge_bucket(theirs, b, map))
+    }
+
+    /// The key columns, one value per group in id order.
+    pub(crate) fn finish(self) -> Result<Vec<ArrayRef>> {
+        each!(self, t => t.finish())
+    }
+
+    /// Bytes held.
+    pub(crate) fn size(&self) -> usize {
+        each!(self, t => t.size())
+    }
+
+    /// Words of a fixed-width key, `None` for row-encoded keys.
+    #[cfg(test)]
+    fn fixed_words(&self) -> Option<usize> {
+        match self {
+            GroupTable::Fixed1(_) => Some(1),
+            GroupTable::Fixed2(_) => Some(2),
+            GroupTable::Fixed3(_) => Some(3),
+            GroupTable::Fixed4(_) => Some(4),
+            GroupTable::Rows(_) => None,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- fixed-width keys
+
+/// Words a key of type `t` takes in a fixed-width key, if it has a fixed
+/// width.
+fn key_words(t: &DataType) -> Option<usize> {
+    use DataType::*;
+    match t {
+        Boolean
+        | Int8
+        | Int16
+        | Int32
+        | Int64
+        | UInt8
+        | UInt16
+        | UInt32
+        | UInt64
+        | Float64
+        | Date32
+        | Date64
+        | Timestamp(_, _) => Some(1),
+        Decimal128(_, _) => Some(2),
+        _ => None,
+    }
+}
+
+/// One key column of a fixed-width key: its type and first word.
+#[derive(Clone, Debug)]
+struct KeyColumn {
+    data_type: DataType,
+    word: usize,
+}
+
+/// A slot of a fixed-width table: the whole key, so probes never leave
+/// the table.
+#[derive(Clone, Copy, Debug)]
+struct FixedSlot<const K: usize> {
+    key: [u64; K],
+    /// Bit `c` set: key column `c` is NULL (its words are zero).
+    nulls: u32,
+    id: u32,
+}
+
+/// Groups keyed by `K` 64-bit words and a NULL mask.
+pub(crate) struct FixedGroups<const K: usize> {
+    columns: Vec<KeyColumn>,
+    tables: Vec<HashTable<FixedSlot<K>>>,
+    buckets: Buckets,
+    /// Per group id, its key and NULL mask.
+    keys: Vec<[u64; K]>,
+    nulls: Vec<u32>,
+    /// Per row of the batch being inserted (reused).
+    scratch_keys: Vec<[u64; K]>,
+    scratch_nulls: Vec<u32>,
+}
+
+#[inline]
+fn hash_fixed<const K: usize>(key: &[u64; K], nulls: u32) -> u64 {
+    let mut h = u64::from(nulls);
+    for &w in key {
+        h = fold_word(h, w);
+    }
+    mix(h)
+}
+
+/// The values of a primitive array as its native type.
+fn natives<T: ArrowNativeType>(array: &dyn Array) -> ScalarBuffer<T> {
+    let data = array.to_data();
+    ScalarBuffer::new(data.buffers()[0].clone(), data.offset(), data.len())
+}
+
+impl<const K: usize> FixedGroups<K> {
+    fn new(columns: Vec<KeyColumn>) -> Self {
+        FixedGroups {
+            columns,
+            tables: (0..RADIX_BUCKETS).map(|_| HashTable::new()).collect(),
+            buckets: Buckets::new(),
+            keys: Vec::new(),
+            nulls: Vec::new(),
+            scratch_keys: Vec::new(),
+            scratch_nulls: Vec::new(),
+        }
+    }
+
+    /// Packs the key of each row of `columns` into the scratch vectors.
+    fn encode(&mut self, columns: &[ArrayRef]) -> Result<()> {
+        let rows = columns.first().map_or(0, |c| c.len());
+        self.scratch_keys.clear();
+        self.scratch_keys.resize(rows, [0; K]);
+        self.scratch_nulls.clear();
+        self.scratch_nulls.resize(rows, 0);
+        let keys = &mut self.scratch_keys;
+        for (c, (array, column)) in columns.iter().zip(&self.columns).enumerate() {
+            let w = column.word;
+            if array.data_type() != &column.data_type {
+                return Err(Error::Internal(format!(
+                    "a group key of type {} where {} was planned",
+                    array.data_type(),
+                    column.data_type
+                )));
+            }
+            macro_rules! put {
+                ($native:ty) => {
+                    for (k, v) in keys
+                        .iter_mut()
+                        .zip(natives::<$native>(array.as_ref()).iter())
+                    {
+                        k[w] = *v as i64 as u64;
+                    }
+                };
+            }
+            match &column.data_type {
+                DataType::Boolean => {
+                    let values = array.as_boolean().values();
+                    for (k, v) in keys.iter_mut().zip(values.iter()) {
+                        k[w] = u64::from(v);
+                    }
+                }
+                DataType::Int8 => put!(i8),
+                DataType::Int16 => put!(i16),
+                DataType::Int32 | DataType::Date32 => put!(i32),
+                DataType::Int64 | DataType::Date64 | DataType::Timestamp(_, _) => put!(i64),
+                DataType::UInt8 => put!(u8),
+                DataType::UInt16 => put!(u16),
+                DataType::UInt32 => put!(u32),
+                DataType::UInt64 => {
+                    for (k, v) in keys.iter_mut().zip(natives::<u64>(array.as_ref()).iter()) {
+                        k[w] = *v;
+                    }
+                }
+                DataType::Float64 => {
+                    for (k, v) in keys.iter_mut().zip(natives::<f64>(array.as_ref()).iter()) {
+                        k[w] = v.to_bits();
+                    }
+                }
+                DataType::Decimal128(_, _) => {
+                    for (k, v) in keys.iter_mut().zip(natives::<i128>(array.as_ref()).iter()) {
+                        k[w] = *v as u64;
+                        k[w + 1] = (*v >> 64) as u64;
+                    }
+                }
+                other => {
+                    return Err(Error::Internal(format!(
+                        "{other} is not a fixed-width group key"
+                    )));
+                }
+            }
+            if let Some(nulls) = array.logical_nulls().filter(|n| n.null_count() > 0) {
+                let width = key_words(&column.data_type).unwrap_or(1);
+                for i in (0..rows).filter(|&i| nulls.is_null(i)) {
+                    keys[i][w..w + width].fill(0);
+                    self.scratch_nulls[i] |= 1 << c;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The id of the group (`key`, `nulls`) of hash `hash`, adding it if new.
+    #[inline]
+    fn find_or_insert(&mut self, key: [u64; K], nulls: u32, hash: u64) -> u32 {
+        let bucket = radix(hash);
+        match self.tables[bucket].entry(
+            hash,
+            |s| s.key == key && s.nulls == nulls,
+            |s| hash_fixed(&s.key, s.nulls),
+        ) {
+            Entry::Occupied(slot) => slot.get().id,
+            Entry::Vacant(vacant) => {
+                let id = self.keys.len() as u32;
+                vacant.insert(FixedSlot { key, nulls, id });
+                self.keys.push(key);
+                self.nulls.push(nulls);
+                self.buckets.push(bucket, id);
+                id
+            }
+        }
+    }
+
+    fn group_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
+        self.encode(columns)?;
+        let keys = std::mem::take(&mut self.scratch_keys);
+        let nulls = std::mem::take(&mut self.scratch_nulls);
+        ids.clear();
+        ids.reserve(keys.len());
+        // neighbouring rows often share their group (data arrives in
+        // runs): compare with the previous row before hashing
+        let mut last: Option<([u64; K], u32, u32)> = None;
+        for (&key, &mask) in keys.iter().zip(&nulls) {
+            let id = match last {
+                Some((k, m, id)) if k == key && m == mask => id,
+                _ => self.find_or_insert(key, mask, hash_fixed(&key, mask)),
+            };
+            last = Some((key, mask, id));
+            ids.push(id);
+        }
+        self.scratch_keys = keys;
+        self.scratch_nulls = nulls;
+        Ok(())
+    }
+
+    fn adopt(&mut self, base: &Self, b: usize) {
+        let offset = self.keys.len() as u32;
+        let mut table = base.tables[b].clone();
+        for slot in table.iter_mut() {
+            slot.id = offset + base.buckets.local[slot.id as usize];
+        }
+        self.tables[b] = table;
+        for &g in &base.buckets.ids[b] {
+            let id = self.keys.len() as u32;
+            self.keys.push(base.keys[g as usize]);
+            self.nulls.push(base.nulls[g as usize]);
+            self.buckets.push(b, id);
+        }
+    }
+
+    fn merge_bucket(&mut self, other: &Self, b: usize, map: &mut Vec<u32>) -> Result<()> {
+        map.clear();
+        for &g in &other.buckets.ids[b] {
+            let (key, nulls) = (other.keys[g as usize], other.nulls[g as usize]);
+            map.push(self.find_or_insert(key, nulls, hash_fixed(&key, nulls)));
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Vec<ArrayRef>> {
+        let rows = self.keys.len();
+        let mut out = Vec::with_capacity(self.columns.len());
+        for (c, column) in self.columns.iter().enumerate() {
+            let w = column.word;
+            let any_null = self.nulls.iter().any(|m| m & (1 << c) != 0);
+            let nulls = any_null.then(|| {
+                NullBuffer::new(BooleanBuffer::from_iter(
+                    self.nulls.iter().map(|m| m & (1 << c) == 0),
+                ))
+            });
+            macro_rules! column {
+                ($native:ty) => {{
+                    let values: Vec<$native> =
+                        self.keys.iter().map(|k| k[w] as i64 as $native).collect();
+                    let data = ArrayData::builder(column.data_type.clone())
+                        .len(rows)
+                        .add_buffer(Buffer::from_vec(values))
+                        .nulls(nulls)
+                        .build()
+                        .map_err(Error::arrow)?;
+                    make_array(data)
+                }};
+            }
+            let array: ArrayRef = match &column.data_type {
+                DataType::Boolean => {
+                    let values = BooleanBuffer::from_iter(self.keys.iter().map(|k| k[w] != 0));
+                    Arc::new(BooleanArray::new(values, nulls))
+                }
+                DataType::Int8 => column!(i8),
+                DataType::Int16 => column!(i16),
+                DataType::Int32 | DataType::Date32 => column!(i32),
+                DataType::Int64 | DataType::Date64 | DataType::Timestamp(_, _) => column!(i64),
+                DataType::UInt8 => column!(u8),
+                DataType::UInt16 => column!(u16),
+                DataType::UInt32 => column!(u32),
+                DataType::UInt64 => {
+                    let values: Vec<u64> = self.keys.iter().map(|k| k[w]).collect();
+                    let data = ArrayData::builder(column.data_type.clone())
+                        .len(rows)
+                        .add_buffer(Buffer::from_vec(values))
+                        .nulls(nulls)
+                        .build()
+                        .map_err(Error::arrow)?;
+                    make_array(data)
+                }
+                DataType::Float64 => {
+                    let values: Vec<f64> = self.keys.iter().map(|k| f64::from_bits(k[w])).collect();
+                    let data = ArrayData::builder(column.data_type.clone())
+                        .len(rows)
+                        .add_buffer(Buffer::from_vec(values))
+                        .nulls(nulls)
+                        .build()
+                        .map_err(Error::arrow)?;
+                    make_array(data)
+                }
+                DataType::Decimal128(_, _) => {
+                    let values: Vec<i128> = self
+                        .keys
+                        .iter()
+                        .map(|k| (i128::from(k[w + 1] as i64) << 64) | i128::from(k[w]))
+                        .collect();
+                    let data = ArrayData::builder(column.data_type.clone())
+                        .len(rows)
+                        .add_buffer(Buffer::from_vec(values))
+                        .nulls(nulls)
+                        .build()
+                        .map_err(Error::arrow)?;
+                    make_array(data)
+                }
+                other => {
+                    return Err(Error::Internal(format!(
+                        "{other} is not a fixed-width group key"
+                    )));
+                }
+            };
+            out.push(array);
+        }
+        Ok(out)
+    }
+
+    fn size(&self) -> usize {
+        self.tables
+            .iter()
+            .map(|t| t.capacity() * (std::mem::size_of::<FixedSlot<K>>() + 1))
+            .sum::<usize>()
+            + self.buckets.size()
+            + self.keys.capacity() * 8 * K
+            + self.nulls.capacity() * 4
+            + self.scratch_keys.capacity() * 8 * K
+            + self.scratch_nulls.capacity() * 4
+    }
+}
+
+// ---------------------------------------------------------------- row-encoded keys
+
+/// A slot of a row-encoded table: the group's hash and its key's first 16
+/// bytes (all of a short key), so probes rarely leave the table.
+#[derive(Clone, Copy, Debug)]
+struct RowSlot {
+    hash: u64,
+    head: u128,
+    id: u32,
+    len: u32,
+}
+
+/// The first 16 bytes of a key, zero-padded.
+#[inline]
+fn key_head(bytes: &[u8]) -> u128 {
+    let mut buf = [0u8; 16];
+    let n = bytes.len().min(16);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    u128::from_le_bytes(buf)
+}
+
+/// Groups keyed by their row-encoded key bytes.
+pub(crate) struct RowGroups {
+    converter: RowConverter,
+    tables: Vec<HashTable<RowSlot>>,
+    buckets: Buckets,
+    /// Per group id, its key and hash.
+    keys: Rows,
+    hashes: Vec<u64>,
+}
+
+impl RowGroups {
+    fn new(types: &[DataType]) -> Result<Self> {
+        let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
+        let converter = RowConverter::new(fields).map_err(Error::arrow)?;
+        let keys = converter.empty_rows(0, 0);
+        Ok(RowGroups {
+            converter,
+            tables: (0..RADIX_BUCKETS).map(|_| HashTable::new()).collect(),
+            buckets: Buckets::new(),
+            keys,
+            hashes: Vec::new(),
+        })
+    }
+
+    fn group_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
+        let rows = self
+            .converter
+            .convert_columns(columns)
+            .map_err(Error::arrow)?;
+        ids.clear();
+        ids.reserve(rows.num_rows());
+        let mut last: Option<(arrow::row::Row<'_>, u32)> = None;
+        for row in rows.iter() {
+            let id = match last {
+                Some((prev, id)) if prev == row => id,
+                _ => self.find_or_insert(row.as_ref(), hash_bytes(row.as_ref()), row),
+            };
+            last = Some((row, id));
+            ids.push(id);
+        }
+        Ok(())
+    }
+
+    /// The id of the group with key `bytes` (of hash `hash`), adding it
+    /// (as `row`, the same bytes) if new.
+    fn find_or_insert(&mut self, bytes: &[u8], hash: u64, row: arrow::row::Row<'_>) -> u32 {
+        let head = key_head(bytes);
+        let keys = &self.keys;
+        let bucket = radix(hash);
+        // keys of up to 16 bytes are compared in the slot, without reading
+        // the key store (one cache miss per probe instead of three)
+        let eq = |s: &RowSlot| {
+            s.head == head
+                && if bytes.len() <= 16 {
+                    s.len as usize == bytes.len()
+                } else {
+                    keys.row(s.id as usize).as_ref() == bytes
+                }
+        };
+        match self.tables[bucket].entry(hash, eq, |s| s.hash) {
+            Entry::Occupied(slot) => slot.get().id,
+            Entry::Vacant(vacant) => {
+                let id = self.hashes.len() as u32;
+                vacant.insert(RowSlot {
+                    hash,
+                    head,
+                    id,
+                    len: bytes.len().min(u32::MAX as usize) as u32,
+                });
+                self.keys.push(row);
+                self.hashes.push(hash);
+                self.buckets.push(bucket, id);
+                id
+            }
+        }
+    }
+
+    fn adopt(&mut self, base: &Self, b: usize) {
+        let offset = self.hashes.len() as u32;
+        let mut table = base.tables[b].clone();
+        for slot in table.iter_mut() {
+            slot.id = offset + base.buckets.local[slot.id as usize];
+        }
+        self.tables[b] = table;
+        // the encoding is the same, but `Rows` only take rows of their own
+        // converter: re-parse the bytes with ours
+        let parser = self.converter.parser();
+        for &g in &base.buckets.ids[b] {
+            let id = self.hashes.len() as u32;
+            self.keys
+                .push(parser.parse(base.keys.row(g as usize).data()));
+            self.hashes.push(base.hashes[g as usize]);
+            self.buckets.push(b, id);
+        }
+    }
+
+    fn merge_bucket(&mut self, other: &Self, b: usize, map: &mut Vec<u32>) -> Result<()> {
+        map.clear();
+        let parser = self.converter.parser();
+        for &g in &other.buckets.ids[b] {
+            let bytes = other.keys.row(g as usize).data();
+            map.push(self.find_or_insert(bytes, other.hashes[g as usize], parser.parse(bytes)));
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Vec<ArrayRef>> {
+        self.converter
+            .convert_rows(self.keys.iter())
+            .map_err(Error::arrow)
+    }
+
+    fn size(&self) -> usize {
+        self.keys.size()
+            + self.hashes.capacity() * 8
+            + self
+                .tables
+                .iter()
+                .map(|t| t.capacity() * (std::mem::size_of::<RowSlot>() + 1))
+                .sum::<usize>()
+            + self.buckets.size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, HashSet};
+
+    use arrow::array::{
+        BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,
+        StringArray, TimestampMicrosecondArray,
+    };
+    use arrow::datatypes::TimeUnit;
+    use arrow::util::display::array_value_to_string;
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+
+    use super::*;
+
+    fn table(types: &[DataType]) -> GroupTable {
+        GroupTable::new(types).unwrap()
+    }
+
+    /// Each row of `columns` rendered as text (NULL as "NULL").
+    fn rendered(columns: &[ArrayRef]) -> Vec<String> {
+        (0..columns.first().map_or(0, |c| c.len()))
+            .map(|i| {
+                columns
+                    .iter()
+                    .map(|c| {
+                        if c.is_null(i) {
+                            "NULL".to_owned()
+                        } else {
+                            array_value_to_string(c, i).unwrap()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("|")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fixed_width_keys_pack_into_words_and_others_use_rows() {
+        use DataType::*;
+        let ts = Timestamp(TimeUnit::Microsecond, Some("+01:00".into()));
+        assert_eq!(table(&[Int64]).fixed_words(), Some(1));
+        assert_eq!(table(&[Int32, Date32, ts.clone()]).fixed_words(), Some(3));
+        assert_eq!(
+            table(&[Decimal128(38, 2), Int64, Boolean]).fixed_words(),
+            Some(4)
+        );
+        assert_eq!(table(&vec![Decimal128(15, 2); 3]).fixed_words(), None);
+        assert_eq!(table(&vec![Int64; 5]).fixed_words(), None);
+        assert_eq!(table(&[Utf8]).fixed_words(), None);
+        assert_eq!(table(&[Int64, Utf8]).fixed_words(), None);
+        assert_eq!(table(&[Null]).fixed_words(), None);
+    }
+
+    #[test]
+    fn fixed_width_keys_round_trip_with_nulls_and_types() {
+        // every fixed-width type, NULLs in each column, -0.0 and 0.0 apart
+        // (as the row format keeps them)
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int32Array::from(vec![
+                Some(1),
+                None,
+                Some(1),
+                Some(-7),
+                None,
+                Some(1),
+            ])),
+            Arc::new(Date32Array::from(vec![
+                Some(10),
+                Some(10),
+                Some(10),
+                None,
+                Some(3),
+                Some(10),
+            ])),
+            Arc::new(
+                Decimal128Array::from(vec![
+                    Some(i128::MAX / 3),
+                    Some(-5),
+                    Some(i128::MAX / 3),
+                    None,
+                    Some(0),
+                    Some(i128::MAX / 3),
+                ])
+                .with_precision_and_scale(38, 2)
+                .unwrap(),
+            ),
+        ];
+        let more: Vec<ArrayRef> = vec![
+            Arc::new(BooleanArray::from(vec![
+                Some(true),
+                None,
+                Some(true),
+                Some(false),
+                Some(false),
+                Some(true),
+            ])),
+            Arc::new(Float64Array::from(vec![
+                Some(-0.0),
+                Some(0.0),
+                Some(-0.0),
+                None,
+                Some(2.5),
+                Some(0.0),
+            ])),
+            Arc::new(
+                TimestampMicrosecondArray::from(vec![
+                    Some(1),
+                    Some(2),
+                    Some(1),
+                    Some(3),
+                    None,
+                    Some(1),
+                ])
+                .with_timezone("+01:00"),
+            ),
+        ];
+        for columns in [columns, more] {
+            let types: Vec<DataType> = columns.iter().map(|c| c.data_type().clone()).collect();
+            let mut t = table(&types);
+            assert!(t.fixed_words().is_some(), "{types:?}");
+            let mut ids = Vec::new();
+            t.group_ids(&columns, &mut ids).unwrap();
+            assert_eq!(ids[0], ids[2]);
+            let text = rendered(&columns);
+            let distinct: HashSet<&String> = text.iter().collect();
+            assert_eq!(t.len(), distinct.len(), "{text:?}");
+            // the same rows again find the same groups
+            let mut again = Vec::new();
+            t.group_ids(&columns, &mut again).unwrap();
+            assert_eq!(ids, again);
+            let keys = t.finish().unwrap();
+            for (k, c) in keys.iter().zip(&columns) {
+                assert_eq!(k.data_type(), c.data_type());
+            }
+            let out = rendered(&keys);
+            for (i, id) in ids.iter().enumerate() {
+                assert_eq!(out[*id as usize], text[i]);
+            }
+        }
+    }
+
+    /// Merges `parts` (tables of the same keys) bucket by bucket as the
+    /// merge partitions do; returns the merged table and, per part, each
+    /// of its groups' merged id.
+    fn merged(parts: &[GroupTable], types: &[DataType]) -> (GroupTable, Vec<HashMap<u32, u32>>) {
+        let mut out = table(types);
+        let mut maps = vec![HashMap::new(); parts.len()];
+        let mut map = Vec::new();
+        for b in 0..RADIX_BUCKETS {
+            let base = (0..parts.len())
+                .max_by_key(|&p| parts[p].bucket(b).len())
+                .unwrap();
+            let offset = out.len() as u32;
+            out.adopt(&parts[base], b).unwrap();
+            for (i, &g) in parts[base].bucket(b).iter().enumerate() {
+                maps[base].insert(g, offset + i as u32);
+            }
+            for (p, part) in parts.iter().enumerate() {
+                if p != base {
+                    out.merge_bucket(part, b, &mut map).unwrap();
+                    for (&g, &m) in part.bucket(b).iter().zip(&map) {
+                        maps[p].insert(g, m);
+                    }
+                }
+            }
+        }
+        (out, maps)
+    }
+
+    #[test]
+    fn merged_buckets_hold_each_key_once_for_both_layouts() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let n = 20_000;
+        let a: ArrayRef =
+            Arc::new(Int64Array::from_iter((0..n).map(|_| {
+                (rng.random_range(0..20) > 0).then(|| rng.random_range(0..3000i64))
+            })));
+        let b: ArrayRef = Arc::new(Int32Array::from_iter_values(
+            (0..n).map(|_| rng.random_range(0..3)),
+        ));
+        let s: ArrayRef = Arc::new(StringArray::from_iter((0..n).map(|_| {
+            (rng.random_range(0..20) > 0).then(|| format!("key-{}", rng.random_range(0..2000)))
+        })));
+        for columns in [vec![a.clone(), b.clone()], vec![s.clone()], vec![s, a]] {
+            let types: Vec<DataType> = columns.iter().map(|c| c.data_type().clone()).collect();
+            // three lanes, each given a third of the rows
+            let mut parts: Vec<GroupTable> = (0..3).map(|_| table(&types)).collect();
+            let mut lane_ids = Vec::new();
+            for (p, part) in parts.iter_mut().enumerate() {
+                let slice: Vec<ArrayRef> = columns
+                    .iter()
+                    .map(|c| c.slice(p * n / 3, (p + 1) * n / 3 - p * n / 3))
+                    .collect();
+                let mut ids = Vec::new();
+                part.group_ids(&slice, &mut ids).unwrap();
+                lane_ids.push((slice, ids));
+            }
+            let (out, maps) = merged(&parts, &types);
+            let keys = out.finish().unwrap();
+            let out_text = rendered(&keys);
+            let unique: HashSet<&String> = out_text.iter().collect();
+            assert_eq!(unique.len(), out_text.len(), "a key twice in {types:?}");
+            let expected: HashSet<String> = rendered(&columns).into_iter().collect();
+            assert_eq!(unique.len(), expected.len());
+            // every row's lane group maps to the merged group of its key
+            for (p, (slice, ids)) in lane_ids.iter().enumerate() {
+                for (i, row) in rendered(slice).iter().enumerate() {
+                    assert_eq!(&out_text[maps[p][&ids[i]] as usize], row);
+                }
+            }
+        }
+    }
+}
