@@ -576,6 +576,22 @@ impl Connection {
                 self.create_table(&name, data, or_replace)?;
                 Ok(QueryResult::no_rows(Some(rows)))
             }
+            Statement::Copy {
+                plan,
+                path,
+                format,
+                options: copy,
+            } => {
+                let out = self.run_plan(&plan, false, options)?;
+                let rows = crate::write::write_batches(
+                    Path::new(&path),
+                    format,
+                    &copy,
+                    &out.schema,
+                    &out.batches,
+                )?;
+                Ok(QueryResult::no_rows(Some(rows)))
+            }
             Statement::Insert { table, plan } => {
                 let out = self.run_plan(&plan, false, options)?;
                 let rows: u64 = out.batches.iter().map(|b| b.num_rows() as u64).sum();

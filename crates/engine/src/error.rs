@@ -39,6 +39,16 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A file could not be written (`COPY ... TO`); the target was left
+    /// as it was.
+    #[error("IO Error: could not write \"{path}\": {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// Data of a type Weir does not support, or bad settings.
     #[error("Invalid Input Error: {0}")]
     InvalidInput(String),

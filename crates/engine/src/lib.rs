@@ -70,6 +70,7 @@ mod load;
 mod result;
 mod script;
 pub mod tpch;
+mod write;
 
 pub use database::{Config, Connection, Database, ExecuteOptions, InterruptHandle};
 pub use error::{Error, Result};
@@ -77,5 +78,6 @@ pub use result::QueryResult;
 pub use script::{is_incomplete, split_statements, split_statements_with_offsets};
 pub use weir_pipeline::Progress;
 pub use weir_planner::types::sql_type_name;
+pub use write::write_batches;
 
 pub use arrow;

@@ -64,6 +64,7 @@ pub mod expr;
 pub mod fold;
 pub mod functions;
 pub mod plan;
+pub mod references;
 pub mod scalar;
 pub mod types;
 
@@ -74,7 +75,8 @@ pub use error::{Error, Result};
 pub use expr::{BinaryOp, ColumnRef, Expr, InItems, ScalarFunction};
 pub use fold::ConstantEvaluator;
 pub use plan::{
-    AggregateExpr, AggregateFunction, ColumnDef, FileFormat, FileOptions, LogicalPlan, SortKey,
-    Statement, TableSource, created_table_schema,
+    AggregateExpr, AggregateFunction, ColumnDef, Compression, CopyOptions, FileFormat, FileOptions,
+    LogicalPlan, SortKey, Statement, TableSource, created_table_schema,
 };
+pub use references::{TableReference, table_references};
 pub use scalar::ScalarValue;

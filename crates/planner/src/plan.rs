@@ -69,6 +69,47 @@ pub enum FileFormat {
     Parquet,
 }
 
+/// Options of `COPY ... TO`, checked against the format by the binder.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CopyOptions {
+    /// CSV: a header row (DuckDB's default: true).
+    pub header: bool,
+    /// CSV: the field delimiter (default `,`).
+    pub delimiter: u8,
+    /// CSV: the quote character (default `"`).
+    pub quote: u8,
+    /// CSV: how NULL is written (default: the empty string).
+    pub null: String,
+    /// Parquet: the compression codec.
+    pub compression: Compression,
+    /// Parquet: rows per row group (DuckDB's default: 122,880).
+    pub row_group_size: usize,
+}
+
+impl Default for CopyOptions {
+    fn default() -> Self {
+        Self {
+            header: true,
+            delimiter: b',',
+            quote: b'"',
+            null: String::new(),
+            compression: Compression::Snappy,
+            row_group_size: 122_880,
+        }
+    }
+}
+
+/// A Parquet compression codec of `COPY ... (COMPRESSION c)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// No compression.
+    Uncompressed,
+    /// Snappy (DuckDB's default for Parquet).
+    Snappy,
+    /// Zstandard.
+    Zstd,
+}
+
 /// A sort key.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SortKey {
@@ -450,6 +491,18 @@ pub enum Statement {
     Dbgen {
         /// The scale factor (1.0 is about 6 million `lineitem` rows).
         sf: f64,
+    },
+    /// `COPY (query) TO 'path' (options)`, `COPY table TO 'path'`: writes
+    /// the rows to a file.
+    Copy {
+        /// The rows written.
+        plan: LogicalPlan,
+        /// The file written, as given.
+        path: String,
+        /// The format (the `FORMAT` option, else from the extension).
+        format: FileFormat,
+        /// The writer's options.
+        options: CopyOptions,
     },
     /// `DESCRIBE name`: columns, types, nullability.
     Describe {

@@ -152,6 +152,15 @@ fn render(s: &Statement) -> String {
         Statement::Describe { name, schema } => {
             format!("Describe {name}: {}\n", render_schema(schema))
         }
+        Statement::Copy {
+            plan,
+            path,
+            format,
+            options,
+        } => format!(
+            "Copy to {path} as {format:?} {options:?}\n{}",
+            plan.display_indent()
+        ),
     }
 }
 

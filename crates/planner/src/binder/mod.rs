@@ -5,6 +5,7 @@
 //! the typing rules and constant folding.
 
 mod coerce;
+mod copy;
 mod expr;
 mod query;
 mod settings;
@@ -105,30 +106,65 @@ const PLAN_STACK_FALLBACK: usize = 16 << 20;
 
 /// The recursion limit given to sqlparser: [`MAX_EXPR_DEPTH`] levels of
 /// nesting plus the statement and query levels around them.
-const PARSER_RECURSION_LIMIT: usize = MAX_EXPR_DEPTH + 16;
+pub(crate) const PARSER_RECURSION_LIMIT: usize = MAX_EXPR_DEPTH + 16;
 
 fn plan_here(
     sql: &str,
     catalog: &dyn Catalog,
     evaluator: Option<&dyn ConstantEvaluator>,
 ) -> Result<Vec<Statement>> {
-    let statements = Parser::new(&DuckDbDialect {})
-        .with_recursion_limit(PARSER_RECURSION_LIMIT)
-        .try_with_sql(sql)?
-        .parse_statements()
-        .map_err(|e| match e {
-            ParserError::RecursionLimitExceeded => Error::Parse(ParserError::ParserError(format!(
-                "Max expression depth limit of {MAX_EXPR_DEPTH} exceeded"
-            ))),
-            e => Error::Parse(e),
-        })?;
+    let statements = parse_statements(sql).map_err(|e| match e {
+        ParserError::RecursionLimitExceeded => Error::Parse(ParserError::ParserError(format!(
+            "Max expression depth limit of {MAX_EXPR_DEPTH} exceeded"
+        ))),
+        e => Error::Parse(e),
+    })?;
     let _settings = settings::install(catalog);
     let mut binder = Binder {
         catalog,
         overrides: Vec::new(),
         fold: Folder::new(evaluator),
     };
-    statements.iter().map(|s| binder.statement(s)).collect()
+    statements
+        .iter()
+        .map(|s| match s {
+            Parsed::Sql(s) => binder.statement(s),
+            Parsed::Copy(c) => binder.copy(c),
+        })
+        .collect()
+}
+
+/// A parsed statement: sqlparser's, or a COPY parsed by [`copy::parse`].
+enum Parsed {
+    Sql(ast::Statement),
+    Copy(copy::CopyTo),
+}
+
+/// sqlparser's `parse_statements`, with COPY statements parsed as DuckDB
+/// writes them.
+fn parse_statements(sql: &str) -> Result<Vec<Parsed>, ParserError> {
+    let mut parser = Parser::new(&DuckDbDialect {})
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .try_with_sql(sql)?;
+    let mut out = Vec::new();
+    let mut expecting_delimiter = false;
+    loop {
+        while parser.consume_token(&sqlparser::tokenizer::Token::SemiColon) {
+            expecting_delimiter = false;
+        }
+        if parser.peek_token_ref().token == sqlparser::tokenizer::Token::EOF {
+            return Ok(out);
+        }
+        if expecting_delimiter {
+            return parser.expected("end of statement", parser.peek_token_ref().clone());
+        }
+        out.push(if copy::starts_copy(&parser) {
+            Parsed::Copy(copy::parse(&mut parser)?)
+        } else {
+            Parsed::Sql(parser.parse_statement()?)
+        });
+        expecting_delimiter = true;
+    }
 }
 
 /// Plans statements over the catalog plus the effects of earlier
