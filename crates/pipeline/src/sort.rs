@@ -42,6 +42,10 @@ pub(crate) struct SortSpec {
     /// The keys' types, as the row converter expects them.
     types: Vec<DataType>,
     fields: Vec<SortField>,
+    /// The keys as one unsigned number (a NULL flag bit and an ordered
+    /// value per key) when every key has a fixed width and they fit in 128
+    /// bits; else full sorts compare row-encoded keys.
+    fixed: Option<Vec<FixedKey>>,
     pub(crate) schema: SchemaRef,
 }
 
@@ -62,12 +66,34 @@ impl SortSpec {
             })
             .collect();
         fields.push(SortField::new(DataType::UInt64));
+        let fixed: Option<Vec<FixedKey>> = keys
+            .iter()
+            .zip(&types)
+            .map(|(k, t)| {
+                FixedKind::of(t).map(|kind| FixedKey {
+                    kind,
+                    descending: !k.asc,
+                    nulls_first: k.nulls_first,
+                })
+            })
+            .collect();
+        let fixed = fixed.filter(|f| f.iter().map(|k| k.kind.bits() + 1).sum::<u32>() <= 128);
         Ok(SortSpec {
             keys: keys.to_vec(),
             types,
             fields,
+            fixed,
             schema,
         })
+    }
+
+    /// The key columns of `batch`, of the planned types.
+    fn key_columns(&self, batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+        self.keys
+            .iter()
+            .zip(&self.types)
+            .map(|(k, t)| conform(evaluate(&k.expr, batch)?, t))
+            .collect()
     }
 
     pub(crate) fn converter(&self) -> Result<RowConverter> {
@@ -81,12 +107,7 @@ impl SortSpec {
         batch: &RecordBatch,
         seq: &UInt64Array,
     ) -> Result<Rows> {
-        let mut columns = self
-            .keys
-            .iter()
-            .zip(&self.types)
-            .map(|(k, t)| conform(evaluate(&k.expr, batch)?, t))
-            .collect::<Result<Vec<ArrayRef>>>()?;
+        let mut columns = self.key_columns(batch)?;
         columns.push(Arc::new(seq.clone()));
         converter.convert_columns(&columns).map_err(Error::arrow)
     }
@@ -290,14 +311,6 @@ fn downcast_seq(array: &ArrayRef) -> Result<UInt64Array> {
         .ok_or_else(|| Error::Internal("sort positions are not UInt64".into()))
 }
 
-/// One lane's input, sorted: the rows in key order, and their keys (in
-/// input order) with the permutation that sorts them.
-pub(crate) struct SortedRun {
-    batch: RecordBatch,
-    rows: Rows,
-    order: Vec<u32>,
-}
-
 /// The first 16 bytes of a row-encoded key, zero-padded, as a big-endian
 /// number: where two prefixes differ they order the keys as their bytes
 /// do, so most comparisons of a sort are one integer compare.
@@ -321,32 +334,487 @@ fn sort_order(rows: &Rows) -> Vec<u32> {
     keyed.into_iter().map(|(_, i)| i).collect()
 }
 
+/// A sort key column that has a fixed width: how its values become an
+/// unsigned number that orders as the key does.
+#[derive(Clone, Copy, Debug)]
+enum FixedKind {
+    Boolean,
+    /// Signed integers of up to 32 bits (and dates).
+    I32,
+    /// Unsigned integers of up to 32 bits.
+    U32,
+    /// Signed 64-bit integers (and timestamps).
+    I64,
+    U64,
+    /// Doubles, in total order (as the row format orders them).
+    F64,
+    /// Decimals of at most 18 digits: their unscaled values fit in i64.
+    Decimal64,
+}
+
+impl FixedKind {
+    fn of(t: &DataType) -> Option<Self> {
+        use DataType::*;
+        Some(match t {
+            Boolean => FixedKind::Boolean,
+            Int8 | Int16 | Int32 | Date32 => FixedKind::I32,
+            UInt8 | UInt16 | UInt32 => FixedKind::U32,
+            Int64 | Date64 | Timestamp(_, _) => FixedKind::I64,
+            UInt64 => FixedKind::U64,
+            Float64 => FixedKind::F64,
+            Decimal128(p, _) if *p <= 18 => FixedKind::Decimal64,
+            _ => return None,
+        })
+    }
+
+    /// Bits of the ordered value.
+    fn bits(self) -> u32 {
+        match self {
+            FixedKind::Boolean => 1,
+            FixedKind::I32 | FixedKind::U32 => 32,
+            FixedKind::I64 | FixedKind::U64 | FixedKind::F64 | FixedKind::Decimal64 => 64,
+        }
+    }
+}
+
+/// One key of a fixed-width sort.
+#[derive(Clone, Copy, Debug)]
+struct FixedKey {
+    kind: FixedKind,
+    descending: bool,
+    nulls_first: bool,
+}
+
+/// Fills `out` with the ordered values of `array` (ascending): unsigned
+/// numbers whose order is the values' order.
+fn ordered_values(kind: FixedKind, array: &dyn Array, out: &mut Vec<u64>) -> Result<()> {
+    out.clear();
+    let data = array.to_data();
+    macro_rules! natives {
+        ($t:ty) => {
+            arrow::buffer::ScalarBuffer::<$t>::new(
+                data.buffers()[0].clone(),
+                data.offset(),
+                data.len(),
+            )
+        };
+    }
+    match (kind, array.data_type()) {
+        (FixedKind::Boolean, _) => {
+            let values = array
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .ok_or_else(|| Error::Internal("a BOOLEAN sort key of another type".into()))?
+                .values();
+            out.extend(values.iter().map(u64::from));
+        }
+        (FixedKind::I32, DataType::Int8) => out.extend(
+            natives!(i8)
+                .iter()
+                .map(|&v| u64::from(i32::from(v) as u32 ^ 1 << 31)),
+        ),
+        (FixedKind::I32, DataType::Int16) => out.extend(
+            natives!(i16)
+                .iter()
+                .map(|&v| u64::from(i32::from(v) as u32 ^ 1 << 31)),
+        ),
+        (FixedKind::I32, _) => {
+            out.extend(natives!(i32).iter().map(|&v| u64::from(v as u32 ^ 1 << 31)))
+        }
+        (FixedKind::U32, DataType::UInt8) => out.extend(natives!(u8).iter().map(|&v| u64::from(v))),
+        (FixedKind::U32, DataType::UInt16) => {
+            out.extend(natives!(u16).iter().map(|&v| u64::from(v)))
+        }
+        (FixedKind::U32, _) => out.extend(natives!(u32).iter().map(|&v| u64::from(v))),
+        (FixedKind::I64, _) => out.extend(natives!(i64).iter().map(|&v| v as u64 ^ 1 << 63)),
+        (FixedKind::U64, _) => out.extend(natives!(u64).iter().copied()),
+        (FixedKind::F64, _) => out.extend(natives!(f64).iter().map(|&v| {
+            // as f64::total_cmp and the row format
+            let s = v.to_bits() as i64;
+            (s ^ (((s >> 63) as u64) >> 1) as i64) as u64 ^ 1 << 63
+        })),
+        (FixedKind::Decimal64, _) => {
+            for (i, &v) in natives!(i128).iter().enumerate() {
+                let v = match i64::try_from(v) {
+                    Ok(v) => v,
+                    // a NULL's value is whatever the buffer holds
+                    Err(_) if array.is_null(i) => 0,
+                    Err(_) => {
+                        return Err(Error::Internal(format!(
+                            "DECIMAL sort key {v} exceeds its type {}",
+                            array.data_type()
+                        )));
+                    }
+                };
+                out.push(v as u64 ^ 1 << 63);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One fixed-width key column of a run: each row's ordered value
+/// (descending keys inverted) and which rows are NULL.
+struct KeyValues {
+    key: FixedKey,
+    values: Vec<u64>,
+    nulls: Option<arrow::buffer::NullBuffer>,
+}
+
+impl KeyValues {
+    fn new(key: FixedKey, column: &ArrayRef) -> Result<Self> {
+        let mut values = Vec::new();
+        ordered_values(key.kind, column.as_ref(), &mut values)?;
+        if key.descending {
+            let mask = value_mask(key.kind.bits());
+            values.iter_mut().for_each(|v| *v = !*v & mask);
+        }
+        let nulls = column.logical_nulls().filter(|n| n.null_count() > 0);
+        Ok(KeyValues { key, values, nulls })
+    }
+
+    #[inline]
+    fn is_null(&self, i: usize) -> bool {
+        self.nulls.as_ref().is_some_and(|n| n.is_null(i))
+    }
+
+    /// This key's part of the global key of row `i`: the NULL flag
+    /// (set for the rows that sort after the others), then the value.
+    #[inline]
+    fn global(&self, i: usize) -> u128 {
+        global_part(self.key, self.is_null(i), self.values[i])
+    }
+}
+
+fn value_mask(bits: u32) -> u64 {
+    if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+/// A key's part of the global key: `bits + 1` bits, the NULL flag (set
+/// for the rows that sort after the others) above the ordered value.
+#[inline]
+fn global_part(key: FixedKey, null: bool, value: u64) -> u128 {
+    let bits = key.kind.bits();
+    if null {
+        u128::from(!key.nulls_first) << bits
+    } else {
+        (u128::from(key.nulls_first) << bits) | u128::from(value)
+    }
+}
+
+/// The global key of every row: per key its [`global_part`], the first
+/// key most significant. Compared as numbers they order rows as the keys
+/// do (mixed directions, NULLS FIRST/LAST) in every run.
+fn global_keys(keys: &[KeyValues], rows: usize) -> Vec<u128> {
+    let mut out = vec![0u128; rows];
+    for k in keys {
+        let bits = k.key.kind.bits() + 1;
+        for (i, g) in out.iter_mut().enumerate() {
+            *g = (*g << bits) | k.global(i);
+        }
+    }
+    out
+}
+
+/// How one key column is packed into a run's words: its values as codes
+/// `0..codes` relative to the run's smallest, NULL as the first or last
+/// code.
+#[derive(Clone, Copy, Debug)]
+struct PackedColumn {
+    key: FixedKey,
+    /// Bits of the code, and where it sits in the word.
+    bits: u32,
+    at: u32,
+    min: u64,
+    /// The code of NULL, if the run has NULLs in this column.
+    null_code: Option<u64>,
+    /// Added to `value - min` (1 when NULL is code 0).
+    offset: u64,
+}
+
+impl PackedColumn {
+    /// Codes for `k`'s values in a run, if they fit in 63 bits.
+    fn new(k: &KeyValues) -> Option<Self> {
+        let valid = (0..k.values.len()).filter(|&i| !k.is_null(i));
+        let (min, max) = valid.fold((u64::MAX, 0), |(lo, hi), i| {
+            (lo.min(k.values[i]), hi.max(k.values[i]))
+        });
+        let has_null = k.nulls.is_some();
+        let non_null = min <= max;
+        let span = if non_null {
+            u128::from(max - min) + 1
+        } else {
+            0
+        };
+        let codes = span + u128::from(has_null);
+        let bits = u128::BITS - codes.saturating_sub(1).leading_zeros();
+        if bits > 63 {
+            return None;
+        }
+        let (null_code, offset) = match (has_null, k.key.nulls_first) {
+            (false, _) => (None, 0),
+            (true, true) => (Some(0), 1),
+            (true, false) => (Some(span as u64), 0),
+        };
+        Some(PackedColumn {
+            key: k.key,
+            bits,
+            at: 0,
+            min: if non_null { min } else { 0 },
+            null_code,
+            offset,
+        })
+    }
+
+    #[inline]
+    fn code(&self, k: &KeyValues, i: usize) -> u64 {
+        if k.is_null(i) {
+            self.null_code.unwrap_or(0)
+        } else {
+            k.values[i] - self.min + self.offset
+        }
+    }
+
+    /// This column's [`global_part`] from its code in `word`.
+    #[inline]
+    fn global(&self, word: u64) -> u128 {
+        let code = (word >> self.at) & value_mask(self.bits);
+        if self.null_code == Some(code) {
+            global_part(self.key, true, 0)
+        } else {
+            global_part(self.key, false, code - self.offset + self.min)
+        }
+    }
+}
+
+/// Sorts `v` ascending: least significant byte first, skipping bytes
+/// that are the same in every value.
+fn radix_sort(v: &mut Vec<u64>) {
+    if v.len() < 1 << 10 {
+        v.sort_unstable();
+        return;
+    }
+    let (or, and) = v.iter().fold((0u64, u64::MAX), |(o, a), &x| (o | x, a & x));
+    let varying = or ^ and;
+    let mut buf = vec![0u64; v.len()];
+    for byte in 0..8 {
+        let shift = byte * 8;
+        if (varying >> shift) & 0xff == 0 {
+            continue;
+        }
+        let mut counts = [0usize; 256];
+        for &x in v.iter() {
+            counts[((x >> shift) & 0xff) as usize] += 1;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = sum;
+            sum += n;
+        }
+        for &x in v.iter() {
+            let d = ((x >> shift) & 0xff) as usize;
+            buf[counts[d]] = x;
+            counts[d] += 1;
+        }
+        std::mem::swap(v, &mut buf);
+    }
+}
+
+/// A run's sorted keys.
+enum RunKeys {
+    /// Fixed-width keys whose codes in the run fit in a word beside the
+    /// row number: per key its code (most significant first), then the
+    /// row, one word per row, sorted.
+    Packed {
+        columns: Vec<PackedColumn>,
+        shift: u32,
+        words: Vec<u64>,
+    },
+    /// Fixed-width keys with their rows, sorted.
+    Wide(Vec<(u128, u32)>),
+    /// Row-encoded keys (input position last) in input order, and the
+    /// permutation that sorts them.
+    Rows { rows: Rows, order: Vec<u32> },
+}
+
+/// One lane's input, sorted: its rows in input order, and their keys with
+/// the permutation that sorts them. Payload columns are copied once, by
+/// the merge, into sorted order.
+pub(crate) struct SortedRun {
+    batch: RecordBatch,
+    keys: RunKeys,
+    /// The first row of each morsel in `batch`, and the morsel's index:
+    /// a row's input position breaks ties of fixed-width keys.
+    starts: Vec<usize>,
+    morsels: Vec<usize>,
+}
+
+/// The key of a row of a run, as the merge compares them.
+#[derive(Clone, Copy)]
+enum KeyRef<'a> {
+    /// A fixed-width key, then the row's input position.
+    Fixed {
+        key: u128,
+        run: &'a SortedRun,
+        row: u32,
+    },
+    Row(arrow::row::Row<'a>),
+}
+
+impl KeyRef<'_> {
+    /// An owned copy, for splitters.
+    fn owned(&self) -> OwnedKey {
+        match *self {
+            KeyRef::Fixed { key, run, row } => OwnedKey::Fixed(key, run.position(row)),
+            KeyRef::Row(r) => OwnedKey::Row(r.owned()),
+        }
+    }
+
+    fn cmp_owned(&self, other: &OwnedKey) -> std::cmp::Ordering {
+        match (self, other) {
+            (KeyRef::Fixed { key, run, row }, OwnedKey::Fixed(k, p)) => {
+                key.cmp(k).then_with(|| run.position(*row).cmp(p))
+            }
+            (KeyRef::Row(r), OwnedKey::Row(o)) => r.cmp(&o.row()),
+            _ => std::cmp::Ordering::Equal,
+        }
+    }
+}
+
+impl PartialEq for KeyRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for KeyRef<'_> {}
+
+impl PartialOrd for KeyRef<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for KeyRef<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (self, other) {
+            (
+                KeyRef::Fixed { key, run, row },
+                KeyRef::Fixed {
+                    key: k2,
+                    run: r2,
+                    row: w2,
+                },
+            ) => key
+                .cmp(k2)
+                .then_with(|| run.position(*row).cmp(&r2.position(*w2))),
+            (KeyRef::Row(a), KeyRef::Row(b)) => a.cmp(b),
+            // the runs of one sort share their layout
+            _ => std::cmp::Ordering::Equal,
+        }
+    }
+}
+
+/// A splitter key.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum OwnedKey {
+    Fixed(u128, u64),
+    Row(OwnedRow),
+}
+
 impl SortedRun {
     /// Sorts the morsels a lane collected (`(morsel index, batch)`).
     pub(crate) fn new(spec: &SortSpec, mut parts: Vec<(usize, RecordBatch)>) -> Result<Self> {
         parts.sort_by_key(|(i, _)| *i);
-        let converter = spec.converter()?;
-        let seqs: Vec<UInt64Array> = parts
-            .iter()
-            .map(|(i, b)| positions(*i, b.num_rows()))
-            .collect();
-        let batches: Vec<RecordBatch> = parts.into_iter().map(|(_, b)| b).collect();
+        let mut starts = Vec::with_capacity(parts.len());
+        let mut morsels = Vec::with_capacity(parts.len());
+        let mut at = 0;
+        for (m, b) in &parts {
+            starts.push(at);
+            morsels.push(*m);
+            at += b.num_rows();
+        }
+        let rows = at;
+        let batches: Vec<RecordBatch> = parts.iter().map(|(_, b)| b.clone()).collect();
         let batch = concat_batches(&spec.schema, &batches).map_err(Error::arrow)?;
         drop(batches);
-        let seq_refs: Vec<&dyn arrow::array::Array> =
-            seqs.iter().map(|s| s as &dyn arrow::array::Array).collect();
-        let seq = if seq_refs.is_empty() {
-            UInt64Array::from(Vec::<u64>::new())
-        } else {
-            downcast_seq(&concat(&seq_refs).map_err(Error::arrow)?)?
+        let keys = match &spec.fixed {
+            Some(fixed) => {
+                let columns = spec.key_columns(&batch)?;
+                let keys = fixed
+                    .iter()
+                    .zip(&columns)
+                    .map(|(k, c)| KeyValues::new(*k, c))
+                    .collect::<Result<Vec<_>>>()?;
+                drop(columns);
+                let shift = usize::BITS - rows.leading_zeros();
+                let packed: Option<Vec<PackedColumn>> =
+                    keys.iter().map(PackedColumn::new).collect();
+                let packed = packed.filter(|p| p.iter().map(|c| c.bits).sum::<u32>() + shift <= 64);
+                match packed {
+                    Some(mut packed) => {
+                        let mut at = shift;
+                        for c in packed.iter_mut().rev() {
+                            c.at = at;
+                            at += c.bits;
+                        }
+                        // rows are numbered in input order: sorting the
+                        // words sorts by key, then input position
+                        let mut words: Vec<u64> = (0..rows as u64).collect();
+                        for (c, k) in packed.iter().zip(&keys) {
+                            for (i, w) in words.iter_mut().enumerate() {
+                                *w |= c.code(k, i) << c.at;
+                            }
+                        }
+                        drop(keys);
+                        radix_sort(&mut words);
+                        RunKeys::Packed {
+                            columns: packed,
+                            shift,
+                            words,
+                        }
+                    }
+                    None => {
+                        let mut pairs: Vec<(u128, u32)> = global_keys(&keys, rows)
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, k)| (k, i as u32))
+                            .collect();
+                        drop(keys);
+                        pairs.sort_unstable();
+                        RunKeys::Wide(pairs)
+                    }
+                }
+            }
+            None => {
+                let converter = spec.converter()?;
+                let seqs: Vec<UInt64Array> = parts
+                    .iter()
+                    .map(|(i, b)| positions(*i, b.num_rows()))
+                    .collect();
+                let seq_refs: Vec<&dyn Array> = seqs.iter().map(|s| s as &dyn Array).collect();
+                let seq = if seq_refs.is_empty() {
+                    UInt64Array::from(Vec::<u64>::new())
+                } else {
+                    downcast_seq(&concat(&seq_refs).map_err(Error::arrow)?)?
+                };
+                let rows = spec.rows(&converter, &batch, &seq)?;
+                // keys are unique (the position is the last key)
+                let order = sort_order(&rows);
+                RunKeys::Rows { rows, order }
+            }
         };
-        let rows = spec.rows(&converter, &batch, &seq)?;
-        drop(seq);
-        // keys are unique (the position is the last key)
-        let order = sort_order(&rows);
-        let batch = arrow::compute::take_record_batch(&batch, &UInt32Array::from(order.clone()))
-            .map_err(Error::arrow)?;
-        Ok(SortedRun { batch, rows, order })
+        Ok(SortedRun {
+            batch,
+            keys,
+            starts,
+            morsels,
+        })
     }
 
     pub(crate) fn num_rows(&self) -> usize {
@@ -355,22 +823,61 @@ impl SortedRun {
 
     /// Bytes held.
     pub(crate) fn size(&self) -> usize {
-        self.batch.get_array_memory_size() + self.rows.size() + self.order.capacity() * 4
+        let keys = match &self.keys {
+            RunKeys::Packed { words, .. } => words.capacity() * 8,
+            RunKeys::Wide(pairs) => pairs.capacity() * std::mem::size_of::<(u128, u32)>(),
+            RunKeys::Rows { rows, order } => rows.size() + order.capacity() * 4,
+        };
+        self.batch.get_array_memory_size() + keys + self.starts.capacity() * 16
     }
 
-    /// The key of the row at sorted position `i`.
+    /// The row (in `batch`) at sorted position `i`.
     #[inline]
-    fn key(&self, i: usize) -> arrow::row::Row<'_> {
-        self.rows.row(self.order[i] as usize)
+    fn row(&self, i: usize) -> u32 {
+        match &self.keys {
+            RunKeys::Packed { shift, words, .. } => (words[i] & ((1 << shift) - 1)) as u32,
+            RunKeys::Wide(pairs) => pairs[i].1,
+            RunKeys::Rows { order, .. } => order[i],
+        }
+    }
+
+    /// The input position of row `row` of `batch`.
+    fn position(&self, row: u32) -> u64 {
+        let row = row as usize;
+        let part = self.starts.partition_point(|&s| s <= row) - 1;
+        ((self.morsels[part] as u64) << 32) | (row - self.starts[part]) as u64
+    }
+
+    /// The key at sorted position `i`.
+    #[inline]
+    fn key(&self, i: usize) -> KeyRef<'_> {
+        match &self.keys {
+            RunKeys::Packed {
+                columns,
+                shift,
+                words,
+            } => KeyRef::Fixed {
+                key: columns.iter().fold(0, |g, c| {
+                    (g << (c.key.kind.bits() + 1)) | c.global(words[i])
+                }),
+                run: self,
+                row: (words[i] & ((1 << shift) - 1)) as u32,
+            },
+            RunKeys::Wide(pairs) => KeyRef::Fixed {
+                key: pairs[i].0,
+                run: self,
+                row: pairs[i].1,
+            },
+            RunKeys::Rows { rows, order } => KeyRef::Row(rows.row(order[i] as usize)),
+        }
     }
 
     /// The first position whose key is not below `key`.
-    fn lower_bound(&self, key: &OwnedRow) -> usize {
-        let key = key.row();
+    fn lower_bound(&self, key: &OwnedKey) -> usize {
         let (mut lo, mut hi) = (0, self.num_rows());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.key(mid) < key {
+            if self.key(mid).cmp_owned(key) == std::cmp::Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -392,7 +899,7 @@ impl MergePlan {
     /// splitter keys sampled evenly from every run.
     pub(crate) fn new(runs: &[SortedRun], partitions: usize) -> Self {
         let partitions = partitions.max(1);
-        let mut samples: Vec<OwnedRow> = Vec::new();
+        let mut samples: Vec<OwnedKey> = Vec::new();
         if partitions > 1 {
             let per_run = 16 * partitions;
             for run in runs {
@@ -405,7 +912,7 @@ impl MergePlan {
             }
             samples.sort_unstable();
         }
-        let splitters: Vec<&OwnedRow> = if samples.is_empty() {
+        let splitters: Vec<&OwnedKey> = if samples.is_empty() {
             Vec::new()
         } else {
             (1..partitions)
@@ -435,23 +942,51 @@ impl MergePlan {
         if total == 0 {
             return Ok(None);
         }
-        let mut indices: Vec<(usize, usize)> = Vec::with_capacity(total);
         let live: Vec<usize> = (0..runs.len())
             .filter(|&r| ranges[r].0 < ranges[r].1)
             .collect();
-        if live.len() == 1 {
-            let r = live[0];
+        if let [r] = live[..] {
+            let run = &runs[r];
             let (lo, hi) = ranges[r];
-            return Ok(Some(runs[r].batch.slice(lo, hi - lo)));
+            let order = UInt32Array::from_iter_values((lo..hi).map(|i| run.row(i)));
+            return arrow::compute::take_record_batch(&run.batch, &order)
+                .map(Some)
+                .map_err(Error::arrow);
         }
-        let mut heap = BinaryHeap::with_capacity(live.len());
-        for &r in &live {
-            heap.push(Reverse((runs[r].key(ranges[r].0), r, ranges[r].0)));
-        }
-        while let Some(Reverse((_, r, i))) = heap.pop() {
-            indices.push((r, i));
-            if i + 1 < ranges[r].1 {
-                heap.push(Reverse((runs[r].key(i + 1), r, i + 1)));
+        let mut indices: Vec<(usize, usize)> = Vec::with_capacity(total);
+        if let [a, b] = live[..] {
+            let (ra, rb) = (&runs[a], &runs[b]);
+            let ((mut i, i_end), (mut j, j_end)) = (ranges[a], ranges[b]);
+            let (mut ka, mut kb) = (ra.key(i), rb.key(j));
+            loop {
+                if ka <= kb {
+                    indices.push((a, ra.row(i) as usize));
+                    i += 1;
+                    if i == i_end {
+                        break;
+                    }
+                    ka = ra.key(i);
+                } else {
+                    indices.push((b, rb.row(j) as usize));
+                    j += 1;
+                    if j == j_end {
+                        break;
+                    }
+                    kb = rb.key(j);
+                }
+            }
+            indices.extend((i..i_end).map(|i| (a, ra.row(i) as usize)));
+            indices.extend((j..j_end).map(|j| (b, rb.row(j) as usize)));
+        } else {
+            let mut heap = BinaryHeap::with_capacity(live.len());
+            for &r in &live {
+                heap.push(Reverse((runs[r].key(ranges[r].0), r, ranges[r].0)));
+            }
+            while let Some(Reverse((_, r, i))) = heap.pop() {
+                indices.push((r, runs[r].row(i) as usize));
+                if i + 1 < ranges[r].1 {
+                    heap.push(Reverse((runs[r].key(i + 1), r, i + 1)));
+                }
             }
         }
         let batches: Vec<&RecordBatch> = runs.iter().map(|r| &r.batch).collect();
@@ -539,6 +1074,160 @@ mod tests {
                 id.values().to_vec()
             })
             .collect()
+    }
+
+    fn mixed_schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int32, true),
+            Field::new("f", DataType::Float64, true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("w", DataType::Int64, true),
+            Field::new("d", DataType::Decimal128(15, 2), true),
+            Field::new("id", DataType::Int64, false),
+        ]))
+    }
+
+    /// Morsels over [`mixed_schema`]: few distinct values (many ties),
+    /// NULLs in every key, -0.0, 0.0 and NaN among the doubles, `w`
+    /// spanning all of i64; `id` is the input position.
+    fn mixed_morsels(rows: usize, per: usize, seed: u64) -> Vec<(usize, RecordBatch)> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut some = move |p: u32| rng.random_range(0..10) >= p;
+        let mut rng = StdRng::seed_from_u64(seed + 1);
+        let doubles = [-0.0, 0.0, f64::NAN, -1.5, 2.5, f64::INFINITY];
+        (0..rows.div_ceil(per))
+            .map(|m| {
+                let n = per.min(rows - m * per);
+                let mut a = Vec::new();
+                let mut f = Vec::new();
+                let mut st = Vec::new();
+                let mut w = Vec::new();
+                let mut d = Vec::new();
+                for _ in 0..n {
+                    a.push(some(1).then(|| rng.random_range(-3..4)));
+                    f.push(some(1).then(|| doubles[rng.random_range(0..doubles.len())]));
+                    st.push(some(1).then(|| format!("s{}", rng.random_range(0..5))));
+                    w.push(some(1).then(|| [i64::MIN, -1, 0, 7, i64::MAX][rng.random_range(0..5)]));
+                    d.push(some(1).then(|| i128::from(rng.random_range(-500..500i64))));
+                }
+                let ids = (0..n).map(|i| (m * per + i) as i64);
+                let columns: Vec<ArrayRef> = vec![
+                    Arc::new(arrow::array::Int32Array::from(a)),
+                    Arc::new(arrow::array::Float64Array::from(f)),
+                    Arc::new(arrow::array::StringArray::from(st)),
+                    Arc::new(Int64Array::from(w)),
+                    Arc::new(
+                        arrow::array::Decimal128Array::from(d)
+                            .with_precision_and_scale(15, 2)
+                            .unwrap(),
+                    ),
+                    Arc::new(Int64Array::from_iter_values(ids)),
+                ];
+                (m, RecordBatch::try_new(mixed_schema(), columns).unwrap())
+            })
+            .collect()
+    }
+
+    /// The ids in the order the row format gives `keys` with the input
+    /// position last (the definition of the sort's order).
+    fn expected_by_rows(parts: &[(usize, RecordBatch)], keys: &[SortKey]) -> Vec<i64> {
+        let spec = SortSpec::new(keys, mixed_schema()).unwrap();
+        let batches: Vec<RecordBatch> = parts.iter().map(|(_, b)| b.clone()).collect();
+        let batch = concat_batches(&mixed_schema(), &batches).unwrap();
+        let id = batch
+            .column(5)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
+        let seq = UInt64Array::from_iter_values(id.values().iter().map(|&i| i as u64));
+        let converter = spec.converter().unwrap();
+        let rows = spec.rows(&converter, &batch, &seq).unwrap();
+        let mut order: Vec<usize> = (0..batch.num_rows()).collect();
+        order.sort_by(|&x, &y| rows.row(x).cmp(&rows.row(y)));
+        order.into_iter().map(|i| id.value(i)).collect()
+    }
+
+    #[test]
+    fn every_key_layout_sorts_as_the_row_format() {
+        // morsels of 100 rows: positions are (morsel << 32 | row), ids
+        // count rows, so give each morsel its own id range
+        let parts = mixed_morsels(3000, 100, 3);
+        let k = |name: &str, index: usize, asc: bool, nulls_first: bool| SortKey {
+            expr: Expr::column(index, name),
+            asc,
+            nulls_first,
+        };
+        let cases: Vec<(Vec<SortKey>, &str)> = vec![
+            (vec![k("a", 0, true, false)], "packed"),
+            (vec![k("d", 4, false, true)], "packed"),
+            (
+                vec![k("a", 0, false, true), k("d", 4, true, false)],
+                "packed",
+            ),
+            (vec![k("f", 1, true, true)], "wide"),
+            (vec![k("f", 1, false, false), k("a", 0, true, true)], "wide"),
+            (vec![k("w", 3, false, true)], "wide"),
+            (vec![k("w", 3, true, false), k("d", 4, false, true)], "rows"),
+            (
+                vec![k("s", 2, true, false), k("a", 0, false, false)],
+                "rows",
+            ),
+        ];
+        for (keys, layout) in cases {
+            let spec = SortSpec::new(&keys, mixed_schema()).unwrap();
+            let want = expected_by_rows(&parts, &keys);
+            for lanes in [1, 2, 3] {
+                let runs: Vec<SortedRun> = (0..lanes)
+                    .map(|lane| {
+                        let mine = parts
+                            .iter()
+                            .filter(|(m, _)| m % lanes == lane)
+                            .cloned()
+                            .collect();
+                        SortedRun::new(&spec, mine).unwrap()
+                    })
+                    .collect();
+                let got_layout = match &runs[0].keys {
+                    RunKeys::Packed { .. } => "packed",
+                    RunKeys::Wide(_) => "wide",
+                    RunKeys::Rows { .. } => "rows",
+                };
+                assert_eq!(got_layout, layout, "{keys:?}");
+                for partitions in [1, 3, 16] {
+                    let plan = MergePlan::new(&runs, partitions);
+                    let merged: Vec<RecordBatch> = (0..plan.partitions)
+                        .filter_map(|p| plan.merge(&runs, p).unwrap())
+                        .collect();
+                    let got: Vec<i64> = merged
+                        .iter()
+                        .flat_map(|b| {
+                            let id = b.column(5).as_any().downcast_ref::<Int64Array>().unwrap();
+                            id.values().to_vec()
+                        })
+                        .collect();
+                    assert_eq!(got, want, "{keys:?} lanes={lanes} partitions={partitions}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn radix_sort_sorts_words_of_any_spread() {
+        let mut rng = StdRng::seed_from_u64(5);
+        for (n, bits) in [(10, 64), (5000, 64), (5000, 17), (70_000, 40), (3000, 0)] {
+            let mask = if bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
+            let mut v: Vec<u64> = (0..n)
+                .map(|_| rng.random::<u64>() & mask | 1 << 60)
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable();
+            radix_sort(&mut v);
+            assert_eq!(v, want, "n={n} bits={bits}");
+        }
     }
 
     #[test]
