@@ -311,7 +311,7 @@ impl Shared {
                 if let Some(out) = &stage.output
                     && !out.exists()
                 {
-                    self.copy_to(&self.db.connect(), &stage.name, out)?;
+                    self.write_output(&self.db.connect(), &stage.name, out)?;
                 }
                 self.outputs
                     .lock()
@@ -357,7 +357,7 @@ impl Shared {
             format!("cannot move {} into the cache: {e}", temp.display())
         })?;
         if let Some(out) = &stage.output {
-            self.copy_to(conn, &stage.name, out)?;
+            self.write_output(conn, &stage.name, out)?;
         }
         let record = Record {
             output: hash.clone(),
@@ -372,6 +372,20 @@ impl Shared {
             .expect("outputs poisoned")
             .insert(stage.name.clone(), hash);
         Ok(StageStatus::Ran { rows })
+    }
+
+    /// A stage's `-- output:` file, its folder made if missing.
+    fn write_output(
+        &self,
+        conn: &weir_engine::Connection,
+        table: &str,
+        path: &Path,
+    ) -> Result<(), String> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create folder {}: {e}", dir.display()))?;
+        }
+        self.copy_to(conn, table, path)
     }
 
     /// `COPY table TO 'path'`: the one writer of `COPY`, so `-- output:`

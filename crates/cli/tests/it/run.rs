@@ -119,7 +119,7 @@ fn a_diamond_runs_its_middle_stages_at_once_and_outputs_files() {
             "-- depends: c\n-- output: out/d.parquet\nSELECT sum(n) AS total FROM b",
         ),
     ]);
-    std::fs::create_dir(dir.path().join("out")).unwrap();
+    // out/ does not exist: -- output: makes it
     let (code, out, err) = run(dir.path(), &[]);
     assert_eq!(code, 0, "{out}{err}");
     let l = lines(&out);
