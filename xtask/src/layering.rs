@@ -17,7 +17,11 @@ mod tests {
             "crates/engine",
             &["weir-executor", "weir-pipeline", "weir-planner"],
         ),
-        ("crates/cli", &["weir-engine"]),
+        (
+            "crates/run",
+            &["weir-engine", "weir-executor", "weir-planner"],
+        ),
+        ("crates/cli", &["weir-engine", "weir-run"]),
         ("tests/loom", &["weir-executor", "weir-pool"]),
         ("xtask", &[]),
     ];

@@ -15,6 +15,7 @@ usage: weir [OPTIONS]            interactive shell (SQL on stdin when it is not 
        weir -c SQL [-c SQL ...]  run SQL statements in order
        weir -f FILE              run the statements of FILE
        weir --demo [--scale SF]  run the benchmark queries on generated TPC-H lineitem
+       weir run [DIR] [STAGE...] run a folder of SQL stages (see `weir run --help`)
 
 options:
   -c, --command SQL          run SQL (repeatable; -c and -f run in the order given)

@@ -6,6 +6,7 @@
 mod args;
 mod demo;
 mod output;
+mod run;
 mod shell;
 
 use std::io::IsTerminal;
@@ -20,7 +21,18 @@ use args::{Args, Mode};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args = match args::parse(std::env::args_os().skip(1)) {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if raw.first().is_some_and(|a| a == "run") {
+        return match run::main(raw[1..].to_vec()) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(e) => {
+                eprintln!("Error: {}", one_line(&format!("{e:#}")));
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let args = match args::parse(raw) {
         Ok(args) => args,
         Err(e) => {
             eprintln!("Error: {e}");

@@ -78,5 +78,5 @@ pub use plan::{
     AggregateExpr, AggregateFunction, ColumnDef, Compression, CopyOptions, FileFormat, FileOptions,
     LogicalPlan, SortKey, Statement, TableSource, created_table_schema,
 };
-pub use references::{TableReference, table_references};
+pub use references::{TableReference, is_single_query, normalize_sql, table_references};
 pub use scalar::ScalarValue;

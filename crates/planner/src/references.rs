@@ -63,6 +63,56 @@ pub fn table_references(sql: &str) -> Result<Vec<TableReference>> {
         .collect())
 }
 
+/// `sql` without its comments and with each run of whitespace made one
+/// space (string literals and quoted names kept as written): two texts
+/// that differ only in layout and comments normalise equal.
+///
+/// ```
+/// use weir_planner::normalize_sql;
+/// assert_eq!(
+///     normalize_sql("-- totals\nSELECT a,\n   sum(b)  FROM t /* all */ GROUP BY a")?,
+///     normalize_sql("SELECT a, sum(b) FROM t GROUP BY a")?
+/// );
+/// assert_ne!(normalize_sql("SELECT 'a  b'")?, normalize_sql("SELECT 'a b'")?);
+/// # Ok::<(), weir_planner::Error>(())
+/// ```
+///
+/// # Errors
+/// [`crate::Error::Parse`] if the text does not tokenize (an open quote).
+pub fn normalize_sql(sql: &str) -> Result<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&DuckDbDialect {}, sql)
+        .tokenize()
+        .map_err(|e| crate::Error::Parse(e.into()))?;
+    let mut out = String::with_capacity(sql.len());
+    let mut space = false;
+    for t in tokens {
+        if let Token::Whitespace(_) = t {
+            space = true;
+            continue;
+        }
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        space = false;
+        out.push_str(&t.to_string());
+    }
+    Ok(out)
+}
+
+/// True when `sql` is exactly one query (`SELECT`, `WITH`, `VALUES`, a
+/// set operation), the shape of a `weir run` stage.
+///
+/// # Errors
+/// [`crate::Error::Parse`] if the text does not parse.
+pub fn is_single_query(sql: &str) -> Result<bool> {
+    let statements = Parser::new(&DuckDbDialect {})
+        .with_recursion_limit(crate::binder::PARSER_RECURSION_LIMIT)
+        .try_with_sql(sql)?
+        .parse_statements()?;
+    Ok(matches!(statements.as_slice(), [ast::Statement::Query(_)]))
+}
+
 #[derive(Default)]
 struct Collector {
     found: Vec<TableReference>,
@@ -144,5 +194,8 @@ mod tests {
             [Table("src".into()), Table("d".into())]
         );
         assert!(table_references("SELEC 1").is_err());
+        assert!(is_single_query("WITH x AS (SELECT 1) SELECT * FROM x;").unwrap());
+        assert!(!is_single_query("SELECT 1; SELECT 2").unwrap());
+        assert!(!is_single_query("CREATE TABLE t (a INT)").unwrap());
     }
 }

@@ -3,6 +3,7 @@
 
 mod flags;
 mod printing;
+mod run;
 mod scripts;
 #[cfg(unix)]
 mod terminal;

@@ -128,7 +128,7 @@ fn plan_here(
     statements
         .iter()
         .map(|s| match s {
-            Parsed::Sql(s) => binder.statement(s),
+            Parsed::Sql(s) => binder.statement(s.as_ref()),
             Parsed::Copy(c) => binder.copy(c),
         })
         .collect()
@@ -136,7 +136,7 @@ fn plan_here(
 
 /// A parsed statement: sqlparser's, or a COPY parsed by [`copy::parse`].
 enum Parsed {
-    Sql(ast::Statement),
+    Sql(Box<ast::Statement>),
     Copy(copy::CopyTo),
 }
 
@@ -161,7 +161,7 @@ fn parse_statements(sql: &str) -> Result<Vec<Parsed>, ParserError> {
         out.push(if copy::starts_copy(&parser) {
             Parsed::Copy(copy::parse(&mut parser)?)
         } else {
-            Parsed::Sql(parser.parse_statement()?)
+            Parsed::Sql(Box::new(parser.parse_statement()?))
         });
         expecting_delimiter = true;
     }
