@@ -413,7 +413,10 @@ impl Connection {
         let resolver = Resolver::new(self, &ExecOptions::default(), false);
         let mut widened = 0;
         loop {
-            match resolver.load_file(path, format, &FileOptions::default()) {
+            match resolver
+                .load_file(path, format, &FileOptions::default())
+                .map(|(table, _)| table)
+            {
                 // the wider schema is remembered: read again with it
                 Err(Error::SchemaChanged) if widened < MAX_REPLANS => widened += 1,
                 other => return other,
@@ -919,13 +922,21 @@ impl Catalog for CatalogView<'_> {
         format: FileFormat,
         options: &FileOptions,
     ) -> Result<SchemaRef, String> {
-        let known = match format {
-            FileFormat::Csv => self
-                .db
-                .known_csv_schema(&Connection::csv_key(path, options)),
-            FileFormat::Parquet => None,
+        let schema = || -> Result<SchemaRef> {
+            let files = crate::files::expand(path, options)?;
+            let one = |file: &str, known: bool| {
+                let known = match format {
+                    FileFormat::Csv if known => self
+                        .db
+                        .known_csv_schema(&Connection::csv_key(file, options)),
+                    _ => None,
+                };
+                load::file_schema(Path::new(file), format, options, known.as_ref())
+            };
+            let first = one(&files[0], true)?;
+            crate::files::schema(&files, first, &|f| one(f, false), options.filename)
         };
-        load::file_schema(Path::new(path), format, options, known.as_ref()).map_err(|e| match e {
+        schema().map_err(|e| match e {
             // the planner adds its own "IO Error: " prefix
             Error::Io { path, source } => {
                 format!("could not read \"{}\": {source}", path.display())
@@ -1009,38 +1020,79 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
-    fn load_file(&self, path: &str, format: FileFormat, csv: &FileOptions) -> Result<TableData> {
+    /// Loads the files of a scan (a path, a glob or a list) as one table;
+    /// also returns how many files it read.
+    fn load_file(
+        &self,
+        path: &str,
+        format: FileFormat,
+        csv: &FileOptions,
+    ) -> Result<(TableData, usize)> {
+        let files = crate::files::expand(path, csv)?;
         if self.dry_run {
-            let known = match format {
-                FileFormat::Csv => self.db.known_csv_schema(&Connection::csv_key(path, csv)),
-                FileFormat::Parquet => None,
+            let one = |file: &str, known: bool| {
+                let known = match format {
+                    FileFormat::Csv if known => {
+                        self.db.known_csv_schema(&Connection::csv_key(file, csv))
+                    }
+                    _ => None,
+                };
+                load::file_schema(Path::new(file), format, csv, known.as_ref())
             };
-            let schema = load::file_schema(Path::new(path), format, csv, known.as_ref())?;
-            return Ok(TableData::new(schema, Vec::new()));
+            let schema = crate::files::schema(
+                &files,
+                one(&files[0], true)?,
+                &|f| one(f, false),
+                csv.filename,
+            )?;
+            return Ok((TableData::new(schema, Vec::new()), files.len()));
         }
         let check = || self.check();
+        let mut tables = Vec::with_capacity(files.len());
         match format {
-            FileFormat::Parquet => load::read_parquet_parallel(Path::new(path), self, &check),
-            FileFormat::Csv => {
-                let key = Connection::csv_key(path, csv);
-                let planned = match self.db.known_csv_schema(&key) {
-                    Some(s) => s,
-                    None => load::sniff_csv(Path::new(path), csv)?,
-                };
-                let data = load::read_csv_parallel(
-                    Path::new(path),
-                    planned.clone(),
-                    &csv.types,
-                    self,
-                    &check,
-                )?;
-                if data.schema != planned {
-                    self.db.remember_csv_schema(key, data.schema);
-                    return Err(Error::SchemaChanged);
+            FileFormat::Parquet => {
+                for file in &files {
+                    check()?;
+                    tables.push(load::read_parquet_parallel(Path::new(file), self, &check)?);
                 }
-                load::normalize(Arc::new(data.schema), data.batches)
+            }
+            FileFormat::Csv => {
+                // every file is read with the first's schema, which widens
+                // for all of them
+                let key = Connection::csv_key(&files[0], csv);
+                let first = load::sniff_csv(Path::new(&files[0]), csv)?;
+                let planned = self.db.known_csv_schema(&key).unwrap_or(first.schema);
+                let mut dialect = first.dialect;
+                for (i, file) in files.iter().enumerate() {
+                    check()?;
+                    if i > 0 {
+                        dialect = load::sniff_csv(Path::new(file), csv)?.dialect;
+                    }
+                    let fixed = csv.columns.as_deref().unwrap_or(&csv.types);
+                    let data = load::read_csv_parallel(
+                        Path::new(file),
+                        planned.clone(),
+                        &dialect,
+                        fixed,
+                        self,
+                        &check,
+                    )?;
+                    if data.schema != planned {
+                        self.db.remember_csv_schema(key, data.schema);
+                        return Err(Error::SchemaChanged);
+                    }
+                    tables.push(load::normalize(Arc::new(data.schema), data.batches)?);
+                }
             }
         }
+        if files.len() == 1 && !csv.filename {
+            let table = tables.pop().expect("one file, one table");
+            return Ok((table, 1));
+        }
+        Ok((
+            crate::files::combine(&files, tables, csv.filename)?,
+            files.len(),
+        ))
     }
 }
 
@@ -1118,7 +1170,9 @@ impl SourceResolver for Resolver<'_> {
                 options,
             } => {
                 let started = Instant::now();
-                let result = self.load_file(path, *format, options);
+                let loaded = self.load_file(path, *format, options);
+                let files = loaded.as_ref().map_or(1, |(_, n)| *n);
+                let result = loaded.map(|(table, _)| table);
                 let failure = match &result {
                     Err(Error::Cancelled) => Some(LoadFailure::Cancelled),
                     Err(Error::Timeout(d)) => Some(LoadFailure::Timeout(*d)),
@@ -1126,7 +1180,7 @@ impl SourceResolver for Resolver<'_> {
                     _ => None,
                 };
                 self.loads.lock().expect("loads poisoned").push(Load {
-                    name: format!("read '{path}'"),
+                    name: crate::files::load_name(path, files),
                     rows: result.as_ref().map_or(0, |d| d.num_rows() as u64),
                     time: started.elapsed(),
                     failure,
