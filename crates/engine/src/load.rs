@@ -53,12 +53,76 @@ pub(crate) fn file_schema(
     let raw = match (format, known) {
         (FileFormat::Csv, Some(k)) => Arc::new(k.clone()),
         (FileFormat::Csv, None) => Arc::new(sniff_csv(path, csv)?.schema),
-        (FileFormat::Parquet, _) => ParquetRecordBatchReaderBuilder::try_new(open(path)?)
-            .map_err(|e| io_error(path, e))?
-            .schema()
-            .clone(),
+        (FileFormat::Parquet, _) => {
+            let raw = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+                .map_err(|e| io_error(path, e))?
+                .schema()
+                .clone();
+            return Ok(canonical_file_schema(&raw));
+        }
     };
     canonical_schema(&raw)
+}
+
+/// A Parquet file's schema with canonical types, a column of a type Weir
+/// cannot store standing as a VARCHAR marked
+/// [`weir_planner::catalog::UNSUPPORTED_TYPE`] (see
+/// [`read_parquet_parallel`]).
+pub(crate) fn canonical_file_schema(schema: &Schema) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match canonical_type(f.data_type()) {
+            Some(t) => Field::new(f.name(), t, f.is_nullable()),
+            None => Field::new(f.name(), DataType::Utf8, true).with_metadata(
+                [(
+                    weir_planner::catalog::UNSUPPORTED_TYPE.to_string(),
+                    f.data_type().to_string(),
+                )]
+                .into_iter()
+                .collect::<std::collections::HashMap<String, String>>(),
+            ),
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// The columns of a Parquet file Weir reads (of a type it can store), or
+/// `None` when it reads them all.
+fn readable_columns(
+    schema: &Schema,
+    parquet: &parquet::schema::types::SchemaDescriptor,
+) -> Option<parquet::arrow::ProjectionMask> {
+    let readable: Vec<usize> = (0..schema.fields().len())
+        .filter(|&i| canonical_type(schema.field(i).data_type()).is_some())
+        .collect();
+    (readable.len() < schema.fields().len())
+        .then(|| parquet::arrow::ProjectionMask::roots(parquet, readable))
+}
+
+/// `table` (the readable columns of a Parquet file) as `full` (every
+/// column): the unsupported ones filled with NULLs, which no query reads.
+fn fill_unsupported(full: &SchemaRef, table: TableData) -> Result<TableData> {
+    if table.schema.fields().len() == full.fields().len() {
+        return Ok(table);
+    }
+    let mut batches = Vec::with_capacity(table.batches.len());
+    for batch in table.batches {
+        let mut read = batch.columns().iter();
+        let columns = full
+            .fields()
+            .iter()
+            .map(|f| {
+                if weir_planner::catalog::unsupported_column(f).is_some() {
+                    arrow::array::new_null_array(f.data_type(), batch.num_rows())
+                } else {
+                    read.next().expect("a readable column per field").clone()
+                }
+            })
+            .collect();
+        batches.push(RecordBatch::try_new(full.clone(), columns)?);
+    }
+    Ok(TableData::new(full.clone(), batches))
 }
 
 /// A loaded CSV file: its rows, and the schema they were read with, wider
@@ -463,19 +527,29 @@ pub(crate) fn read_parquet_parallel(
         return read_parquet(path, check);
     }
     check()?;
-    let schema = metadata.schema().clone();
+    let full = canonical_file_schema(metadata.schema());
+    let mask = readable_columns(
+        metadata.schema(),
+        metadata.metadata().file_metadata().schema_descr(),
+    );
     let parts: Vec<Part> = (0..groups)
         .map(|g| {
             let path = path.to_path_buf();
             let metadata = metadata.clone();
+            let mask = mask.clone();
             Box::new(move |stop: &dyn Fn() -> bool| {
                 let file = File::open(&path).map_err(|e| PartError::Other(io_error(&path, e)))?;
-                let reader =
+                let mut builder =
                     ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
                         .with_row_groups(vec![g])
-                        .with_batch_size(READ_BATCH_ROWS)
-                        .build()
-                        .map_err(|e| PartError::Other(io_error(&path, e)))?;
+                        .with_batch_size(READ_BATCH_ROWS);
+                if let Some(mask) = &mask {
+                    builder = builder.with_projection(mask.clone());
+                }
+                let reader = builder
+                    .build()
+                    .map_err(|e| PartError::Other(io_error(&path, e)))?;
+                let schema = reader.schema();
                 let mut batches = Vec::new();
                 for b in reader {
                     if stop() {
@@ -484,7 +558,6 @@ pub(crate) fn read_parquet_parallel(
                     batches.push(b.map_err(|e| PartError::Arrow(e, 1))?);
                 }
                 // the workers convert to the stored types too
-                let schema = metadata.schema().clone();
                 normalize(schema, batches)
                     .map(|t| t.batches)
                     .map_err(PartError::Other)
@@ -503,23 +576,33 @@ pub(crate) fn read_parquet_parallel(
             Err(PartError::Arrow(e, _)) => return Err(io_error(path, e)),
         }
     }
-    Ok(TableData::new(canonical_schema(&schema)?, batches))
+    let schema = Arc::new(Schema::new(
+        full.fields()
+            .iter()
+            .filter(|f| weir_planner::catalog::unsupported_column(f).is_none())
+            .cloned()
+            .collect::<Vec<_>>(),
+    ));
+    fill_unsupported(&full, TableData::new(schema, batches))
 }
 
 /// Reads a Parquet file, calling `check` between batches.
 pub(crate) fn read_parquet(path: &Path, check: &dyn Fn() -> Result<()>) -> Result<TableData> {
-    let reader = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+    let mut builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
         .map_err(|e| io_error(path, e))?
-        .with_batch_size(READ_BATCH_ROWS)
-        .build()
-        .map_err(|e| io_error(path, e))?;
+        .with_batch_size(READ_BATCH_ROWS);
+    let full = canonical_file_schema(builder.schema());
+    if let Some(mask) = readable_columns(builder.schema(), builder.parquet_schema()) {
+        builder = builder.with_projection(mask);
+    }
+    let reader = builder.build().map_err(|e| io_error(path, e))?;
     let schema = reader.schema();
     let mut batches = Vec::new();
     for b in reader {
         check()?;
         batches.push(b.map_err(|e| io_error(path, e))?);
     }
-    normalize(schema, batches)
+    fill_unsupported(&full, normalize(schema, batches)?)
 }
 
 /// Passes a CSV file's bytes through, watching its quotes: a quoted field

@@ -464,3 +464,81 @@ fn ignore_errors_leaves_out_rows_that_do_not_convert() {
         ["100|4950"]
     );
 }
+
+#[test]
+fn a_parquet_column_of_an_unsupported_type_blocks_only_queries_that_read_it() {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, ListArray, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Int64Type, Schema};
+    use weir_engine::Config;
+
+    let dir = tempfile::tempdir().unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("n", DataType::Int64, false),
+        Field::new(
+            "l",
+            DataType::List(Arc::new(Field::new_list_field(DataType::Int64, true))),
+            true,
+        ),
+        Field::new("m", DataType::Int64, false),
+    ]));
+    let count = 10_000i64;
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..count)),
+            Arc::new(ListArray::from_iter_primitive::<Int64Type, _, _>(
+                (0..count).map(|i| Some(vec![Some(i), None])),
+            )),
+            Arc::new(Int64Array::from_iter_values((0..count).map(|i| i % 3))),
+        ],
+    )
+    .unwrap();
+    let path = dir.path().join("lists.parquet");
+    // several row groups: the parallel reader projects too
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1000))
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&path).unwrap(),
+        schema,
+        Some(props),
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let path = path.to_str().unwrap();
+    for threads in [1, 4] {
+        let db = Database::with_config(Config {
+            threads,
+            ..Config::default()
+        })
+        .unwrap();
+        assert_eq!(
+            rows(
+                &db,
+                &format!("SELECT count(*), sum(n), sum(m) FROM '{path}' WHERE n >= 5000")
+            ),
+            ["5000|37497500|5000"]
+        );
+        assert_eq!(
+            rows(
+                &db,
+                &format!("SELECT * EXCLUDE (l) FROM '{path}' WHERE n = 7")
+            ),
+            ["7|1"]
+        );
+        for sql in [
+            format!("SELECT * FROM '{path}'"),
+            format!("SELECT n, l FROM read_parquet('{path}')"),
+        ] {
+            let e = error(&db, &sql);
+            assert!(
+                e.contains("column \"l\" has type List(")
+                    && e.contains("which Weir does not support"),
+                "{sql}: {e}"
+            );
+        }
+    }
+}

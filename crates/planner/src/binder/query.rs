@@ -719,7 +719,13 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
             if excluded.contains(&i) {
                 continue;
             }
-            out.push(match replaced.iter().find(|(k, _)| *k == i) {
+            let replacement = replaced.iter().find(|(k, _)| *k == i);
+            if replacement.is_none()
+                && let Some(message) = crate::catalog::unsupported_column(f)
+            {
+                return Err(unsupported(message));
+            }
+            out.push(match replacement {
                 Some((_, r)) => Item {
                     kind: ItemKind::Ast(&r.expr),
                     name: r.column_name.value.clone(),
