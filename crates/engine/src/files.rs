@@ -1,15 +1,16 @@
 //! Many files read as one table, as DuckDB reads them: globs
 //! (`'data/*.parquet'`, `'**/*.csv'`) and lists of paths, their columns
-//! matched by position and name (DuckDB's `union_by_name=false`), and the
-//! optional `filename` column.
+//! matched by position and name (DuckDB's `union_by_name=false`), the
+//! optional `filename` column, and hive partitions (`key=value/` folders
+//! give columns; a filter on them skips whole files).
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch, StringArray};
+use arrow::array::{ArrayRef, RecordBatch, StringArray, new_null_array};
 use arrow::compute::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use weir_pipeline::TableData;
-use weir_planner::FileOptions;
+use weir_planner::{Expr, FileOptions};
 
 use crate::error::{Error, Result};
 use crate::load;
@@ -69,20 +70,175 @@ pub(crate) fn schema(
     first: SchemaRef,
     other: &dyn Fn(&str) -> Result<SchemaRef>,
     filename: bool,
+    hive: Option<&Hive>,
 ) -> Result<SchemaRef> {
     for file in files.iter().skip(1) {
         same_columns(&files[0], &first, file, other(file)?.as_ref())?;
     }
-    Ok(with_filename(&first, filename))
+    Ok(with_extra_columns(&first, filename, hive))
 }
 
-fn with_filename(schema: &SchemaRef, filename: bool) -> SchemaRef {
-    if !filename {
+/// `schema` with the `filename` column, then the partition columns.
+pub(crate) fn with_extra_columns(
+    schema: &SchemaRef,
+    filename: bool,
+    hive: Option<&Hive>,
+) -> SchemaRef {
+    if !filename && hive.is_none() {
         return schema.clone();
     }
     let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-    fields.push(Field::new(FILENAME, DataType::Utf8, true));
+    if filename {
+        fields.push(Field::new(FILENAME, DataType::Utf8, true));
+    }
+    if let Some(hive) = hive {
+        for (name, t) in hive.names.iter().zip(&hive.types) {
+            fields.push(Field::new(name, t.clone(), true));
+        }
+    }
     Arc::new(Schema::new(fields))
+}
+
+/// The hive partitions of a list of files: each file's `key=value`
+/// folders.
+pub(crate) struct Hive {
+    /// The keys, sorted (DuckDB's column order).
+    names: Vec<String>,
+    /// Each key's type: BIGINT or DATE when every value reads as one and
+    /// back unchanged, else VARCHAR (DuckDB's inference).
+    types: Vec<DataType>,
+    /// Per file, the value of each key.
+    values: Vec<Vec<String>>,
+}
+
+/// The `key=value` folders of `path` (its last part is the file).
+fn hive_pairs(path: &str) -> Vec<(String, String)> {
+    let mut parts: Vec<&str> = path.split(['/', '\\']).collect();
+    parts.pop();
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for part in parts {
+        if let Some((k, v)) = part.split_once('=')
+            && !k.is_empty()
+        {
+            pairs.retain(|(key, _)| key != k);
+            pairs.push((k.to_string(), v.to_string()));
+        }
+    }
+    pairs
+}
+
+/// The partitions of `files`: with `hive_partitioning` unset, only when
+/// every file has the same keys, as DuckDB detects them.
+pub(crate) fn hive(files: &[String], option: Option<bool>) -> Result<Option<Hive>> {
+    if option == Some(false) {
+        return Ok(None);
+    }
+    let mut all: Vec<Vec<(String, String)>> = files.iter().map(|f| hive_pairs(f)).collect();
+    for pairs in &mut all {
+        pairs.sort();
+    }
+    let keys = |pairs: &Vec<(String, String)>| -> Vec<String> {
+        pairs.iter().map(|(k, _)| k.clone()).collect()
+    };
+    let names = all.first().map(keys).unwrap_or_default();
+    if let Some((i, _)) = all.iter().enumerate().find(|(_, p)| keys(p) != names) {
+        if option == Some(true) {
+            return Err(Error::InvalidInput(format!(
+                "hive_partitioning: \"{}\" has partition keys ({}) but \"{}\" has ({})",
+                files[i],
+                keys(&all[i]).join(", "),
+                files[0],
+                names.join(", ")
+            )));
+        }
+        return Ok(None);
+    }
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let values: Vec<Vec<String>> = all
+        .into_iter()
+        .map(|p| p.into_iter().map(|(_, v)| v).collect())
+        .collect();
+    let types = (0..names.len())
+        .map(|k| partition_type(values.iter().map(|v| v[k].as_str())))
+        .collect();
+    Ok(Some(Hive {
+        names,
+        types,
+        values,
+    }))
+}
+
+fn partition_type<'a>(values: impl Iterator<Item = &'a str> + Clone) -> DataType {
+    if values
+        .clone()
+        .all(|v| v.parse::<i64>().is_ok_and(|n| n.to_string() == v))
+    {
+        return DataType::Int64;
+    }
+    let date = |v: &str| {
+        let b = v.as_bytes();
+        b.len() == 10
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b.iter()
+                .enumerate()
+                .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+            && partition_value(v, &DataType::Date32, 1).is_some_and(|a| a.null_count() == 0)
+    };
+    if values.clone().all(date) {
+        return DataType::Date32;
+    }
+    DataType::Utf8
+}
+
+/// `rows` copies of partition value `value` as `t`.
+fn partition_value(value: &str, t: &DataType, rows: usize) -> Option<ArrayRef> {
+    let strings = StringArray::from_iter_values(std::iter::repeat_n(value, rows));
+    arrow::compute::cast(&strings, t).ok()
+}
+
+/// The indices of the files to read: those whose partition values can
+/// pass `filters` (conjuncts over `schema`, the scan's columns, of which
+/// the partition columns are the last). A filter that reads other columns,
+/// or fails, skips nothing.
+pub(crate) fn prune(hive: &Hive, schema: &SchemaRef, filters: &[Expr]) -> Vec<usize> {
+    let first = schema.fields().len() - hive.names.len();
+    let usable: Vec<&Expr> = filters
+        .iter()
+        .filter(|f| {
+            let columns = f.columns();
+            !columns.is_empty() && columns.iter().all(|&c| c >= first)
+        })
+        .collect();
+    (0..hive.values.len())
+        .filter(|&i| {
+            if usable.is_empty() {
+                return true;
+            }
+            let columns: Option<Vec<ArrayRef>> = schema
+                .fields()
+                .iter()
+                .enumerate()
+                .map(|(c, f)| {
+                    if c < first {
+                        Some(new_null_array(f.data_type(), 1))
+                    } else {
+                        partition_value(&hive.values[i][c - first], f.data_type(), 1)
+                    }
+                })
+                .collect();
+            let Some(batch) = columns.and_then(|c| RecordBatch::try_new(schema.clone(), c).ok())
+            else {
+                return true;
+            };
+            usable.iter().all(|f| {
+                weir_pipeline::eval::evaluate_predicate(f, &batch)
+                    .map_or(true, |keep| keep.value(0))
+            })
+        })
+        .collect()
 }
 
 fn same_columns(first: &str, a: &Schema, file: &str, b: &Schema) -> Result<()> {
@@ -104,18 +260,19 @@ pub(crate) fn combine(
     files: &[String],
     tables: Vec<TableData>,
     filename: bool,
+    hive: Option<(&Hive, &[usize])>,
 ) -> Result<TableData> {
     let Some(first) = tables.first() else {
         return Err(Error::InvalidInput("no files to read".into()));
     };
     let base = first.schema.clone();
-    let schema = with_filename(&base, filename);
+    let schema = with_extra_columns(&base, filename, hive.map(|(h, _)| h));
     let options = CastOptions {
         safe: false,
         ..Default::default()
     };
     let mut batches = Vec::new();
-    for (file, table) in files.iter().zip(tables) {
+    for (n, (file, table)) in files.iter().zip(tables).enumerate() {
         same_columns(&files[0], &base, file, &table.schema)?;
         for batch in table.batches {
             let mut columns = Vec::with_capacity(schema.fields().len());
@@ -140,6 +297,17 @@ pub(crate) fn combine(
                 )));
                 columns.push(names);
             }
+            if let Some((hive, read)) = hive {
+                for (k, t) in hive.types.iter().enumerate() {
+                    let value = &hive.values[read[n]][k];
+                    columns.push(partition_value(value, t, batch.num_rows()).ok_or_else(|| {
+                        Error::InvalidInput(format!(
+                            "\"{file}\": partition value \"{value}\" is not a {}",
+                            weir_planner::types::sql_type_name(t)
+                        ))
+                    })?);
+                }
+            }
             batches.push(RecordBatch::try_new(schema.clone(), columns)?);
         }
     }
@@ -147,10 +315,12 @@ pub(crate) fn combine(
 }
 
 /// The EXPLAIN ANALYZE name of a file scan's load.
-pub(crate) fn load_name(path: &str, files: usize) -> String {
+pub(crate) fn load_name(path: &str, read: usize, files: usize) -> String {
     if files == 1 {
         format!("read '{path}'")
-    } else {
+    } else if read == files {
         format!("read '{path}' ({files} files)")
+    } else {
+        format!("read '{path}' ({read} of {files} files)")
     }
 }

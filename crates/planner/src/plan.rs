@@ -81,6 +81,9 @@ pub struct FileOptions {
     pub no_auto_detect: bool,
     /// Adds a `filename` column holding each row's file (`filename=true`).
     pub filename: bool,
+    /// Partition columns from `key=value` folders (`hive_partitioning`;
+    /// `None`: when every file's path has the same keys, as in DuckDB).
+    pub hive_partitioning: Option<bool>,
     /// The paths of a list argument (`read_parquet(['a', 'b'])`), each a
     /// path or a glob; empty when the scan's one `path` is the pattern.
     pub paths: Vec<String>,

@@ -430,9 +430,9 @@ fn parquet_lists_and_globs() {
     );
     let e = error(
         &db,
-        &format!("SELECT * FROM read_parquet('{root}/p1.parquet', hive_partitioning=true)"),
+        &format!("SELECT * FROM read_parquet('{root}/p1.parquet', union_by_name=true)"),
     );
-    assert!(e.contains("\"hive_partitioning\" is not supported"), "{e}");
+    assert!(e.contains("\"union_by_name\" is not supported"), "{e}");
 }
 
 #[test]
@@ -541,4 +541,56 @@ fn a_parquet_column_of_an_unsupported_type_blocks_only_queries_that_read_it() {
             );
         }
     }
+}
+
+#[test]
+fn hive_partitions_give_columns_and_a_filter_on_them_skips_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::new().unwrap();
+    let d = dir.path();
+    write(d, "year=2023/month=01/d.csv", "a,b\n1,x\n");
+    write(d, "year=2024/month=02/d.csv", "a,b\n2,y\n");
+    write(d, "year=2024/month=03/d.csv", "a,b\n3,z\n");
+    let root = d.to_str().unwrap();
+    let all = format!("'{root}/**/*.csv'");
+    // DuckDB: keys sorted, "01" stays VARCHAR, 2023 is a BIGINT
+    assert_eq!(
+        columns(&db, &all),
+        ["a BIGINT", "b VARCHAR", "month VARCHAR", "year BIGINT"]
+    );
+    assert_eq!(
+        rows(&db, &format!("SELECT * FROM {all} ORDER BY a")),
+        ["1|x|01|2023", "2|y|02|2024", "3|z|03|2024"]
+    );
+    assert_eq!(
+        columns(&db, &format!("read_csv({all}, filename=true)")),
+        [
+            "a BIGINT",
+            "b VARCHAR",
+            "filename VARCHAR",
+            "month VARCHAR",
+            "year BIGINT"
+        ]
+    );
+    assert_eq!(
+        columns(&db, &format!("read_csv({all}, hive_partitioning=false)")),
+        ["a BIGINT", "b VARCHAR"]
+    );
+    // a filter on the partitions reads only the files that can match
+    let analyze = |sql: &str| rows(&db, &format!("EXPLAIN ANALYZE {sql}")).join("\n");
+    let sql = format!("SELECT a, b FROM {all} WHERE year = 2024 AND month = '02' AND a > 0");
+    assert_eq!(rows(&db, &sql), ["2|y"]);
+    let plan = analyze(&sql);
+    assert!(plan.contains("(1 of 3 files)"), "{plan}");
+    let sql = format!("SELECT count(*) FROM {all} WHERE year >= 2024");
+    assert_eq!(rows(&db, &sql), ["2"]);
+    assert!(analyze(&sql).contains("(2 of 3 files)"));
+    // none left: no file read, no rows
+    let sql = format!("SELECT count(*) FROM {all} WHERE year = 1999");
+    assert_eq!(rows(&db, &sql), ["0"]);
+    assert!(analyze(&sql).contains("(0 of 3 files)"));
+    // a filter on a file column reads every file
+    let sql = format!("SELECT count(*) FROM {all} WHERE a = 3");
+    assert_eq!(rows(&db, &sql), ["1"]);
+    assert!(analyze(&sql).contains("(3 files)"));
 }

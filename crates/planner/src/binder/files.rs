@@ -26,6 +26,7 @@ fn known_options(format: FileFormat) -> &'static [&'static str] {
             "escape",
             "filename",
             "header",
+            "hive_partitioning",
             "ignore_errors",
             "nullstr",
             "quote",
@@ -34,7 +35,7 @@ fn known_options(format: FileFormat) -> &'static [&'static str] {
             "skip",
             "types",
         ],
-        FileFormat::Parquet => &["filename"],
+        FileFormat::Parquet => &["filename", "hive_partitioning"],
     }
 }
 
@@ -50,7 +51,6 @@ const REFUSED_OPTIONS: &[&str] = &[
     "decimal_separator",
     "encoding",
     "force_not_null",
-    "hive_partitioning",
     "hive_types",
     "max_line_size",
     "names",
@@ -279,6 +279,7 @@ fn file_option(
         "ignore_errors" => options.ignore_errors = boolean(name, option, e, fold)?,
         "auto_detect" => options.no_auto_detect = !boolean(name, option, e, fold)?,
         "filename" => options.filename = boolean(name, option, e, fold)?,
+        "hive_partitioning" => options.hive_partitioning = Some(boolean(name, option, e, fold)?),
         "columns" => options.columns = Some(column_types(name, option, e)?),
         _ => options.types.extend(column_types(name, option, e)?),
     }
