@@ -413,7 +413,10 @@ impl Connection {
         let resolver = Resolver::new(self, &ExecOptions::default(), false);
         let mut widened = 0;
         loop {
-            match resolver.load_file(path, format, &FileOptions::default()) {
+            match resolver
+                .load_file(path, format, &FileOptions::default(), &[])
+                .map(|(table, ..)| table)
+            {
                 // the wider schema is remembered: read again with it
                 Err(Error::SchemaChanged) if widened < MAX_REPLANS => widened += 1,
                 other => return other,
@@ -859,7 +862,7 @@ impl Connection {
             .push(cancel.clone());
         let executor = self.executor();
         let exec_options = self.exec_options(analyze, options, Some(cancel.clone()));
-        let resolver = Resolver::new(self, &exec_options, false);
+        let resolver = Resolver::new(self, &exec_options, false).with_filters_of(plan);
         let result = weir_pipeline::execute(plan, &resolver, &executor, &exec_options);
         self.running
             .lock()
@@ -974,13 +977,28 @@ impl Catalog for CatalogView<'_> {
         format: FileFormat,
         options: &FileOptions,
     ) -> Result<SchemaRef, String> {
-        let known = match format {
-            FileFormat::Csv => self
-                .db
-                .known_csv_schema(&Connection::csv_key(path, options)),
-            FileFormat::Parquet => None,
+        let schema = || -> Result<SchemaRef> {
+            let files = crate::files::expand(path, options)?;
+            let one = |file: &str, known: bool| {
+                let known = match format {
+                    FileFormat::Csv if known => self
+                        .db
+                        .known_csv_schema(&Connection::csv_key(file, options)),
+                    _ => None,
+                };
+                load::file_schema(Path::new(file), format, options, known.as_ref())
+            };
+            let first = one(&files[0], true)?;
+            let hive = crate::files::hive(&files, options.hive_partitioning)?;
+            crate::files::schema(
+                &files,
+                first,
+                &|f| one(f, false),
+                options.filename,
+                hive.as_ref(),
+            )
         };
-        load::file_schema(Path::new(path), format, options, known.as_ref()).map_err(|e| match e {
+        schema().map_err(|e| match e {
             // the planner adds its own "IO Error: " prefix
             Error::Io { path, source } => {
                 format!("could not read \"{}\": {source}", path.display())
@@ -1006,6 +1024,9 @@ struct Resolver<'a> {
     dry_run: bool,
     /// The files loaded, for EXPLAIN ANALYZE, and how a load failed.
     loads: Mutex<Vec<Load>>,
+    /// The WHERE conjuncts right above each file scan of the plan, which
+    /// can skip a partitioned file without reading it.
+    filters: Vec<(TableSource, Vec<weir_planner::Expr>)>,
 }
 
 /// One file loaded for a statement.
@@ -1044,7 +1065,31 @@ impl<'a> Resolver<'a> {
             deadline: options.deadline.zip(timeout),
             dry_run,
             loads: Mutex::new(Vec::new()),
+            filters: Vec::new(),
         }
+    }
+
+    /// Notes the filters right above the file scans of `plan`. A source
+    /// the plan reads more than once (a self-join) is never pruned: its
+    /// other reads may not be filtered. (The count looks at the whole plan
+    /// through its debug form, whatever nodes it has.)
+    fn with_filters_of(mut self, plan: &LogicalPlan) -> Self {
+        let whole = format!("{plan:?}");
+        let mut node = Some(plan);
+        while let Some(n) = node {
+            if let LogicalPlan::Filter { input, predicate } = n
+                && let LogicalPlan::Scan {
+                    source: source @ TableSource::File { .. },
+                    ..
+                } = input.as_ref()
+                && whole.matches(&format!("{source:?}")).count() == 1
+            {
+                let conjuncts = predicate.conjuncts().into_iter().cloned().collect();
+                self.filters.push((source.clone(), conjuncts));
+            }
+            node = n.input();
+        }
+        self
     }
 
     /// Stops a load between batches on Ctrl-C or past the timeout.
@@ -1064,38 +1109,103 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
-    fn load_file(&self, path: &str, format: FileFormat, csv: &FileOptions) -> Result<TableData> {
-        if self.dry_run {
+    /// Loads the files of a scan (a path, a glob or a list) as one table,
+    /// skipping the files whose partitions `filters` (conjuncts over the
+    /// scan's columns) rule out; also returns how many files it read, of
+    /// how many.
+    fn load_file(
+        &self,
+        path: &str,
+        format: FileFormat,
+        csv: &FileOptions,
+        filters: &[weir_planner::Expr],
+    ) -> Result<(TableData, usize, usize)> {
+        let all_files = crate::files::expand(path, csv)?;
+        let hive = crate::files::hive(&all_files, csv.hive_partitioning)?;
+        let one = |file: &str, known: bool| {
             let known = match format {
-                FileFormat::Csv => self.db.known_csv_schema(&Connection::csv_key(path, csv)),
-                FileFormat::Parquet => None,
-            };
-            let schema = load::file_schema(Path::new(path), format, csv, known.as_ref())?;
-            return Ok(TableData::new(schema, Vec::new()));
-        }
-        let check = || self.check();
-        match format {
-            FileFormat::Parquet => load::read_parquet_parallel(Path::new(path), self, &check),
-            FileFormat::Csv => {
-                let key = Connection::csv_key(path, csv);
-                let planned = match self.db.known_csv_schema(&key) {
-                    Some(s) => s,
-                    None => load::sniff_csv(Path::new(path), csv)?,
-                };
-                let data = load::read_csv_parallel(
-                    Path::new(path),
-                    planned.clone(),
-                    &csv.types,
-                    self,
-                    &check,
-                )?;
-                if data.schema != planned {
-                    self.db.remember_csv_schema(key, data.schema);
-                    return Err(Error::SchemaChanged);
+                FileFormat::Csv if known => {
+                    self.db.known_csv_schema(&Connection::csv_key(file, csv))
                 }
-                load::normalize(Arc::new(data.schema), data.batches)
+                _ => None,
+            };
+            load::file_schema(Path::new(file), format, csv, known.as_ref())
+        };
+        if self.dry_run {
+            let schema = crate::files::schema(
+                &all_files,
+                one(&all_files[0], true)?,
+                &|f| one(f, false),
+                csv.filename,
+                hive.as_ref(),
+            )?;
+            return Ok((TableData::new(schema, Vec::new()), 0, all_files.len()));
+        }
+        let read: Vec<usize> = match &hive {
+            Some(h) => {
+                let schema = crate::files::with_extra_columns(
+                    &one(&all_files[0], true)?,
+                    csv.filename,
+                    Some(h),
+                );
+                let read = crate::files::prune(h, &schema, filters);
+                if read.is_empty() {
+                    return Ok((TableData::new(schema, Vec::new()), 0, all_files.len()));
+                }
+                read
+            }
+            None => (0..all_files.len()).collect(),
+        };
+        let files: Vec<String> = read.iter().map(|&i| all_files[i].clone()).collect();
+        let check = || self.check();
+        let mut tables = Vec::with_capacity(files.len());
+        match format {
+            FileFormat::Parquet => {
+                for file in &files {
+                    check()?;
+                    tables.push(load::read_parquet_parallel(Path::new(file), self, &check)?);
+                }
+            }
+            FileFormat::Csv => {
+                // every file is read with the first's schema, which widens
+                // for all of them
+                let key = Connection::csv_key(&all_files[0], csv);
+                let first = load::sniff_csv(Path::new(&all_files[0]), csv)?;
+                let planned = self.db.known_csv_schema(&key).unwrap_or(first.schema);
+                let mut dialect = first.dialect;
+                for (i, file) in files.iter().enumerate() {
+                    check()?;
+                    if read[i] > 0 {
+                        dialect = load::sniff_csv(Path::new(file), csv)?.dialect;
+                    }
+                    let fixed = csv.columns.as_deref().unwrap_or(&csv.types);
+                    let data = load::read_csv_parallel(
+                        Path::new(file),
+                        planned.clone(),
+                        &dialect,
+                        fixed,
+                        self,
+                        &check,
+                    )?;
+                    if data.schema != planned {
+                        self.db.remember_csv_schema(key, data.schema);
+                        return Err(Error::SchemaChanged);
+                    }
+                    tables.push(load::normalize(Arc::new(data.schema), data.batches)?);
+                }
             }
         }
+        if files.len() == 1 && !csv.filename && hive.is_none() {
+            let table = tables.pop().expect("one file, one table");
+            return Ok((table, 1, 1));
+        }
+        let table = crate::files::combine(
+            &files,
+            tables,
+            csv.filename,
+            hive.as_ref().map(|h| (h, read.as_slice())),
+        )?;
+        Ok((table, files.len(), all_files.len()))
     }
 }
 
@@ -1173,7 +1283,14 @@ impl SourceResolver for Resolver<'_> {
                 options,
             } => {
                 let started = Instant::now();
-                let result = self.load_file(path, *format, options);
+                let filters = self
+                    .filters
+                    .iter()
+                    .find(|(s, _)| s == source)
+                    .map_or(&[][..], |(_, f)| f.as_slice());
+                let loaded = self.load_file(path, *format, options, filters);
+                let (read, files) = loaded.as_ref().map_or((1, 1), |(_, r, n)| (*r, *n));
+                let result = loaded.map(|(table, ..)| table);
                 let failure = match &result {
                     Err(Error::Cancelled) => Some(LoadFailure::Cancelled),
                     Err(Error::Timeout(d)) => Some(LoadFailure::Timeout(*d)),
@@ -1181,7 +1298,7 @@ impl SourceResolver for Resolver<'_> {
                     _ => None,
                 };
                 self.loads.lock().expect("loads poisoned").push(Load {
-                    name: format!("read '{path}'"),
+                    name: crate::files::load_name(path, read, files),
                     rows: result.as_ref().map_or(0, |d| d.num_rows() as u64),
                     time: started.elapsed(),
                     failure,

@@ -64,8 +64,10 @@
 //! `read_csv('data.csv')`, `read_parquet('data.parquet')`; or registered as
 //! tables with [`Database::register_csv`] and [`Database::register_parquet`].
 
+mod csv_sniff;
 mod database;
 mod error;
+mod files;
 mod load;
 mod result;
 mod script;

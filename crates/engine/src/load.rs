@@ -13,55 +13,33 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use weir_pipeline::TableData;
 use weir_planner::FileFormat;
 
+use crate::csv_sniff::{self, Dialect, Sniffed};
 use crate::error::{Error, Result};
 
-/// Rows sampled to infer a CSV file's column types.
-const CSV_INFER_ROWS: usize = 20_480;
 /// Rows per batch when reading files.
 const READ_BATCH_ROWS: usize = 65_536;
 
-fn io_error(path: &Path, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
+pub(crate) fn io_error(
+    path: &Path,
+    e: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+) -> Error {
     Error::Io {
         path: path.to_path_buf(),
         source: e.into(),
     }
 }
 
-fn open(path: &Path) -> Result<File> {
+pub(crate) fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| io_error(path, e))
 }
 
-fn csv_format() -> arrow::csv::reader::Format {
-    arrow::csv::reader::Format::default().with_header(true)
-}
-
-/// How to read a CSV file: the rows sampled for types (`None`: the
-/// default, `Some(usize::MAX)`: all), and column types the user fixed.
+/// How to read a CSV file: the user's options of `read_csv`.
 pub(crate) type CsvOptions = weir_planner::FileOptions;
 
-/// The Arrow schema a CSV file is read with: types sniffed from a sample
-/// of rows, then the user's `types`. Not yet canonical.
-pub(crate) fn sniff_csv(path: &Path, options: &CsvOptions) -> Result<Schema> {
-    let sample = options.sample_rows.unwrap_or(CSV_INFER_ROWS);
-    let (schema, _) = csv_format()
-        .infer_schema(QuoteCheck::new(open(path)?), Some(sample))
-        .map_err(|e| io_error(path, e))?;
-    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-    for (name, t) in &options.types {
-        let field = fields
-            .iter_mut()
-            .find(|f| f.name().eq_ignore_ascii_case(name))
-            .ok_or_else(|| {
-                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                Error::InvalidInput(format!(
-                    "read_csv types: \"{}\" has no column \"{name}\" (columns: {})",
-                    path.display(),
-                    names.join(", ")
-                ))
-            })?;
-        *field = Field::new(field.name(), t.clone(), true);
-    }
-    Ok(Schema::new(fields))
+/// The dialect and Arrow schema a CSV file is read with (see
+/// [`csv_sniff::sniff`]). Not yet canonical.
+pub(crate) fn sniff_csv(path: &Path, options: &CsvOptions) -> Result<Sniffed> {
+    csv_sniff::sniff(path, options)
 }
 
 /// The schema a file will have once loaded (canonical types). `known`: a
@@ -74,13 +52,77 @@ pub(crate) fn file_schema(
 ) -> Result<SchemaRef> {
     let raw = match (format, known) {
         (FileFormat::Csv, Some(k)) => Arc::new(k.clone()),
-        (FileFormat::Csv, None) => Arc::new(sniff_csv(path, csv)?),
-        (FileFormat::Parquet, _) => ParquetRecordBatchReaderBuilder::try_new(open(path)?)
-            .map_err(|e| io_error(path, e))?
-            .schema()
-            .clone(),
+        (FileFormat::Csv, None) => Arc::new(sniff_csv(path, csv)?.schema),
+        (FileFormat::Parquet, _) => {
+            let raw = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+                .map_err(|e| io_error(path, e))?
+                .schema()
+                .clone();
+            return Ok(canonical_file_schema(&raw));
+        }
     };
     canonical_schema(&raw)
+}
+
+/// A Parquet file's schema with canonical types, a column of a type Weir
+/// cannot store standing as a VARCHAR marked
+/// [`weir_planner::catalog::UNSUPPORTED_TYPE`] (see
+/// [`read_parquet_parallel`]).
+pub(crate) fn canonical_file_schema(schema: &Schema) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match canonical_type(f.data_type()) {
+            Some(t) => Field::new(f.name(), t, f.is_nullable()),
+            None => Field::new(f.name(), DataType::Utf8, true).with_metadata(
+                [(
+                    weir_planner::catalog::UNSUPPORTED_TYPE.to_string(),
+                    f.data_type().to_string(),
+                )]
+                .into_iter()
+                .collect::<std::collections::HashMap<String, String>>(),
+            ),
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// The columns of a Parquet file Weir reads (of a type it can store), or
+/// `None` when it reads them all.
+fn readable_columns(
+    schema: &Schema,
+    parquet: &parquet::schema::types::SchemaDescriptor,
+) -> Option<parquet::arrow::ProjectionMask> {
+    let readable: Vec<usize> = (0..schema.fields().len())
+        .filter(|&i| canonical_type(schema.field(i).data_type()).is_some())
+        .collect();
+    (readable.len() < schema.fields().len())
+        .then(|| parquet::arrow::ProjectionMask::roots(parquet, readable))
+}
+
+/// `table` (the readable columns of a Parquet file) as `full` (every
+/// column): the unsupported ones filled with NULLs, which no query reads.
+fn fill_unsupported(full: &SchemaRef, table: TableData) -> Result<TableData> {
+    if table.schema.fields().len() == full.fields().len() {
+        return Ok(table);
+    }
+    let mut batches = Vec::with_capacity(table.batches.len());
+    for batch in table.batches {
+        let mut read = batch.columns().iter();
+        let columns = full
+            .fields()
+            .iter()
+            .map(|f| {
+                if weir_planner::catalog::unsupported_column(f).is_some() {
+                    arrow::array::new_null_array(f.data_type(), batch.num_rows())
+                } else {
+                    read.next().expect("a readable column per field").clone()
+                }
+            })
+            .collect();
+        batches.push(RecordBatch::try_new(full.clone(), columns)?);
+    }
+    Ok(TableData::new(full.clone(), batches))
 }
 
 /// A loaded CSV file: its rows, and the schema they were read with, wider
@@ -98,21 +140,26 @@ pub(crate) struct CsvData {
 pub(crate) fn read_csv(
     path: &Path,
     mut schema: Schema,
+    dialect: &Dialect,
     fixed: &[(String, DataType)],
     check: &dyn Fn() -> Result<()>,
 ) -> Result<CsvData> {
+    let first_line = dialect.lines_before_data() + 1;
     // each column widens at most twice
     for _ in 0..=2 * schema.fields().len() {
-        let reader = arrow::csv::ReaderBuilder::new(Arc::new(schema.clone()))
-            .with_header(true)
-            .with_batch_size(READ_BATCH_ROWS)
-            .build(BufReader::new(QuoteCheck::new(open(path)?)))
+        let mut text = BufReader::new(csv_sniff::open_text(path)?);
+        csv_sniff::skip_lines(&mut text, dialect.lines_before_data())
+            .map_err(|e| io_error(path, e))?;
+        let target = Arc::new(schema.clone());
+        let reader = dialect
+            .reader(decode_schema(&target, dialect), READ_BATCH_ROWS)
+            .build(BufReader::new(QuoteCheck::new(text, dialect, first_line)))
             .map_err(|e| io_error(path, e))?;
         let mut batches = Vec::new();
         let mut widened = None;
         for batch in reader {
             check()?;
-            match batch {
+            match batch.and_then(|b| finish_batch(b, &target, dialect)) {
                 Ok(b) => batches.push(b),
                 Err(e) => {
                     let wider = widening(&e, &schema, fixed);
@@ -121,7 +168,9 @@ pub(crate) fn read_csv(
                             widened = Some(w);
                             break;
                         }
-                        None => return Err(io_error(path, e)),
+                        None => {
+                            return Err(csv_error(path, &e, first_line, &schema));
+                        }
                     }
                 }
             }
@@ -209,17 +258,30 @@ pub(crate) trait RunParts {
 /// checks the quotes (see [`QuoteCheck`]).
 fn csv_parts(
     path: &Path,
+    dialect: &Dialect,
     parts: u64,
     min_part_bytes: u64,
     check: &dyn Fn() -> Result<()>,
 ) -> Result<Vec<(u64, u64, usize)>> {
-    let file = open(path)?;
-    let len = file.metadata().map_err(|e| io_error(path, e))?.len();
+    use std::io::{Seek, SeekFrom};
+    let mut file = BufReader::new(open(path)?);
+    let len = file
+        .get_ref()
+        .metadata()
+        .map_err(|e| io_error(path, e))?
+        .len();
+    let skip = dialect.lines_before_data();
+    let start = csv_sniff::skip_lines(&mut file, skip).map_err(|e| io_error(path, e))?;
+    let mut file = file.into_inner();
+    file.seek(SeekFrom::Start(start))
+        .map_err(|e| io_error(path, e))?;
     let stop = check;
-    let mut check = QuoteCheck::new(file);
+    let mut check = QuoteCheck::new(file, dialect, skip + 1);
+    check.offset = start;
+    check.line_start = start;
     check.part_bytes = (len / parts.max(1)).max(min_part_bytes).max(1);
-    // the header ends the first "part"
-    check.next_split = Some(0);
+    check.splits.push((start, skip + 1));
+    check.next_split = Some(start + check.part_bytes);
     let mut buf = vec![0; 1 << 20];
     loop {
         stop()?;
@@ -237,6 +299,30 @@ fn csv_parts(
         }
     }
     Ok(ranges)
+}
+
+/// Arrow's error reading rows that start on line `first_line` of the
+/// file, naming the file's line and the column by name.
+fn csv_error(
+    path: &Path,
+    e: &arrow::error::ArrowError,
+    first_line: usize,
+    schema: &Schema,
+) -> Error {
+    let message = e.to_string();
+    // a value's line is counted from 0, a record's from 1
+    let from_zero = message.contains("Error while parsing value");
+    let mut message = shift_lines(&message, first_line + usize::from(from_zero));
+    if let Some(i) = failed_column(e)
+        && let Some(f) = schema.fields().get(i)
+    {
+        message = message.replacen(
+            &format!("for column {i} "),
+            &format!("for column \"{}\" ", f.name()),
+            1,
+        );
+    }
+    io_error(path, message)
 }
 
 /// `line N` in an Arrow CSV message counted from `first_line` of the file.
@@ -263,28 +349,31 @@ fn shift_lines(message: &str, first_line: usize) -> String {
 pub(crate) fn read_csv_parallel(
     path: &Path,
     schema: Schema,
+    dialect: &Dialect,
     fixed: &[(String, DataType)],
     runner: &dyn RunParts,
     check: &dyn Fn() -> Result<()>,
 ) -> Result<CsvData> {
-    read_csv_in_parts(path, schema, fixed, runner, check, MIN_PART_BYTES)
+    read_csv_in_parts(path, schema, dialect, fixed, runner, check, MIN_PART_BYTES)
 }
 
 fn read_csv_in_parts(
     path: &Path,
     mut schema: Schema,
+    dialect: &Dialect,
     fixed: &[(String, DataType)],
     runner: &dyn RunParts,
     check: &dyn Fn() -> Result<()>,
     min_part_bytes: u64,
 ) -> Result<CsvData> {
     let workers = runner.workers() as u64;
-    if workers < 2 {
-        return read_csv(path, schema, fixed, check);
+    // a compressed file is one stream
+    if workers < 2 || dialect.gzip {
+        return read_csv(path, schema, dialect, fixed, check);
     }
-    let ranges = csv_parts(path, workers * 2, min_part_bytes, check)?;
+    let ranges = csv_parts(path, dialect, workers * 2, min_part_bytes, check)?;
     if ranges.len() < 2 {
-        return read_csv(path, schema, fixed, check);
+        return read_csv(path, schema, dialect, fixed, check);
     }
     check()?;
     for _ in 0..=2 * schema.fields().len() {
@@ -294,11 +383,14 @@ fn read_csv_in_parts(
             .map(|&(start, end, line)| {
                 let path = path.to_path_buf();
                 let schema = shared.clone();
+                let dialect = dialect.clone();
                 Box::new(move |stop: &dyn Fn() -> bool| {
-                    read_csv_range(&path, schema.clone(), start, end, stop).map_err(|e| match e {
-                        RangeError::Arrow(e) => PartError::Arrow(e, line),
-                        RangeError::Stopped => PartError::Stopped,
-                        RangeError::Io(e) => PartError::Other(io_error(&path, e)),
+                    read_csv_range(&path, schema.clone(), &dialect, start, end, stop).map_err(|e| {
+                        match e {
+                            RangeError::Arrow(e) => PartError::Arrow(e, line),
+                            RangeError::Stopped => PartError::Stopped,
+                            RangeError::Io(e) => PartError::Other(io_error(&path, e)),
+                        }
                     })
                 }) as Part
             })
@@ -320,7 +412,7 @@ fn read_csv_in_parts(
                             widened = Some(w);
                             break;
                         }
-                        None => return Err(io_error(path, shift_lines(&e.to_string(), line))),
+                        None => return Err(csv_error(path, &e, line, &schema)),
                     }
                 }
             }
@@ -348,6 +440,7 @@ enum RangeError {
 fn read_csv_range(
     path: &Path,
     schema: SchemaRef,
+    dialect: &Dialect,
     start: u64,
     end: u64,
     stop: &dyn Fn() -> bool,
@@ -355,9 +448,8 @@ fn read_csv_range(
     use std::io::{Seek, SeekFrom};
     let mut file = File::open(path).map_err(RangeError::Io)?;
     file.seek(SeekFrom::Start(start)).map_err(RangeError::Io)?;
-    let reader = arrow::csv::ReaderBuilder::new(schema)
-        .with_header(false)
-        .with_batch_size(READ_BATCH_ROWS)
+    let reader = dialect
+        .reader(decode_schema(&schema, dialect), READ_BATCH_ROWS)
         .build(BufReader::new(file.take(end - start)))
         .map_err(RangeError::Arrow)?;
     let mut batches = Vec::new();
@@ -365,9 +457,58 @@ fn read_csv_range(
         if stop() {
             return Err(RangeError::Stopped);
         }
+        let b = b.and_then(|b| finish_batch(b, &schema, dialect));
         batches.push(b.map_err(RangeError::Arrow)?);
     }
     Ok(batches)
+}
+
+/// The schema CSV rows are decoded with: `target`, or all VARCHAR when
+/// rows that do not convert are left out (`ignore_errors`).
+fn decode_schema(target: &SchemaRef, dialect: &Dialect) -> SchemaRef {
+    if !dialect.ignore_errors {
+        return target.clone();
+    }
+    let fields: Vec<Field> = target
+        .fields()
+        .iter()
+        .map(|f| Field::new(f.name(), DataType::Utf8, true))
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// A decoded batch as `target`: with `ignore_errors`, its VARCHAR values
+/// converted and the rows with a value that does not convert left out.
+fn finish_batch(
+    batch: RecordBatch,
+    target: &SchemaRef,
+    dialect: &Dialect,
+) -> Result<RecordBatch, arrow::error::ArrowError> {
+    use arrow::compute::kernels::boolean::{and, not, or};
+    use arrow::compute::{filter_record_batch, is_not_null, is_null};
+    if !dialect.ignore_errors {
+        return Ok(batch);
+    }
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    let mut bad: Option<arrow::array::BooleanArray> = None;
+    for (c, f) in batch.columns().iter().zip(target.fields()) {
+        if f.data_type() == c.data_type() {
+            columns.push(c.clone());
+            continue;
+        }
+        let converted = arrow::compute::cast(c, f.data_type())?;
+        let failed = and(&is_not_null(c)?, &is_null(&converted)?)?;
+        bad = Some(match bad {
+            Some(b) => or(&b, &failed)?,
+            None => failed,
+        });
+        columns.push(converted);
+    }
+    let converted = RecordBatch::try_new(target.clone(), columns)?;
+    match bad {
+        Some(bad) => filter_record_batch(&converted, &not(&bad)?),
+        None => Ok(converted),
+    }
 }
 
 /// [`read_parquet`] with the row groups decoded by `runner`'s workers at
@@ -386,19 +527,29 @@ pub(crate) fn read_parquet_parallel(
         return read_parquet(path, check);
     }
     check()?;
-    let schema = metadata.schema().clone();
+    let full = canonical_file_schema(metadata.schema());
+    let mask = readable_columns(
+        metadata.schema(),
+        metadata.metadata().file_metadata().schema_descr(),
+    );
     let parts: Vec<Part> = (0..groups)
         .map(|g| {
             let path = path.to_path_buf();
             let metadata = metadata.clone();
+            let mask = mask.clone();
             Box::new(move |stop: &dyn Fn() -> bool| {
                 let file = File::open(&path).map_err(|e| PartError::Other(io_error(&path, e)))?;
-                let reader =
+                let mut builder =
                     ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
                         .with_row_groups(vec![g])
-                        .with_batch_size(READ_BATCH_ROWS)
-                        .build()
-                        .map_err(|e| PartError::Other(io_error(&path, e)))?;
+                        .with_batch_size(READ_BATCH_ROWS);
+                if let Some(mask) = &mask {
+                    builder = builder.with_projection(mask.clone());
+                }
+                let reader = builder
+                    .build()
+                    .map_err(|e| PartError::Other(io_error(&path, e)))?;
+                let schema = reader.schema();
                 let mut batches = Vec::new();
                 for b in reader {
                     if stop() {
@@ -407,7 +558,6 @@ pub(crate) fn read_parquet_parallel(
                     batches.push(b.map_err(|e| PartError::Arrow(e, 1))?);
                 }
                 // the workers convert to the stored types too
-                let schema = metadata.schema().clone();
                 normalize(schema, batches)
                     .map(|t| t.batches)
                     .map_err(PartError::Other)
@@ -426,23 +576,33 @@ pub(crate) fn read_parquet_parallel(
             Err(PartError::Arrow(e, _)) => return Err(io_error(path, e)),
         }
     }
-    Ok(TableData::new(canonical_schema(&schema)?, batches))
+    let schema = Arc::new(Schema::new(
+        full.fields()
+            .iter()
+            .filter(|f| weir_planner::catalog::unsupported_column(f).is_none())
+            .cloned()
+            .collect::<Vec<_>>(),
+    ));
+    fill_unsupported(&full, TableData::new(schema, batches))
 }
 
 /// Reads a Parquet file, calling `check` between batches.
 pub(crate) fn read_parquet(path: &Path, check: &dyn Fn() -> Result<()>) -> Result<TableData> {
-    let reader = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+    let mut builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
         .map_err(|e| io_error(path, e))?
-        .with_batch_size(READ_BATCH_ROWS)
-        .build()
-        .map_err(|e| io_error(path, e))?;
+        .with_batch_size(READ_BATCH_ROWS);
+    let full = canonical_file_schema(builder.schema());
+    if let Some(mask) = readable_columns(builder.schema(), builder.parquet_schema()) {
+        builder = builder.with_projection(mask);
+    }
+    let reader = builder.build().map_err(|e| io_error(path, e))?;
     let schema = reader.schema();
     let mut batches = Vec::new();
     for b in reader {
         check()?;
         batches.push(b.map_err(|e| io_error(path, e))?);
     }
-    normalize(schema, batches)
+    fill_unsupported(&full, normalize(schema, batches)?)
 }
 
 /// Passes a CSV file's bytes through, watching its quotes: a quoted field
@@ -450,10 +610,15 @@ pub(crate) fn read_parquet(path: &Path, check: &dyn Fn() -> Result<()>) -> Resul
 /// column of its opening quote (Arrow's reader would take the rest of the
 /// file as that field).
 ///
-/// As the CSV reader, a `"` opens a quoted field only at the start of a
-/// field; inside one, `""` is a quote.
+/// As the CSV reader, a quote opens a quoted field only at the start of a
+/// field; inside one, a doubled quote is a quote, and the dialect's escape
+/// character (if any) escapes the byte after it.
 struct QuoteCheck<R> {
     inner: R,
+    delimiter: u8,
+    /// `None`: no quoting, nothing to check.
+    quote: Option<u8>,
+    escape: Option<u8>,
     state: QuoteState,
     /// The previous byte opens a field (start of file, `,`, line end).
     at_field_start: bool,
@@ -479,15 +644,21 @@ enum QuoteState {
     /// Inside, just after a `"`: it ends the field unless another `"`
     /// follows.
     QuoteSeen,
+    /// Inside, just after the escape character.
+    Escaped,
 }
 
 impl<R: Read> QuoteCheck<R> {
-    fn new(inner: R) -> Self {
+    /// Checks `inner`, whose first byte is on line `line`.
+    fn new(inner: R, dialect: &Dialect, line: usize) -> Self {
         Self {
             inner,
+            delimiter: dialect.delimiter,
+            quote: dialect.quote,
+            escape: dialect.escape.filter(|e| Some(*e) != dialect.quote),
             state: QuoteState::Outside,
             at_field_start: true,
-            line: 1,
+            line,
             line_start: 0,
             offset: 0,
             opened: (0, 0),
@@ -518,12 +689,21 @@ impl<R: Read> QuoteCheck<R> {
     }
 
     fn scan(&mut self, buf: &[u8]) {
+        // no quoting: a byte text never holds
+        let quote = self.quote.unwrap_or(0);
         let mut i = 0;
         while i < buf.len() {
             match self.state {
+                QuoteState::Escaped => {
+                    if buf[i] == b'\n' {
+                        self.count_lines(&buf[i..=i], i);
+                    }
+                    self.state = QuoteState::Inside;
+                    i += 1;
+                }
                 QuoteState::Outside | QuoteState::QuoteSeen => {
                     if self.state == QuoteState::QuoteSeen {
-                        if buf[i] == b'"' {
+                        if buf[i] == quote {
                             self.state = QuoteState::Inside;
                             i += 1;
                             continue;
@@ -532,13 +712,15 @@ impl<R: Read> QuoteCheck<R> {
                     }
                     // fast path: up to the next quote
                     let rest = &buf[i..];
-                    let end = rest.iter().position(|&b| b == b'"').unwrap_or(rest.len());
+                    let end = rest.iter().position(|&b| b == quote).unwrap_or(rest.len());
                     if self.next_split.is_some() {
                         self.note_splits(&rest[..end], i);
                     }
                     self.count_lines(&rest[..end], i);
                     if end > 0 {
-                        self.at_field_start = matches!(rest[end - 1], b',' | b'\n' | b'\r');
+                        let last = rest[end - 1];
+                        self.at_field_start =
+                            last == self.delimiter || last == b'\n' || last == b'\r';
                     }
                     i += end;
                     if i < buf.len() {
@@ -554,11 +736,18 @@ impl<R: Read> QuoteCheck<R> {
                 }
                 QuoteState::Inside => {
                     let rest = &buf[i..];
-                    let end = rest.iter().position(|&b| b == b'"').unwrap_or(rest.len());
+                    let end = rest
+                        .iter()
+                        .position(|&b| b == quote || Some(b) == self.escape)
+                        .unwrap_or(rest.len());
                     self.count_lines(&rest[..end], i);
                     i += end;
                     if i < buf.len() {
-                        self.state = QuoteState::QuoteSeen;
+                        self.state = if buf[i] == quote {
+                            QuoteState::QuoteSeen
+                        } else {
+                            QuoteState::Escaped
+                        };
                         i += 1;
                     }
                 }
@@ -581,7 +770,7 @@ impl<R: Read> QuoteCheck<R> {
 impl<R: Read> Read for QuoteCheck<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        if n == 0 && self.state == QuoteState::Inside {
+        if n == 0 && matches!(self.state, QuoteState::Inside | QuoteState::Escaped) {
             let (line, column) = self.opened;
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
@@ -683,6 +872,20 @@ mod tests {
     use std::cell::Cell;
     use std::io::Write as _;
 
+    /// `,`-separated, `"`-quoted, with a header.
+    fn comma() -> Dialect {
+        Dialect {
+            delimiter: b',',
+            quote: Some(b'"'),
+            escape: None,
+            header: true,
+            skip: 0,
+            null: None,
+            gzip: false,
+            ignore_errors: false,
+        }
+    }
+
     fn write_csv(rows: usize, tail: &str) -> tempfile::NamedTempFile {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         writeln!(f, "a,b").unwrap();
@@ -707,8 +910,10 @@ mod tests {
                 Ok(())
             }
         };
-        let schema = sniff_csv(f.path(), &CsvOptions::default()).unwrap();
-        let err = read_csv(f.path(), schema, &[], &check).err().unwrap();
+        let schema = sniff_csv(f.path(), &CsvOptions::default()).unwrap().schema;
+        let err = read_csv(f.path(), schema, &comma(), &[], &check)
+            .err()
+            .unwrap();
         assert!(matches!(err, Error::Cancelled), "{err}");
         assert_eq!(calls.get(), 2, "the load went on after the check failed");
     }
@@ -744,11 +949,12 @@ mod tests {
         }
         f.flush().unwrap();
         let check = || Ok(());
-        let schema = sniff_csv(f.path(), &CsvOptions::default()).unwrap();
-        let whole = read_csv(f.path(), schema.clone(), &[], &check).unwrap();
-        let ranges = csv_parts(f.path(), 8, 64, &check).unwrap();
+        let schema = sniff_csv(f.path(), &CsvOptions::default()).unwrap().schema;
+        let whole = read_csv(f.path(), schema.clone(), &comma(), &[], &check).unwrap();
+        let ranges = csv_parts(f.path(), &comma(), 8, 64, &check).unwrap();
         assert!(ranges.len() >= 4, "{ranges:?}");
-        let parts = read_csv_in_parts(f.path(), schema, &[], &Backwards, &check, 64).unwrap();
+        let parts =
+            read_csv_in_parts(f.path(), schema, &comma(), &[], &Backwards, &check, 64).unwrap();
         assert_eq!(render(&parts.batches), render(&whole.batches));
         assert_eq!(
             parts.batches.iter().map(|b| b.num_rows()).sum::<usize>(),
@@ -767,8 +973,10 @@ mod tests {
                 ..CsvOptions::default()
             },
         )
-        .unwrap();
-        let data = read_csv_in_parts(f.path(), schema, &[], &Backwards, &check, 256).unwrap();
+        .unwrap()
+        .schema;
+        let data =
+            read_csv_in_parts(f.path(), schema, &comma(), &[], &Backwards, &check, 256).unwrap();
         let types: Vec<&DataType> = data.schema.fields().iter().map(|f| f.data_type()).collect();
         assert_eq!(types, [&DataType::Float64, &DataType::Utf8]);
         assert_eq!(
@@ -781,8 +989,8 @@ mod tests {
             sample_rows: Some(100),
             ..CsvOptions::default()
         };
-        let schema = sniff_csv(f.path(), &sample).unwrap();
-        let err = read_csv_in_parts(f.path(), schema, &[], &Backwards, &check, 256)
+        let schema = sniff_csv(f.path(), &sample).unwrap().schema;
+        let err = read_csv_in_parts(f.path(), schema, &comma(), &[], &Backwards, &check, 256)
             .err()
             .unwrap()
             .to_string();
@@ -807,9 +1015,9 @@ mod tests {
         for whole in [true, false] {
             let mut out = Vec::new();
             let err = if whole {
-                QuoteCheck::new(text.as_bytes()).read_to_end(&mut out)
+                QuoteCheck::new(text.as_bytes(), &comma(), 1).read_to_end(&mut out)
             } else {
-                QuoteCheck::new(OneByte(text.as_bytes())).read_to_end(&mut out)
+                QuoteCheck::new(OneByte(text.as_bytes()), &comma(), 1).read_to_end(&mut out)
             }
             .unwrap_err();
             assert!(
@@ -818,7 +1026,7 @@ mod tests {
             );
         }
         let mut out = Vec::new();
-        QuoteCheck::new("a\n\"x\"\"\"\n".as_bytes())
+        QuoteCheck::new("a\n\"x\"\"\"\n".as_bytes(), &comma(), 1)
             .read_to_end(&mut out)
             .unwrap();
     }

@@ -1,9 +1,26 @@
 //! What the planner needs to know about tables and files.
 
-use arrow_schema::SchemaRef;
+use arrow_schema::{Field, SchemaRef};
 
 use crate::plan::{FileFormat, FileOptions};
 use crate::scalar::ScalarValue;
+
+/// Field metadata marking a file's column whose type Weir cannot store
+/// (a Parquet LIST, STRUCT, MAP, ...); its value names that type. The
+/// column stands in a file's schema as a VARCHAR of NULLs, so a query that
+/// does not read it runs; binding a reference to it is an error
+/// ([`unsupported_column`]).
+pub const UNSUPPORTED_TYPE: &str = "weir.unsupported_type";
+
+/// The error for reading `field`, if it is a column marked
+/// [`UNSUPPORTED_TYPE`].
+pub fn unsupported_column(field: &Field) -> Option<String> {
+    let t = field.metadata().get(UNSUPPORTED_TYPE)?;
+    Some(format!(
+        "column \"{}\" has type {t} which Weir does not support",
+        field.name()
+    ))
+}
 
 /// One setting of the session (`SET`, `RESET`, `current_setting()`,
 /// `weir_settings()`).

@@ -49,8 +49,9 @@ pub enum TableSource {
     },
 }
 
-/// Options of a file reader: `read_csv('p', types={'a': 'DOUBLE'},
-/// sample_size=-1)`.
+/// Options of a file reader, as DuckDB's `read_csv` / `read_parquet` take
+/// them: `read_csv('p', delim=';', header=false, types={'a': 'DOUBLE'})`.
+/// `None` leaves a CSV dialect setting to the sniffer.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FileOptions {
     /// Rows sampled to infer a CSV file's column types (`None`: the
@@ -58,6 +59,34 @@ pub struct FileOptions {
     pub sample_rows: Option<usize>,
     /// Column types fixed by the user, by column name.
     pub types: Vec<(String, arrow_schema::DataType)>,
+    /// CSV field separator (`delim`, `sep`).
+    pub delimiter: Option<u8>,
+    /// CSV quote character (`quote`; `Some(None)`: no quoting, `quote=''`).
+    pub quote: Option<Option<u8>>,
+    /// CSV escape character inside quotes (`escape`; `Some(None)`: the
+    /// quote doubled, the default).
+    pub escape: Option<Option<u8>>,
+    /// The first row holds the column names (`header`).
+    pub header: Option<bool>,
+    /// Every column's name and type (`columns={'a': 'INT', ...}`): no
+    /// sniffing of names or types.
+    pub columns: Option<Vec<(String, arrow_schema::DataType)>>,
+    /// The text read as NULL (`nullstr`; the empty field always is).
+    pub null_string: Option<String>,
+    /// Lines skipped before the header (`skip`).
+    pub skip: usize,
+    /// Rows that do not parse are left out (`ignore_errors`).
+    pub ignore_errors: bool,
+    /// `auto_detect=false`: nothing is sniffed, `columns` must be given.
+    pub no_auto_detect: bool,
+    /// Adds a `filename` column holding each row's file (`filename=true`).
+    pub filename: bool,
+    /// Partition columns from `key=value` folders (`hive_partitioning`;
+    /// `None`: when every file's path has the same keys, as in DuckDB).
+    pub hive_partitioning: Option<bool>,
+    /// The paths of a list argument (`read_parquet(['a', 'b'])`), each a
+    /// path or a glob; empty when the scan's one `path` is the pattern.
+    pub paths: Vec<String>,
 }
 
 /// A file format.

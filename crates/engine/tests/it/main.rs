@@ -4,4 +4,5 @@ mod api;
 mod differential;
 mod fairness;
 mod files;
+mod sniff;
 mod tpch;

@@ -865,12 +865,12 @@ fn files_and_series() {
         "IO Error: No files found that match the pattern \"missing.csv\"",
     );
     check_err(
-        "SELECT * FROM read_csv('a.csv', header = true)",
-        "read_csv option header = true is not supported",
+        "SELECT * FROM read_csv('a.csv', foo = true)",
+        "Invalid named parameter \"foo\" for function read_csv",
     );
     check_err(
         "SELECT * FROM read_csv(1)",
-        "read_csv takes one argument, a file path string",
+        "read_csv path must be a string, found INTEGER \"1\"",
     );
     check_err(
         "SELECT * FROM read_csvv('a.csv')",

@@ -539,7 +539,13 @@ impl<'s> ExprBinder<'s> {
             self.scope.check_qualifier(q)?;
         }
         match self.scope.find(&name.value) {
-            Some(i) => Ok(Expr::column(i, self.scope.schema.field(i).name().clone())),
+            Some(i) => {
+                let field = self.scope.schema.field(i);
+                if let Some(message) = crate::catalog::unsupported_column(field) {
+                    return Err(unsupported(format!("{message}{}", at(name.span))));
+                }
+                Ok(Expr::column(i, field.name().clone()))
+            }
             None => {
                 let names = self.scope.schema.fields().iter().map(|f| f.name().as_str());
                 let hint = match did_you_mean(&name.value, names) {

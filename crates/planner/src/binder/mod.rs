@@ -7,6 +7,7 @@
 mod coerce;
 mod copy;
 mod expr;
+mod files;
 mod query;
 mod settings;
 
@@ -868,13 +869,18 @@ pub(crate) fn single_name(name: &ObjectName) -> Result<&ast::Ident> {
 /// The format of `'path'` in FROM or DESCRIBE, by its extension.
 pub(crate) fn format_from_extension(id: &ast::Ident) -> Result<FileFormat> {
     let lower = id.value.to_ascii_lowercase();
-    if lower.ends_with(".csv") {
+    // compressed CSV is read by its extension too
+    let lower = lower
+        .strip_suffix(".gz")
+        .or_else(|| lower.strip_suffix(".gzip"))
+        .unwrap_or(&lower);
+    if lower.ends_with(".csv") || lower.ends_with(".tsv") {
         Ok(FileFormat::Csv)
     } else if lower.ends_with(".parquet") {
         Ok(FileFormat::Parquet)
     } else {
         Err(bind_err(format!(
-            "cannot tell the format of file '{}' from its extension (expected .csv or .parquet); \
+            "cannot tell the format of file '{}' from its extension (expected .csv, .tsv, .csv.gz or .parquet); \
              use read_csv('...') or read_parquet('...'){}",
             id.value,
             at(id.span)

@@ -315,32 +315,34 @@ impl Binder<'_> {
         args: &[FunctionArg],
     ) -> Result<(TableSource, SchemaRef, String)> {
         let name = id.value.to_ascii_lowercase();
-        let mut values = Vec::with_capacity(args.len());
-        let mut options = FileOptions::default();
-        for a in args {
-            let named = match a {
-                FunctionArg::Named {
-                    name: option,
-                    arg: FunctionArgExpr::Expr(e),
-                    ..
-                } => Some((option.value.to_ascii_lowercase(), e)),
-                FunctionArg::ExprNamed {
-                    name: ast::Expr::Identifier(option),
-                    arg: FunctionArgExpr::Expr(e),
-                    ..
-                } => Some((option.value.to_ascii_lowercase(), e)),
-                _ => None,
+        if let "read_csv" | "read_csv_auto" | "read_parquet" = name.as_str() {
+            let format = if name == "read_parquet" {
+                FileFormat::Parquet
+            } else {
+                FileFormat::Csv
             };
-            if let Some((option, e)) = named
-                && matches!(name.as_str(), "read_csv" | "read_csv_auto")
-                && matches!(
-                    option.as_str(),
-                    "types" | "dtypes" | "column_types" | "sample_size"
-                )
-            {
-                csv_option(&mut options, &option, e, self.fold)?;
-                continue;
-            }
+            let super::files::FileArgs { path, options } =
+                super::files::file_args(&name, format, id, args, self.fold)?;
+            let schema = if options == FileOptions::default() {
+                self.file_schema(&path, format)?
+            } else {
+                self.catalog
+                    .file_schema_with(&path, format, &options)
+                    .map_err(crate::error::Error::Catalog)?
+            };
+            let stem = file_stem(options.paths.first().unwrap_or(&path));
+            return Ok((
+                TableSource::File {
+                    path,
+                    format,
+                    options,
+                },
+                schema,
+                stem,
+            ));
+        }
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
             let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
                 return Err(unsupported(format!(
                     "{name} option {a} is not supported{}",
@@ -366,39 +368,6 @@ impl Binder<'_> {
             }
         }
         match name.as_str() {
-            "read_csv" | "read_csv_auto" | "read_parquet" => {
-                let format = if name == "read_parquet" {
-                    FileFormat::Parquet
-                } else {
-                    FileFormat::Csv
-                };
-                let path = match values.as_slice() {
-                    [(ScalarValue::Utf8(p), _)] => p.clone(),
-                    _ => {
-                        return Err(bind_err(format!(
-                            "{name} takes one argument, a file path string{}",
-                            at(id.span)
-                        )));
-                    }
-                };
-                let schema = if options == FileOptions::default() {
-                    self.file_schema(&path, format)?
-                } else {
-                    self.catalog
-                        .file_schema_with(&path, format, &options)
-                        .map_err(crate::error::Error::Catalog)?
-                };
-                let stem = file_stem(&path);
-                Ok((
-                    TableSource::File {
-                        path,
-                        format,
-                        options,
-                    },
-                    schema,
-                    stem,
-                ))
-            }
             "range" | "generate_series" => {
                 let mut ints = Vec::with_capacity(values.len());
                 for (v, e) in &values {
@@ -750,7 +719,13 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
             if excluded.contains(&i) {
                 continue;
             }
-            out.push(match replaced.iter().find(|(k, _)| *k == i) {
+            let replacement = replaced.iter().find(|(k, _)| *k == i);
+            if replacement.is_none()
+                && let Some(message) = crate::catalog::unsupported_column(f)
+            {
+                return Err(unsupported(message));
+            }
+            out.push(match replacement {
                 Some((_, r)) => Item {
                     kind: ItemKind::Ast(&r.expr),
                     name: r.column_name.value.clone(),
@@ -1221,82 +1196,4 @@ fn expr_text(e: &ast::Expr) -> String {
 fn file_stem(path: &str) -> String {
     let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
     base.split('.').next().unwrap_or(base).to_string()
-}
-
-/// A `read_csv` option: `types={'col': 'TYPE', ...}` fixes column types,
-/// `sample_size=N` sets the rows sampled for the others (-1: all).
-fn csv_option(
-    options: &mut FileOptions,
-    option: &str,
-    e: &ast::Expr,
-    fold: Folder<'_>,
-) -> Result<()> {
-    if option == "sample_size" {
-        let scope = Scope::empty();
-        let mut eb = ExprBinder::new(
-            &scope,
-            fold,
-            false,
-            "aggregate functions are not allowed here",
-        );
-        let n = match eb.bind(e)? {
-            Expr::Literal(ScalarValue::Int32(n)) => i64::from(n),
-            Expr::Literal(ScalarValue::Int64(n)) => n,
-            _ => 0,
-        };
-        options.sample_rows = match n {
-            -1 => Some(usize::MAX),
-            n if n > 0 => Some(n as usize),
-            _ => {
-                return Err(bind_err(format!(
-                    "read_csv sample_size must be a positive integer or -1 (all rows), found \"{e}\"{}",
-                    at(e.span())
-                )));
-            }
-        };
-        return Ok(());
-    }
-    let ast::Expr::Dictionary(fields) = e else {
-        return Err(bind_err(format!(
-            "read_csv {option} must be a struct of column names to type names, such as {{'a': 'DOUBLE'}}, found \"{e}\"{}",
-            at(e.span())
-        )));
-    };
-    for field in fields {
-        let type_name = match field.value.as_ref() {
-            ast::Expr::Value(v) => match &v.value {
-                Value::SingleQuotedString(t) => t.clone(),
-                _ => String::new(),
-            },
-            _ => String::new(),
-        };
-        let data_type = parse_type_name(&type_name).ok_or_else(|| {
-            bind_err(format!(
-                "read_csv {option}: \"{}\" is not a type Weir reads from CSV (BOOLEAN, INTEGER, BIGINT, DOUBLE, VARCHAR, DATE, TIMESTAMP){}",
-                field.value,
-                at(field.value.span())
-            ))
-        })?;
-        options.types.push((field.key.value.clone(), data_type));
-    }
-    Ok(())
-}
-
-/// A type named in a string (`'DOUBLE'`), as CSV columns can have it.
-fn parse_type_name(name: &str) -> Option<DataType> {
-    let mut parser = sqlparser::parser::Parser::new(&sqlparser::dialect::DuckDbDialect {})
-        .try_with_sql(name)
-        .ok()?;
-    let t = super::data_type_from_sql(&parser.parse_data_type().ok()?).ok()?;
-    matches!(
-        t,
-        DataType::Boolean
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::Float64
-            | DataType::Utf8
-            | DataType::Date32
-            | DataType::Timestamp(..)
-    )
-    .then_some(t)
 }
