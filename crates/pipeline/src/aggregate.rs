@@ -25,6 +25,8 @@ use arrow::row::{RowConverter, SortField};
 use weir_planner::{AggregateExpr, AggregateFunction, BinaryOp, Expr};
 
 use crate::error::{Error, Result};
+
+mod holistic;
 use crate::eval::evaluate;
 
 use self::groups::GroupTable;
@@ -593,6 +595,12 @@ fn new_accumulator(spec: &AggSpec) -> Result<Box<dyn Accumulator>> {
         if spec.func == AggregateFunction::StringAgg {
             return Ok(Box::new(StringAgg::default()));
         }
+        if matches!(
+            spec.func,
+            AggregateFunction::QuantileCont | AggregateFunction::QuantileDisc
+        ) {
+            return holistic::quantile(spec.func, &spec.input_type);
+        }
         return Ok(Box::new(ArgMinMax::new(
             spec.func == AggregateFunction::ArgMin,
             &spec.input_type,
@@ -659,7 +667,11 @@ fn new_plain_accumulator(
             }),
             _ => return Err(unsupported()),
         },
-        ArgMin | ArgMax | StringAgg => {
+        Median | Mode | AnyValue | BitAnd | BitOr | BitXor | Product => match input {
+            DataType::Null => Box::new(CountAcc::null_result(output.clone())),
+            _ => return holistic::new_accumulator(func, input, output),
+        },
+        ArgMin | ArgMax | StringAgg | QuantileCont | QuantileDisc => {
             return Err(Error::Internal(format!(
                 "{}() without its key argument",
                 func.name()

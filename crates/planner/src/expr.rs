@@ -310,12 +310,98 @@ pub enum ScalarFunction {
     Ln,
     /// `log10(x)`: base-10 logarithm (also log(x))
     Log10,
+    /// `log(x)`: base-10 logarithm; `log(b, x)`: base-b logarithm
+    Log,
     /// `log2(x)`: base-2 logarithm
     Log2,
     /// `date_trunc(part, t)`: the TIMESTAMP `t` truncated to `part` (a
     /// VARCHAR literal: year, quarter, month, week, day, hour, minute,
     /// second, millisecond, microsecond)
     DateTrunc,
+    /// `regexp_matches(s, pattern [, options])`: true if the pattern matches somewhere in s
+    RegexpMatches,
+    /// `regexp_full_match(s, pattern [, options])`: true if the pattern matches all of s
+    RegexpFullMatch,
+    /// `regexp_extract(s, pattern [, group])`: the match (or a group of it), '' if none
+    RegexpExtract,
+    /// `regexp_replace(s, pattern, replacement [, options])`: the first match (every one with 'g') replaced
+    RegexpReplace,
+    /// `printf(format, ...)`: C-style formatting
+    Printf,
+    /// `format(format, ...)`: `{}`-style formatting
+    Format,
+    /// `md5(s)`: the MD5 digest as 32 hex digits
+    Md5,
+    /// `levenshtein(a, b)`: the edit distance in bytes, as DuckDB
+    Levenshtein,
+    /// `split_part(s, sep, n)`: the n-th field (1-based; negative from the end)
+    SplitPart,
+    /// `ascii(s)`: the code point of the first character
+    Ascii,
+    /// `chr(n)`: the character of code point n
+    Chr,
+    /// `translate(s, from, to)`: each character of from replaced by the one at its place in to (dropped if none)
+    Translate,
+    /// `gcd(a, b)`: the greatest common divisor
+    Gcd,
+    /// `lcm(a, b)`: the least common multiple
+    Lcm,
+    /// `random()`: a pseudo-random DOUBLE in [0, 1), a new one per row
+    Random,
+    /// `setseed(x)`: seeds random() with x in [-1, 1]; returns NULL
+    SetSeed,
+    /// `pi()`
+    Pi,
+    /// `sin(x)`
+    Sin,
+    /// `cos(x)`
+    Cos,
+    /// `tan(x)`
+    Tan,
+    /// `cot(x)`
+    Cot,
+    /// `asin(x)` (NaN outside [-1, 1])
+    Asin,
+    /// `acos(x)` (NaN outside [-1, 1])
+    Acos,
+    /// `atan(x)`
+    Atan,
+    /// `atan2(y, x)`
+    Atan2,
+    /// `degrees(x)`: radians to degrees
+    Degrees,
+    /// `radians(x)`: degrees to radians
+    Radians,
+    /// `cbrt(x)`: cube root
+    Cbrt,
+    /// `isnan(x)`
+    IsNan,
+    /// `isinf(x)`
+    IsInf,
+    /// `isfinite(x)`
+    IsFinite,
+    /// `date_diff(part, start, end)`: the number of part boundaries between two TIMESTAMPs (a VARCHAR literal part)
+    DateDiff,
+    /// `strftime(t, format)`: the TIMESTAMP t as text
+    Strftime,
+    /// `strptime(s, format)`: the text s read as a TIMESTAMP
+    Strptime,
+    /// `make_date(y, m, d)`
+    MakeDate,
+    /// `make_timestamp(y, m, d, h, min, sec)`
+    MakeTimestamp,
+    /// `now()`: the current time (UTC) as TIMESTAMP, the same for the whole statement
+    Now,
+    /// `current_date`: today's date (UTC)
+    Today,
+    /// `epoch_ms(ms)`: the TIMESTAMP ms milliseconds after 1970-01-01; `epoch_ms(t)`: the milliseconds of TIMESTAMP t
+    EpochMs,
+    /// `last_day(d)`: the last day of d's month
+    LastDay,
+    /// `dayname(d)`: the English name of d's weekday
+    DayName,
+    /// `monthname(d)`: the English name of d's month
+    MonthName,
 }
 
 impl ScalarFunction {
@@ -324,8 +410,34 @@ impl ScalarFunction {
     pub fn can_fail(self) -> bool {
         matches!(
             self,
-            Self::Abs | Self::Round | Self::Substr | Self::DatePart
+            Self::Abs
+                | Self::Round
+                | Self::Substr
+                | Self::DatePart
+                | Self::RegexpMatches
+                | Self::RegexpFullMatch
+                | Self::RegexpExtract
+                | Self::RegexpReplace
+                | Self::Printf
+                | Self::Format
+                | Self::SplitPart
+                | Self::Chr
+                | Self::Lcm
+                | Self::Gcd
+                | Self::SetSeed
+                | Self::DateDiff
+                | Self::Strftime
+                | Self::Strptime
+                | Self::MakeDate
+                | Self::MakeTimestamp
+                | Self::EpochMs
         )
+    }
+
+    /// True if the function gives a new value at each call (`random()`):
+    /// it is never folded to a constant.
+    pub fn is_volatile(self) -> bool {
+        matches!(self, Self::Random | Self::SetSeed)
     }
 
     /// The SQL name.
@@ -366,8 +478,51 @@ impl ScalarFunction {
             Self::Exp => "exp",
             Self::Ln => "ln",
             Self::Log10 => "log10",
+            Self::Log => "log",
             Self::Log2 => "log2",
             Self::DateTrunc => "date_trunc",
+            Self::RegexpMatches => "regexp_matches",
+            Self::RegexpFullMatch => "regexp_full_match",
+            Self::RegexpExtract => "regexp_extract",
+            Self::RegexpReplace => "regexp_replace",
+            Self::Printf => "printf",
+            Self::Format => "format",
+            Self::Md5 => "md5",
+            Self::Levenshtein => "levenshtein",
+            Self::SplitPart => "split_part",
+            Self::Ascii => "ascii",
+            Self::Chr => "chr",
+            Self::Translate => "translate",
+            Self::Gcd => "gcd",
+            Self::Lcm => "lcm",
+            Self::Random => "random",
+            Self::SetSeed => "setseed",
+            Self::Pi => "pi",
+            Self::Sin => "sin",
+            Self::Cos => "cos",
+            Self::Tan => "tan",
+            Self::Cot => "cot",
+            Self::Asin => "asin",
+            Self::Acos => "acos",
+            Self::Atan => "atan",
+            Self::Atan2 => "atan2",
+            Self::Degrees => "degrees",
+            Self::Radians => "radians",
+            Self::Cbrt => "cbrt",
+            Self::IsNan => "isnan",
+            Self::IsInf => "isinf",
+            Self::IsFinite => "isfinite",
+            Self::DateDiff => "date_diff",
+            Self::Strftime => "strftime",
+            Self::Strptime => "strptime",
+            Self::MakeDate => "make_date",
+            Self::MakeTimestamp => "make_timestamp",
+            Self::Now => "now",
+            Self::Today => "current_date",
+            Self::EpochMs => "epoch_ms",
+            Self::LastDay => "last_day",
+            Self::DayName => "dayname",
+            Self::MonthName => "monthname",
         }
     }
 }
@@ -388,6 +543,18 @@ impl Expr {
             left: Box::new(left),
             right: Box::new(right),
         }
+    }
+
+    /// True if the expression calls a volatile function (`random()`),
+    /// which must not be folded to a constant.
+    pub fn is_volatile(&self) -> bool {
+        let mut volatile = false;
+        self.visit(&mut |e| {
+            if let Expr::Function { func, .. } = e {
+                volatile |= func.is_volatile();
+            }
+        });
+        volatile
     }
 
     /// Indices of the input columns this expression reads, sorted, without

@@ -29,6 +29,16 @@ pub enum FunctionKind {
     BoolOr,
     /// `current_setting('name')`: the setting's value, as a constant.
     CurrentSetting,
+    /// `year(x)`, `month(x)`, ...: bound as `date_part('<field>', x)`.
+    DateField(&'static str),
+    /// `if(c, a, b)`: bound as `CASE WHEN c THEN a ELSE b END`.
+    If,
+    /// `ifnull(a, b)`: bound as `coalesce(a, b)`.
+    IfNull,
+    /// `mod(a, b)`: bound as `a % b`.
+    Mod,
+    /// `date_add(t, interval)`: bound as `t + interval`.
+    DateAdd,
 }
 
 impl FunctionKind {
@@ -39,7 +49,12 @@ impl FunctionKind {
             | Self::DatePart
             | Self::NullIf
             | Self::TypeOf
-            | Self::CurrentSetting => "scalar",
+            | Self::CurrentSetting
+            | Self::DateField(_)
+            | Self::If
+            | Self::IfNull
+            | Self::Mod
+            | Self::DateAdd => "scalar",
             Self::Aggregate(_) | Self::CountIf | Self::BoolAnd | Self::BoolOr => "aggregate",
             Self::Table => "table",
         }
@@ -382,9 +397,9 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     ),
     scalar(
         "log",
-        S::Log10,
-        "log(DOUBLE) -> DOUBLE",
-        "base-10 logarithm",
+        S::Log,
+        "log([DOUBLE,] DOUBLE) -> DOUBLE",
+        "base-10 logarithm; log(b, x): base-b logarithm",
     ),
     scalar(
         "log10",
@@ -398,6 +413,397 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "log2(DOUBLE) -> DOUBLE",
         "base-2 logarithm",
     ),
+    scalar(
+        "regexp_matches",
+        S::RegexpMatches,
+        "regexp_matches(VARCHAR, VARCHAR [, VARCHAR]) -> BOOLEAN",
+        "true if the regular expression matches somewhere in the string (options: i, c, s, m/n/p)",
+    ),
+    scalar(
+        "regexp_full_match",
+        S::RegexpFullMatch,
+        "regexp_full_match(VARCHAR, VARCHAR [, VARCHAR]) -> BOOLEAN",
+        "true if the regular expression matches the whole string",
+    ),
+    scalar(
+        "regexp_extract",
+        S::RegexpExtract,
+        "regexp_extract(VARCHAR, VARCHAR [, INTEGER]) -> VARCHAR",
+        "the first match, or its group n (a constant), '' if none",
+    ),
+    scalar(
+        "regexp_replace",
+        S::RegexpReplace,
+        "regexp_replace(VARCHAR, VARCHAR, VARCHAR [, VARCHAR]) -> VARCHAR",
+        "the first match (every match with option 'g') replaced; \\1 names a group",
+    ),
+    scalar(
+        "printf",
+        S::Printf,
+        "printf(VARCHAR, ANY, ...) -> VARCHAR",
+        "C-style formatting: %s %d %i %f %e %g %x %X %o %c %%, flags - 0 + space, width, precision",
+    ),
+    scalar(
+        "format",
+        S::Format,
+        "format(VARCHAR, ANY, ...) -> VARCHAR",
+        "{}-style formatting: {} {0} {:.2f} {:>5} {:05d} {:x}",
+    ),
+    scalar(
+        "md5",
+        S::Md5,
+        "md5(VARCHAR) -> VARCHAR",
+        "the MD5 digest as 32 lower-case hex digits",
+    ),
+    scalar(
+        "levenshtein",
+        S::Levenshtein,
+        "levenshtein(VARCHAR, VARCHAR) -> BIGINT",
+        "the edit distance, in bytes (as DuckDB)",
+    ),
+    scalar(
+        "editdist3",
+        S::Levenshtein,
+        "editdist3(VARCHAR, VARCHAR) -> BIGINT",
+        "alias of levenshtein",
+    ),
+    scalar(
+        "split_part",
+        S::SplitPart,
+        "split_part(VARCHAR, VARCHAR, BIGINT) -> VARCHAR",
+        "the n-th field split by a separator ('' past the end; negative counts from the end)",
+    ),
+    scalar(
+        "ascii",
+        S::Ascii,
+        "ascii(VARCHAR) -> INTEGER",
+        "the code point of the first character",
+    ),
+    scalar(
+        "chr",
+        S::Chr,
+        "chr(INTEGER) -> VARCHAR",
+        "the character of a code point",
+    ),
+    scalar(
+        "translate",
+        S::Translate,
+        "translate(VARCHAR, VARCHAR, VARCHAR) -> VARCHAR",
+        "each character of the second string replaced by the one at its place in the third (removed if none)",
+    ),
+    scalar(
+        "gcd",
+        S::Gcd,
+        "gcd(BIGINT, BIGINT) -> BIGINT",
+        "greatest common divisor",
+    ),
+    scalar(
+        "greatest_common_divisor",
+        S::Gcd,
+        "greatest_common_divisor(BIGINT, BIGINT) -> BIGINT",
+        "alias of gcd",
+    ),
+    scalar(
+        "lcm",
+        S::Lcm,
+        "lcm(BIGINT, BIGINT) -> BIGINT",
+        "least common multiple",
+    ),
+    scalar(
+        "least_common_multiple",
+        S::Lcm,
+        "least_common_multiple(BIGINT, BIGINT) -> BIGINT",
+        "alias of lcm",
+    ),
+    scalar(
+        "random",
+        S::Random,
+        "random() -> DOUBLE",
+        "a pseudo-random number in [0, 1), a new one per row",
+    ),
+    scalar(
+        "setseed",
+        S::SetSeed,
+        "setseed(DOUBLE) -> NULL",
+        "seeds random() with a number in [-1, 1]",
+    ),
+    scalar("pi", S::Pi, "pi() -> DOUBLE", "3.14159..."),
+    scalar("sin", S::Sin, "sin(DOUBLE) -> DOUBLE", "sine"),
+    scalar("cos", S::Cos, "cos(DOUBLE) -> DOUBLE", "cosine"),
+    scalar("tan", S::Tan, "tan(DOUBLE) -> DOUBLE", "tangent"),
+    scalar("cot", S::Cot, "cot(DOUBLE) -> DOUBLE", "cotangent"),
+    scalar(
+        "asin",
+        S::Asin,
+        "asin(DOUBLE) -> DOUBLE",
+        "arcsine (NaN outside [-1, 1])",
+    ),
+    scalar(
+        "acos",
+        S::Acos,
+        "acos(DOUBLE) -> DOUBLE",
+        "arccosine (NaN outside [-1, 1])",
+    ),
+    scalar("atan", S::Atan, "atan(DOUBLE) -> DOUBLE", "arctangent"),
+    scalar(
+        "atan2",
+        S::Atan2,
+        "atan2(DOUBLE, DOUBLE) -> DOUBLE",
+        "arctangent of y / x, in the quadrant of (x, y)",
+    ),
+    scalar(
+        "degrees",
+        S::Degrees,
+        "degrees(DOUBLE) -> DOUBLE",
+        "radians to degrees",
+    ),
+    scalar(
+        "radians",
+        S::Radians,
+        "radians(DOUBLE) -> DOUBLE",
+        "degrees to radians",
+    ),
+    scalar("cbrt", S::Cbrt, "cbrt(DOUBLE) -> DOUBLE", "cube root"),
+    scalar(
+        "isnan",
+        S::IsNan,
+        "isnan(DOUBLE) -> BOOLEAN",
+        "true for NaN",
+    ),
+    scalar(
+        "isinf",
+        S::IsInf,
+        "isinf(DOUBLE) -> BOOLEAN",
+        "true for infinity or -infinity",
+    ),
+    scalar(
+        "isfinite",
+        S::IsFinite,
+        "isfinite(DOUBLE) -> BOOLEAN",
+        "true unless NaN or infinite",
+    ),
+    scalar(
+        "date_diff",
+        S::DateDiff,
+        "date_diff(VARCHAR, DATE|TIMESTAMP, DATE|TIMESTAMP) -> BIGINT",
+        "the number of part boundaries (year, quarter, month, week, day, hour, minute, second, millisecond, microsecond) from the first to the second",
+    ),
+    scalar(
+        "datediff",
+        S::DateDiff,
+        "datediff(VARCHAR, DATE|TIMESTAMP, DATE|TIMESTAMP) -> BIGINT",
+        "alias of date_diff",
+    ),
+    scalar(
+        "strftime",
+        S::Strftime,
+        "strftime(DATE|TIMESTAMP, VARCHAR) -> VARCHAR",
+        "formatted with %Y %m %d %H %M %S %f %g %j %a %A %b %B %y %p %I %-d ...",
+    ),
+    scalar(
+        "strptime",
+        S::Strptime,
+        "strptime(VARCHAR, VARCHAR) -> TIMESTAMP",
+        "parsed with a strftime format (an error if it does not fit)",
+    ),
+    scalar(
+        "make_date",
+        S::MakeDate,
+        "make_date(BIGINT, BIGINT, BIGINT) -> DATE",
+        "the date of a year, month and day",
+    ),
+    scalar(
+        "make_timestamp",
+        S::MakeTimestamp,
+        "make_timestamp(BIGINT, BIGINT, BIGINT, BIGINT, BIGINT, DOUBLE) -> TIMESTAMP",
+        "the timestamp of a year, month, day, hour, minute and seconds",
+    ),
+    scalar(
+        "now",
+        S::Now,
+        "now() -> TIMESTAMP",
+        "the statement's start time (UTC; DuckDB gives TIMESTAMP WITH TIME ZONE)",
+    ),
+    scalar(
+        "current_timestamp",
+        S::Now,
+        "current_timestamp -> TIMESTAMP",
+        "alias of now",
+    ),
+    scalar(
+        "get_current_timestamp",
+        S::Now,
+        "get_current_timestamp() -> TIMESTAMP",
+        "alias of now",
+    ),
+    scalar(
+        "transaction_timestamp",
+        S::Now,
+        "transaction_timestamp() -> TIMESTAMP",
+        "alias of now",
+    ),
+    scalar(
+        "current_date",
+        S::Today,
+        "current_date -> DATE",
+        "the statement's start date (UTC)",
+    ),
+    scalar(
+        "today",
+        S::Today,
+        "today() -> DATE",
+        "alias of current_date",
+    ),
+    scalar(
+        "epoch_ms",
+        S::EpochMs,
+        "epoch_ms(BIGINT) -> TIMESTAMP; epoch_ms(TIMESTAMP) -> BIGINT",
+        "milliseconds since 1970-01-01 to TIMESTAMP, or back",
+    ),
+    scalar(
+        "last_day",
+        S::LastDay,
+        "last_day(DATE|TIMESTAMP) -> DATE",
+        "the last day of the month",
+    ),
+    scalar(
+        "dayname",
+        S::DayName,
+        "dayname(DATE|TIMESTAMP) -> VARCHAR",
+        "the English name of the weekday",
+    ),
+    scalar(
+        "monthname",
+        S::MonthName,
+        "monthname(DATE|TIMESTAMP) -> VARCHAR",
+        "the English name of the month",
+    ),
+    FunctionDef {
+        name: "year",
+        kind: FunctionKind::DateField("year"),
+        signature: "year(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('year', x)",
+    },
+    FunctionDef {
+        name: "month",
+        kind: FunctionKind::DateField("month"),
+        signature: "month(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('month', x)",
+    },
+    FunctionDef {
+        name: "day",
+        kind: FunctionKind::DateField("day"),
+        signature: "day(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('day', x)",
+    },
+    FunctionDef {
+        name: "hour",
+        kind: FunctionKind::DateField("hour"),
+        signature: "hour(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('hour', x)",
+    },
+    FunctionDef {
+        name: "minute",
+        kind: FunctionKind::DateField("minute"),
+        signature: "minute(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('minute', x)",
+    },
+    FunctionDef {
+        name: "second",
+        kind: FunctionKind::DateField("second"),
+        signature: "second(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('second', x)",
+    },
+    FunctionDef {
+        name: "quarter",
+        kind: FunctionKind::DateField("quarter"),
+        signature: "quarter(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('quarter', x)",
+    },
+    FunctionDef {
+        name: "week",
+        kind: FunctionKind::DateField("week"),
+        signature: "week(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('week', x)",
+    },
+    FunctionDef {
+        name: "weekofyear",
+        kind: FunctionKind::DateField("week"),
+        signature: "weekofyear(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('week', x)",
+    },
+    FunctionDef {
+        name: "dayofweek",
+        kind: FunctionKind::DateField("dow"),
+        signature: "dayofweek(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('dow', x)",
+    },
+    FunctionDef {
+        name: "dayofmonth",
+        kind: FunctionKind::DateField("day"),
+        signature: "dayofmonth(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('day', x)",
+    },
+    FunctionDef {
+        name: "dayofyear",
+        kind: FunctionKind::DateField("doy"),
+        signature: "dayofyear(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('doy', x)",
+    },
+    FunctionDef {
+        name: "isodow",
+        kind: FunctionKind::DateField("isodow"),
+        signature: "isodow(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('isodow', x)",
+    },
+    FunctionDef {
+        name: "millisecond",
+        kind: FunctionKind::DateField("millisecond"),
+        signature: "millisecond(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('millisecond', x)",
+    },
+    FunctionDef {
+        name: "microsecond",
+        kind: FunctionKind::DateField("microsecond"),
+        signature: "microsecond(DATE|TIMESTAMP) -> BIGINT",
+        description: "date_part('microsecond', x)",
+    },
+    FunctionDef {
+        name: "epoch",
+        kind: FunctionKind::DateField("epoch"),
+        signature: "epoch(DATE|TIMESTAMP) -> DOUBLE",
+        description: "date_part('epoch', x)",
+    },
+    FunctionDef {
+        name: "if",
+        kind: FunctionKind::If,
+        signature: "if(BOOLEAN, ANY, ANY) -> ANY",
+        description: "the second argument where the first is true, else the third",
+    },
+    FunctionDef {
+        name: "iif",
+        kind: FunctionKind::If,
+        signature: "iif(BOOLEAN, ANY, ANY) -> ANY",
+        description: "alias of if",
+    },
+    FunctionDef {
+        name: "ifnull",
+        kind: FunctionKind::IfNull,
+        signature: "ifnull(ANY, ANY) -> ANY",
+        description: "the first argument unless NULL, else the second",
+    },
+    FunctionDef {
+        name: "mod",
+        kind: FunctionKind::Mod,
+        signature: "mod(NUMERIC, NUMERIC) -> NUMERIC",
+        description: "a % b",
+    },
+    FunctionDef {
+        name: "date_add",
+        kind: FunctionKind::DateAdd,
+        signature: "date_add(DATE|TIMESTAMP, INTERVAL) -> TIMESTAMP",
+        description: "t + interval",
+    },
     aggregate(
         "count",
         A::Count,
@@ -498,6 +904,66 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         A::StddevPop,
         "stddev_pop(NUMERIC) -> DOUBLE",
         "population standard deviation",
+    ),
+    aggregate(
+        "median",
+        A::Median,
+        "median(INTEGER|BIGINT|DOUBLE) -> DOUBLE",
+        "the middle value (the mean of the two middle ones for an even count)",
+    ),
+    aggregate(
+        "mode",
+        A::Mode,
+        "mode(ANY) -> ANY",
+        "the most frequent value (a tie goes to the smallest)",
+    ),
+    aggregate(
+        "any_value",
+        A::AnyValue,
+        "any_value(ANY) -> ANY",
+        "a non-NULL value of the group, in no defined order",
+    ),
+    aggregate(
+        "bit_and",
+        A::BitAnd,
+        "bit_and(INTEGER) -> INTEGER",
+        "bitwise AND of the values",
+    ),
+    aggregate(
+        "bit_or",
+        A::BitOr,
+        "bit_or(INTEGER) -> INTEGER",
+        "bitwise OR of the values",
+    ),
+    aggregate(
+        "bit_xor",
+        A::BitXor,
+        "bit_xor(INTEGER) -> INTEGER",
+        "bitwise XOR of the values",
+    ),
+    aggregate(
+        "product",
+        A::Product,
+        "product(NUMERIC) -> DOUBLE",
+        "product of the values",
+    ),
+    aggregate(
+        "quantile_cont",
+        A::QuantileCont,
+        "quantile_cont(INTEGER|BIGINT|DOUBLE, DOUBLE) -> DOUBLE",
+        "the interpolated quantile at a constant fraction in [0, 1]",
+    ),
+    aggregate(
+        "quantile_disc",
+        A::QuantileDisc,
+        "quantile_disc(ANY, DOUBLE) -> ANY",
+        "the value at a constant fraction in [0, 1] of the ordered values",
+    ),
+    aggregate(
+        "quantile",
+        A::QuantileDisc,
+        "quantile(ANY, DOUBLE) -> ANY",
+        "alias of quantile_disc",
     ),
     FunctionDef {
         name: "count_if",

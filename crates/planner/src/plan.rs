@@ -200,6 +200,29 @@ pub enum AggregateFunction {
     /// non-NULL values as VARCHAR joined by the constant `sep` (`,` by
     /// default), in no defined order.
     StringAgg,
+    /// `median(x)` of numbers: DOUBLE, the mean of the two middle values
+    /// when their count is even.
+    Median,
+    /// `mode(x)`: the most frequent non-NULL value (a tie goes to the
+    /// smallest), of the input type.
+    Mode,
+    /// `any_value(x)`: a non-NULL value of the group, in no defined order.
+    AnyValue,
+    /// `bit_and(x)` of integers, of the input type.
+    BitAnd,
+    /// `bit_or(x)` of integers, of the input type.
+    BitOr,
+    /// `bit_xor(x)` of integers, of the input type.
+    BitXor,
+    /// `product(x)` of numbers: DOUBLE.
+    Product,
+    /// `quantile_cont(x, q)` of numbers: DOUBLE, interpolated between the
+    /// values around `(n - 1) * q`; `q` a constant in [0, 1], carried as
+    /// the key argument.
+    QuantileCont,
+    /// `quantile_disc(x, q)` of any ordered type: the value at
+    /// `ceil(n * q) - 1` in order, of the input type.
+    QuantileDisc,
 }
 
 impl AggregateFunction {
@@ -218,6 +241,15 @@ impl AggregateFunction {
             Self::ArgMin => "arg_min",
             Self::ArgMax => "arg_max",
             Self::StringAgg => "string_agg",
+            Self::Median => "median",
+            Self::Mode => "mode",
+            Self::AnyValue => "any_value",
+            Self::BitAnd => "bit_and",
+            Self::BitOr => "bit_or",
+            Self::BitXor => "bit_xor",
+            Self::Product => "product",
+            Self::QuantileCont => "quantile_cont",
+            Self::QuantileDisc => "quantile_disc",
         }
     }
 

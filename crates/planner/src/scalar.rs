@@ -351,7 +351,8 @@ pub fn format_date(days: i32) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// Formats microseconds since the epoch as `YYYY-MM-DD HH:MM:SS[.ffffff]`.
+/// Formats microseconds since the epoch as `YYYY-MM-DD HH:MM:SS[.f]`, the
+/// fraction without trailing zeros, as DuckDB.
 pub fn format_timestamp(micros: i64) -> String {
     let days = micros.div_euclid(86_400_000_000);
     let rem = micros.rem_euclid(86_400_000_000);
@@ -362,7 +363,12 @@ pub fn format_timestamp(micros: i64) -> String {
     if us == 0 {
         format!("{date} {h:02}:{mi:02}:{s:02}")
     } else {
-        format!("{date} {h:02}:{mi:02}:{s:02}.{us:06}")
+        // DuckDB drops the fraction's trailing zeros: `.25`, not `.250000`
+        let frac = format!("{us:06}");
+        format!(
+            "{date} {h:02}:{mi:02}:{s:02}.{}",
+            frac.trim_end_matches('0')
+        )
     }
 }
 
@@ -434,7 +440,8 @@ mod tests {
     #[test]
     fn timestamps_parse() {
         assert_eq!(parse_timestamp("1970-01-01 00:00:01.5"), Some(1_500_000));
-        assert_eq!(format_timestamp(1_500_000), "1970-01-01 00:00:01.500000");
+        assert_eq!(format_timestamp(1_500_000), "1970-01-01 00:00:01.5");
+        assert_eq!(format_timestamp(1_000_100), "1970-01-01 00:00:01.0001");
         assert_eq!(parse_timestamp("1970-01-02"), Some(86_400_000_000));
         assert_eq!(parse_timestamp("1970-01-01 25:00:00"), None);
     }

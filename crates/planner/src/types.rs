@@ -181,6 +181,7 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
         | ScalarFunction::Exp
         | ScalarFunction::Ln
         | ScalarFunction::Log10
+        | ScalarFunction::Log
         | ScalarFunction::Log2 => DataType::Float64,
         // integral results: a DECIMAL keeps its precision at scale 0
         ScalarFunction::Floor | ScalarFunction::Ceil | ScalarFunction::Trunc => match first {
@@ -189,6 +190,53 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
         },
         ScalarFunction::Sign => DataType::Int32,
         ScalarFunction::DateTrunc => timestamp_type(),
+        ScalarFunction::RegexpMatches
+        | ScalarFunction::RegexpFullMatch
+        | ScalarFunction::IsNan
+        | ScalarFunction::IsInf
+        | ScalarFunction::IsFinite => DataType::Boolean,
+        ScalarFunction::RegexpExtract
+        | ScalarFunction::RegexpReplace
+        | ScalarFunction::Printf
+        | ScalarFunction::Format
+        | ScalarFunction::Md5
+        | ScalarFunction::SplitPart
+        | ScalarFunction::Chr
+        | ScalarFunction::Translate
+        | ScalarFunction::Strftime
+        | ScalarFunction::DayName
+        | ScalarFunction::MonthName => DataType::Utf8,
+        ScalarFunction::Levenshtein
+        | ScalarFunction::Gcd
+        | ScalarFunction::Lcm
+        | ScalarFunction::DateDiff => DataType::Int64,
+        ScalarFunction::Ascii => DataType::Int32,
+        ScalarFunction::Random
+        | ScalarFunction::Pi
+        | ScalarFunction::Sin
+        | ScalarFunction::Cos
+        | ScalarFunction::Tan
+        | ScalarFunction::Cot
+        | ScalarFunction::Asin
+        | ScalarFunction::Acos
+        | ScalarFunction::Atan
+        | ScalarFunction::Atan2
+        | ScalarFunction::Degrees
+        | ScalarFunction::Radians
+        | ScalarFunction::Cbrt => DataType::Float64,
+        // setseed returns NULL, typed as DuckDB's (a NULL of type NULL)
+        ScalarFunction::SetSeed => DataType::Null,
+        ScalarFunction::Strptime | ScalarFunction::MakeTimestamp | ScalarFunction::Now => {
+            timestamp_type()
+        }
+        ScalarFunction::MakeDate | ScalarFunction::Today | ScalarFunction::LastDay => {
+            DataType::Date32
+        }
+        // epoch_ms(BIGINT) is a TIMESTAMP, epoch_ms(TIMESTAMP) a BIGINT
+        ScalarFunction::EpochMs => match first {
+            DataType::Timestamp(..) => DataType::Int64,
+            _ => timestamp_type(),
+        },
         ScalarFunction::Greatest | ScalarFunction::Least => args
             .iter()
             .map(|a| a.data_type(input))
@@ -221,6 +269,23 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
 pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) -> Option<DataType> {
     match (func, arg) {
         (AggregateFunction::StringAgg, Some(_)) => Some(DataType::Utf8),
+        (
+            AggregateFunction::Median | AggregateFunction::QuantileCont,
+            Some(DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Null),
+        ) => Some(DataType::Float64),
+        (AggregateFunction::QuantileDisc, Some(t)) => Some(t.clone()),
+        (AggregateFunction::Product, Some(t)) if is_numeric(t) || *t == DataType::Null => {
+            Some(DataType::Float64)
+        }
+        (
+            AggregateFunction::BitAnd | AggregateFunction::BitOr | AggregateFunction::BitXor,
+            Some(t),
+        ) if t.is_integer() => Some(t.clone()),
+        (
+            AggregateFunction::BitAnd | AggregateFunction::BitOr | AggregateFunction::BitXor,
+            Some(DataType::Null),
+        ) => Some(DataType::Int32),
+        (AggregateFunction::Mode | AggregateFunction::AnyValue, Some(t)) => Some(t.clone()),
         (AggregateFunction::CountStar, _) | (AggregateFunction::Count, Some(_)) => {
             Some(DataType::Int64)
         }

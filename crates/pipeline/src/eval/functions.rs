@@ -37,6 +37,10 @@ fn arity(
     }
 }
 
+fn eval_all(args: &[Expr], input: &Input<'_>) -> Result<Vec<Value>> {
+    args.iter().map(|a| eval(a, input)).collect()
+}
+
 fn cast_value(v: Value, to: &DataType) -> Result<Value> {
     if v.data_type() == to {
         return Ok(v);
@@ -90,6 +94,7 @@ pub(crate) fn eval_function(
         | ScalarFunction::Exp
         | ScalarFunction::Ln
         | ScalarFunction::Log10
+        | ScalarFunction::Log
         | ScalarFunction::Log2 => {
             arity(func, args, 1..=usize::MAX)?;
             let values = args
@@ -97,6 +102,68 @@ pub(crate) fn eval_function(
                 .map(|a| eval(a, input))
                 .collect::<Result<Vec<_>>>()?;
             super::math::eval_math(func, &values)
+        }
+        ScalarFunction::Md5
+        | ScalarFunction::Levenshtein
+        | ScalarFunction::SplitPart
+        | ScalarFunction::Ascii
+        | ScalarFunction::Chr
+        | ScalarFunction::Translate => {
+            arity(func, args, 1..=3)?;
+            let values = eval_all(args, input)?;
+            super::text::eval_text(func, &values)
+        }
+        ScalarFunction::RegexpMatches
+        | ScalarFunction::RegexpFullMatch
+        | ScalarFunction::RegexpExtract
+        | ScalarFunction::RegexpReplace => {
+            arity(func, args, 2..=4)?;
+            let values = eval_all(args, input)?;
+            super::regex::eval_regex(func, &values)
+        }
+        ScalarFunction::Printf | ScalarFunction::Format => {
+            arity(func, args, 1..=usize::MAX)?;
+            let values = eval_all(args, input)?;
+            super::format::eval_format(func, &values)
+        }
+        ScalarFunction::Sin
+        | ScalarFunction::Cos
+        | ScalarFunction::Tan
+        | ScalarFunction::Cot
+        | ScalarFunction::Asin
+        | ScalarFunction::Acos
+        | ScalarFunction::Atan
+        | ScalarFunction::Atan2
+        | ScalarFunction::Degrees
+        | ScalarFunction::Radians
+        | ScalarFunction::Cbrt
+        | ScalarFunction::IsNan
+        | ScalarFunction::IsInf
+        | ScalarFunction::IsFinite
+        | ScalarFunction::Gcd
+        | ScalarFunction::Lcm
+        | ScalarFunction::SetSeed => {
+            arity(func, args, 1..=2)?;
+            let values = eval_all(args, input)?;
+            super::math::eval_math(func, &values)
+        }
+        ScalarFunction::Pi => Ok(Value::Scalar(Arc::new(arrow::array::Float64Array::from(
+            vec![std::f64::consts::PI],
+        )))),
+        ScalarFunction::Random => Ok(Value::Array(super::math::random(input.len))),
+        ScalarFunction::DateDiff
+        | ScalarFunction::Strftime
+        | ScalarFunction::Strptime
+        | ScalarFunction::MakeDate
+        | ScalarFunction::MakeTimestamp
+        | ScalarFunction::Now
+        | ScalarFunction::Today
+        | ScalarFunction::EpochMs
+        | ScalarFunction::LastDay
+        | ScalarFunction::DayName
+        | ScalarFunction::MonthName => {
+            let values = eval_all(args, input)?;
+            super::datetime::eval_datetime(func, &values, input.len)
         }
         ScalarFunction::DateTrunc => {
             arity(func, args, 2..=2)?;

@@ -23,16 +23,89 @@ pub(crate) fn eval_math(func: F, args: &[Value]) -> Result<Value> {
                 |a, b| Ok(a.powf(b)),
             )
         }
-        F::Sqrt | F::Exp | F::Ln | F::Log10 | F::Log2 => {
+        F::Log if args.len() == 2 => {
+            binary_kernel::<Float64Type, Float64Type, Float64Type>(x, &args[1], |b, v| {
+                Ok(v.log10() / b.log10())
+            })
+        }
+        F::Sqrt | F::Exp | F::Ln | F::Log10 | F::Log | F::Log2 => {
             let f: fn(f64) -> f64 = match func {
                 F::Sqrt => f64::sqrt,
                 F::Exp => f64::exp,
                 F::Ln => f64::ln,
-                F::Log10 => f64::log10,
+                F::Log10 | F::Log => f64::log10,
                 _ => f64::log2,
             };
             unary_f64(x, f)
         }
+        F::Sin
+        | F::Cos
+        | F::Tan
+        | F::Cot
+        | F::Asin
+        | F::Acos
+        | F::Atan
+        | F::Degrees
+        | F::Radians
+        | F::Cbrt => {
+            let f: fn(f64) -> f64 = match func {
+                F::Sin => f64::sin,
+                F::Cos => f64::cos,
+                F::Tan => f64::tan,
+                F::Cot => |v| 1.0 / v.tan(),
+                F::Asin => f64::asin,
+                F::Acos => f64::acos,
+                F::Atan => f64::atan,
+                F::Degrees => f64::to_degrees,
+                F::Radians => f64::to_radians,
+                _ => f64::cbrt,
+            };
+            unary_f64(x, f)
+        }
+        F::Atan2 => binary_kernel::<Float64Type, Float64Type, Float64Type>(x, &args[1], |y, x| {
+            Ok(y.atan2(x))
+        }),
+        F::IsNan | F::IsInf | F::IsFinite => x.map(|a| {
+            if *a.data_type() == DataType::Null {
+                return Ok(arrow::array::new_null_array(&DataType::Boolean, a.len()));
+            }
+            let f: fn(f64) -> bool = match func {
+                F::IsNan => f64::is_nan,
+                F::IsInf => f64::is_infinite,
+                _ => f64::is_finite,
+            };
+            let out: BooleanArray = a
+                .as_primitive::<Float64Type>()
+                .iter()
+                .map(|v| v.map(f))
+                .collect();
+            Ok(Arc::new(out) as ArrayRef)
+        }),
+        F::Gcd | F::Lcm => binary_kernel::<Int64Type, Int64Type, Int64Type>(x, &args[1], |a, b| {
+            let abs = |v: i64| {
+                v.checked_abs()
+                    .ok_or_else(|| EvalError::OutOfRange(format!("Overflow on abs({v})")))
+            };
+            let (a, b) = (abs(a)?, abs(b)?);
+            let g = gcd(a, b);
+            if func == F::Gcd {
+                return Ok(g);
+            }
+            if g == 0 {
+                return Ok(0);
+            }
+            (a / g)
+                .checked_mul(b)
+                .ok_or_else(|| EvalError::OutOfRange("lcm value is out of range".into()))
+        }),
+        F::SetSeed => x.map(|a| {
+            if *a.data_type() == DataType::Float64 {
+                for v in a.as_primitive::<Float64Type>().iter().flatten() {
+                    set_seed(v)?;
+                }
+            }
+            Ok(arrow::array::new_null_array(&DataType::Null, a.len()))
+        }),
         F::Floor | F::Ceil | F::Trunc => match x.data_type().clone() {
             DataType::Float64 => unary_f64(
                 x,
@@ -132,4 +205,64 @@ fn not_numeric(func: F, t: &DataType) -> EvalError {
         func.name(),
         weir_planner::types::sql_type_name(t)
     ))
+}
+
+fn gcd(mut a: i64, mut b: i64) -> i64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The state random() draws from; 0 until the first draw or setseed.
+static RANDOM_STATE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The splitmix64 increment.
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+fn splitmix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `setseed(x)`: the next draws of random() follow from `x` (in [-1, 1]).
+fn set_seed(x: f64) -> Result<()> {
+    if !(-1.0..=1.0).contains(&x) {
+        return Err(EvalError::InvalidInput(
+            "SETSEED accepts seed values between -1.0 and 1.0, inclusive".into(),
+        ));
+    }
+    let seed = splitmix(x.to_bits()) | 1;
+    RANDOM_STATE.store(seed, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+/// `random()` for `n` rows: numbers in [0, 1), each row its own draw
+/// (splitmix64 over a shared counter, so lanes never draw the same ones).
+pub(crate) fn random(n: usize) -> ArrayRef {
+    use std::sync::atomic::Ordering;
+    let mut base = RANDOM_STATE.fetch_add(GOLDEN.wrapping_mul(n as u64), Ordering::Relaxed);
+    if base == 0 {
+        // first draw of the process: start from the clock
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+            | 1;
+        let _ = RANDOM_STATE.compare_exchange(
+            GOLDEN.wrapping_mul(n as u64),
+            now,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        base = RANDOM_STATE.fetch_add(GOLDEN.wrapping_mul(n as u64), Ordering::Relaxed);
+    }
+    let out: PrimitiveArray<Float64Type> = (0..n as u64)
+        .map(|k| {
+            let r = splitmix(base.wrapping_add(GOLDEN.wrapping_mul(k)));
+            // 53 random bits as a fraction of 2^53
+            Some((r >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect();
+    Arc::new(out)
 }

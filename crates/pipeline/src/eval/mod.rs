@@ -19,10 +19,13 @@
 
 mod arith;
 mod cast;
+mod datetime;
+mod format;
 mod functions;
 mod in_set;
 mod like;
 mod math;
+mod regex;
 mod scalar;
 #[cfg(test)]
 mod tests;

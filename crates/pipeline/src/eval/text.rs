@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanBuilder, Int64Array, Int64Builder, StringArray, StringBuilder,
+    Array, ArrayRef, AsArray, BooleanBuilder, Int32Builder, Int64Array, Int64Builder, StringArray,
+    StringBuilder,
 };
 use arrow::datatypes::{DataType, Int64Type};
 use weir_planner::ScalarFunction as F;
@@ -84,6 +85,27 @@ pub(crate) fn eval_text(func: F, args: &[Value]) -> Result<Value> {
                     }),
                     _ => None,
                 });
+            }
+            Arc::new(b.finish())
+        }
+        F::Levenshtein => {
+            let mut b = Int64Builder::with_capacity(n);
+            for i in 0..n {
+                b.append_option(match (cols[0].str(i), cols[1].str(i)) {
+                    (Some(x), Some(y)) => Some(levenshtein(x, y)),
+                    _ => None,
+                });
+            }
+            Arc::new(b.finish())
+        }
+        F::Ascii => {
+            let mut b = Int32Builder::with_capacity(n);
+            for i in 0..n {
+                b.append_option(
+                    cols[0]
+                        .str(i)
+                        .map(|x| x.chars().next().map_or(0, |c| c as i32)),
+                );
             }
             Arc::new(b.finish())
         }
@@ -209,6 +231,57 @@ fn string_row(func: F, cols: &[Arg<'_>], i: usize, out: &mut String) -> Result<b
             }
             out.push_str(&x.repeat(k as usize));
         }
+        F::Md5 => {
+            use md5::{Digest, Md5};
+            use std::fmt::Write;
+            let Some(x) = s(0) else { return Ok(false) };
+            for byte in Md5::digest(x.as_bytes()) {
+                let _ = write!(out, "{byte:02x}");
+            }
+        }
+        F::SplitPart => {
+            let (Some(x), Some(sep), Some(k)) = (s(0), s(1), int(2)) else {
+                return Ok(false);
+            };
+            // an empty separator splits into characters, as DuckDB
+            let parts: Vec<&str> = if sep.is_empty() {
+                x.char_indices()
+                    .map(|(at, c)| &x[at..at + c.len_utf8()])
+                    .collect()
+            } else {
+                x.split(sep).collect()
+            };
+            let part = match k {
+                0 => None,
+                k if k > 0 => parts.get(k as usize - 1),
+                k => (parts.len() as i64 + k)
+                    .try_into()
+                    .ok()
+                    .and_then(|at: usize| parts.get(at)),
+            };
+            out.push_str(part.copied().unwrap_or(""));
+        }
+        F::Chr => {
+            let Some(k) = int(0) else { return Ok(false) };
+            let c = u32::try_from(k)
+                .ok()
+                .and_then(char::from_u32)
+                .ok_or_else(|| EvalError::InvalidInput(format!("Invalid UTF8 Codepoint {k}")))?;
+            out.push(c);
+        }
+        F::Translate => {
+            let (Some(x), Some(from), Some(to)) = (s(0), s(1), s(2)) else {
+                return Ok(false);
+            };
+            let from: Vec<char> = from.chars().collect();
+            let to: Vec<char> = to.chars().collect();
+            for c in x.chars() {
+                match from.iter().position(|f| *f == c) {
+                    Some(k) => out.extend(to.get(k)),
+                    None => out.push(c),
+                }
+            }
+        }
         other => {
             return Err(EvalError::Unsupported(format!(
                 "{} is not a string function",
@@ -223,4 +296,23 @@ fn too_long(size: u64) -> EvalError {
     EvalError::OutOfRange(format!(
         "Cannot create a string of size: '{size}', the maximum supported string size is: '{MAX_STRING}'"
     ))
+}
+
+/// The Levenshtein distance between two strings, in bytes, as DuckDB
+/// (`levenshtein('héllo', 'hello')` is 2).
+fn levenshtein(a: &str, b: &str) -> i64 {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != cb))
+                .min(above + 1)
+                .min(row[j] + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()] as i64
 }

@@ -132,7 +132,10 @@ impl<'a> Folder<'a> {
         let Some(evaluator) = self.evaluator else {
             return e;
         };
-        if matches!(e, Expr::Literal(_) | Expr::Column(_)) || !operands_are_literals(&e) {
+        if matches!(e, Expr::Literal(_) | Expr::Column(_))
+            || !operands_are_literals(&e)
+            || e.is_volatile()
+        {
             return e;
         }
         match evaluator.evaluate(&e) {

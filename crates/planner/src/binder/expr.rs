@@ -95,7 +95,20 @@ pub(crate) fn table_functions() -> impl Iterator<Item = &'static str> + Clone {
 }
 
 const DATE_PARTS: &[&str] = &[
-    "year", "month", "day", "hour", "minute", "second", "dow", "doy", "quarter", "week", "epoch",
+    "year",
+    "month",
+    "day",
+    "hour",
+    "minute",
+    "second",
+    "millisecond",
+    "microsecond",
+    "dow",
+    "isodow",
+    "doy",
+    "quarter",
+    "week",
+    "epoch",
 ];
 
 /// Binds expressions over a [`Scope`], collecting aggregates when they are
@@ -114,6 +127,9 @@ pub(crate) struct ExprBinder<'s> {
     /// the bound expressions are typed over.
     types: Schema,
     depth: usize,
+    /// SELECT aliases a name that is no column may stand for (WHERE, as
+    /// DuckDB): `(alias, its expression)`.
+    select_aliases: Vec<(String, ast::Expr)>,
 }
 
 impl<'s> ExprBinder<'s> {
@@ -132,7 +148,32 @@ impl<'s> ExprBinder<'s> {
             no_aggregates: reason,
             types: scope.schema.as_ref().clone(),
             depth: 0,
+            select_aliases: Vec::new(),
         }
+    }
+
+    /// Lets a name that is no column of the scope stand for the SELECT
+    /// item it aliases, as DuckDB binds `SELECT x AS y ... WHERE y > 1`.
+    pub(crate) fn set_select_aliases(&mut self, aliases: Vec<(String, ast::Expr)>) {
+        self.select_aliases = aliases;
+    }
+
+    /// The SELECT item `name` aliases, bound in its place; `None` if `name`
+    /// is a column or no alias. The alias is hidden while its own
+    /// expression binds, so `SELECT y + 1 AS y ... WHERE y > 1` fails as
+    /// DuckDB's does instead of recursing.
+    fn select_alias(&mut self, name: &Ident) -> Option<Result<Expr>> {
+        if self.select_aliases.is_empty() || self.scope.find(&name.value).is_some() {
+            return None;
+        }
+        let k = self
+            .select_aliases
+            .iter()
+            .position(|(a, _)| a.eq_ignore_ascii_case(&name.value))?;
+        let (alias, e) = self.select_aliases.remove(k);
+        let bound = self.bind(&e);
+        self.select_aliases.insert(k, (alias, e));
+        Some(bound)
     }
 
     /// `l op r` folded, over this binder's types.
@@ -283,7 +324,10 @@ impl<'s> ExprBinder<'s> {
     fn bind_other(&mut self, e: &ast::Expr) -> Result<Expr> {
         use ast::Expr as A;
         match e {
-            A::Identifier(id) => self.column(None, id),
+            A::Identifier(id) => match self.select_alias(id) {
+                Some(bound) => bound,
+                None => self.column(None, id),
+            },
             A::CompoundIdentifier(ids) => match ids.as_slice() {
                 [q, c] => self.column(Some(q), c),
                 _ => Err(unsupported(format!(
@@ -1041,6 +1085,7 @@ impl<'s> ExprBinder<'s> {
                 "parametric function {name} is not supported"
             )));
         }
+        let equalities: Vec<Option<FunctionArgExpr>>;
         let (args, distinct) = match &f.args {
             FunctionArguments::None => (Vec::new(), false),
             FunctionArguments::Subquery(_) => {
@@ -1056,8 +1101,31 @@ impl<'s> ExprBinder<'s> {
                         at(e.span())
                     )));
                 }
+                // `f(a = b)` is a comparison, as in DuckDB, not a named
+                // argument
+                let compared: Vec<Option<FunctionArgExpr>> = list
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        FunctionArg::Named {
+                            name,
+                            arg: FunctionArgExpr::Expr(v),
+                            operator: ast::FunctionArgOperator::Equals,
+                        } => Some(FunctionArgExpr::Expr(ast::Expr::BinaryOp {
+                            left: Box::new(ast::Expr::Identifier(name.clone())),
+                            op: BinaryOperator::Eq,
+                            right: Box::new(v.clone()),
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                equalities = compared;
                 let mut args = Vec::with_capacity(list.args.len());
-                for a in &list.args {
+                for (a, eq) in list.args.iter().zip(&equalities) {
+                    if let Some(eq) = eq {
+                        args.push(eq);
+                        continue;
+                    }
                     match a {
                         FunctionArg::Unnamed(x) => args.push(x),
                         _ => {
@@ -1101,6 +1169,11 @@ impl<'s> ExprBinder<'s> {
                 "DISTINCT is only allowed in aggregate functions, not {name}{}",
                 at(e.span())
             )));
+        }
+        if let Some(kind @ (FunctionKind::If | FunctionKind::Mod | FunctionKind::DateAdd)) =
+            def.map(|d| d.kind)
+        {
+            return self.rewritten_call(kind, &name, &args, e);
         }
         let mut bound = Vec::with_capacity(args.len());
         for a in &args {
@@ -1165,6 +1238,17 @@ impl<'s> ExprBinder<'s> {
                     }),
                 });
             }
+            Some(FunctionKind::DateField(part)) => {
+                check_arg_count(&name, bound.len(), 1, 1, e)?;
+                let x = bound
+                    .pop()
+                    .unwrap_or(Expr::Literal(ScalarValue::Null(DataType::Null)));
+                return self.date_part(part.to_string(), x, e);
+            }
+            Some(FunctionKind::IfNull) => {
+                check_arg_count(&name, bound.len(), 2, 2, e)?;
+                ScalarFunction::Coalesce
+            }
             Some(FunctionKind::TypeOf) => {
                 check_arg_count(&name, bound.len(), 1, 1, e)?;
                 let t = self.type_of(&bound[0]);
@@ -1179,6 +1263,9 @@ impl<'s> ExprBinder<'s> {
                     "{name} is a table function: use it in FROM{}",
                     at(e.span())
                 )));
+            }
+            Some(kind @ (FunctionKind::If | FunctionKind::Mod | FunctionKind::DateAdd)) => {
+                return self.rewritten_call(kind, &name, &args, e);
             }
             Some(
                 FunctionKind::Aggregate(_)
@@ -1224,6 +1311,22 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
+        // DISTINCT changes these, and only count, sum, avg and the
+        // variances keep a set of distinct values
+        if distinct
+            && matches!(
+                func,
+                AggregateFunction::Median
+                    | AggregateFunction::Mode
+                    | AggregateFunction::Product
+                    | AggregateFunction::BitXor
+            )
+        {
+            return Err(unsupported(format!(
+                "{name}(DISTINCT ...) is not supported{}",
+                at(e.span())
+            )));
+        }
         // FILTER (WHERE c): the argument becomes CASE WHEN c THEN arg END,
         // so the rows that fail c count as NULLs, which aggregates skip
         let filter = match filter {
@@ -1265,6 +1368,11 @@ impl<'s> ExprBinder<'s> {
             }
         } else if func == AggregateFunction::StringAgg {
             self.string_agg(name, args, distinct, &filter, e)?
+        } else if matches!(
+            func,
+            AggregateFunction::QuantileCont | AggregateFunction::QuantileDisc
+        ) {
+            self.quantile(func, name, args, distinct, &filter, e)?
         } else if func.takes_key() {
             // arg_min(x, y): rows where x or y is NULL are skipped, so a
             // FILTER makes both NULL on the rows it drops
@@ -1360,6 +1468,78 @@ impl<'s> ExprBinder<'s> {
         Ok(Expr::column(input + k, name))
     }
 
+    /// `quantile_cont|quantile_disc(x, q)`: `q` a constant in [0, 1],
+    /// kept as the key argument (a DOUBLE literal).
+    fn quantile(
+        &mut self,
+        func: AggregateFunction,
+        name: &str,
+        args: &[&FunctionArgExpr],
+        distinct: bool,
+        filter: &Option<Expr>,
+        e: &ast::Expr,
+    ) -> Result<AggregateExpr> {
+        let [FunctionArgExpr::Expr(x), FunctionArgExpr::Expr(q)] = args else {
+            return Err(bind_err(format!(
+                "{name}() takes exactly two arguments, got {}: \"{e}\"{}",
+                args.len(),
+                at(e.span())
+            )));
+        };
+        if distinct {
+            return Err(unsupported(format!(
+                "{name}(DISTINCT ...) is not supported{}",
+                at(e.span())
+            )));
+        }
+        let q = self.bind_without_aggregates(q, "aggregate function calls cannot be nested")?;
+        let qt = self.type_of(&q);
+        let q = if is_numeric(&canonical(&qt)) {
+            self.fold.cast(q, &qt, &DataType::Float64)
+        } else {
+            q
+        };
+        let fraction = match self.fold.value(&q) {
+            Ok(Some(ScalarValue::Float64(f))) if (0.0..=1.0).contains(&f) => f,
+            Ok(Some(ScalarValue::Float64(_))) => {
+                return Err(bind_err(format!(
+                    "QUANTILE can only take parameters in the range [0, 1]: \"{e}\"{}",
+                    at(e.span())
+                )));
+            }
+            _ => {
+                return Err(bind_err(format!(
+                    "The \"quantile\" argument in function \"{name}\" must be a constant number: \"{e}\"{}",
+                    at(e.span())
+                )));
+            }
+        };
+        let arg = self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
+        let t = self.type_of(&arg);
+        let want = canonical(&t);
+        let arg = self.fold.cast(arg, &t, &want);
+        if aggregate_result_type(func, Some(&want)).is_none() {
+            return Err(bind_err(format!(
+                "No function matches the given name and argument types '{name}({})': \"{e}\"{}",
+                sql_type_name(&t),
+                at(e.span())
+            )));
+        }
+        let arg = match filter {
+            Some(c) => Expr::Case {
+                when_then: vec![(c.clone(), arg)],
+                else_expr: None,
+            },
+            None => arg,
+        };
+        Ok(AggregateExpr {
+            func,
+            arg: Some(arg),
+            key: Some(Expr::Literal(ScalarValue::Float64(fraction))),
+            distinct: false,
+        })
+    }
+
     /// `string_agg(x[, sep])`: `x` as VARCHAR, the separator a constant
     /// VARCHAR (or NULL: the result is NULL) kept as the key argument.
     fn string_agg(
@@ -1422,6 +1602,47 @@ impl<'s> ExprBinder<'s> {
         })
     }
 
+    /// `if(c, a, b)` as CASE, `mod(a, b)` as `a % b`, `date_add(t, i)` as
+    /// `t + i`: bound from the arguments' syntax, so they type and fold
+    /// exactly as what they stand for.
+    fn rewritten_call(
+        &mut self,
+        kind: FunctionKind,
+        name: &str,
+        args: &[&FunctionArgExpr],
+        e: &ast::Expr,
+    ) -> Result<Expr> {
+        let mut exprs = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                FunctionArgExpr::Expr(x) => exprs.push(x),
+                _ => {
+                    return Err(bind_err(format!(
+                        "* is not a valid argument of {name}{}",
+                        at(e.span())
+                    )));
+                }
+            }
+        }
+        let n = if kind == FunctionKind::If { 3 } else { 2 };
+        check_arg_count(name, exprs.len(), n, n, e)?;
+        if kind == FunctionKind::If {
+            let when = ast::CaseWhen {
+                condition: exprs[0].clone(),
+                result: exprs[1].clone(),
+            };
+            return self.case(None, &[when], Some(exprs[2]), e);
+        }
+        let op = if kind == FunctionKind::Mod {
+            BinaryOperator::Modulo
+        } else {
+            BinaryOperator::Plus
+        };
+        let l = self.bind(exprs[0])?;
+        let r = self.bind(exprs[1])?;
+        self.binary(l, exprs[0], &op, r, exprs[1], e)
+    }
+
     fn scalar_function(
         &self,
         func: ScalarFunction,
@@ -1439,6 +1660,31 @@ impl<'s> ExprBinder<'s> {
             ))
         };
         let null = DataType::Null;
+        if matches!(func, ScalarFunction::Now | ScalarFunction::Today) {
+            check_arg_count(name, args.len(), 0, 0, e)?;
+            let now = statement_time();
+            return Ok(Expr::Literal(if func == ScalarFunction::Now {
+                ScalarValue::TimestampMicros(now)
+            } else {
+                ScalarValue::Date32(now.div_euclid(crate::scalar::MICROS_PER_DAY) as i32)
+            }));
+        }
+        if func == ScalarFunction::EpochMs {
+            check_arg_count(name, args.len(), 1, 1, e)?;
+            let t = &types[0];
+            let want = match t {
+                DataType::Date32 | DataType::Timestamp(..) => timestamp_type(),
+                t if t.is_integer() || *t == null => DataType::Int64,
+                _ => return Err(bad_type(0, "an integer or a TIMESTAMP")),
+            };
+            let a = args.remove(0);
+            let at_ = self.type_of(&a);
+            let a = self.fold.cast(a, &at_, &want);
+            return Ok(self.fold.fold(Expr::Function {
+                func,
+                args: vec![a],
+            }));
+        }
         if let Some((min, max, kinds)) = signature(func) {
             check_arg_count(name, args.len(), min, max, e)?;
             let mut out = Vec::with_capacity(args.len());
@@ -1462,6 +1708,20 @@ impl<'s> ExprBinder<'s> {
                     }
                     Arg::Numeric if is_numeric(t) => t.clone(),
                     Arg::Double | Arg::Numeric => return Err(bad_type(i, "numeric")),
+                    Arg::Any if *t == null => DataType::Utf8,
+                    Arg::Any => t.clone(),
+                    Arg::Date | Arg::Timestamp
+                        if matches!(t, DataType::Date32 | DataType::Timestamp(..))
+                            || is_string(t)
+                            || *t == null =>
+                    {
+                        if matches!(kind, Arg::Date) {
+                            DataType::Date32
+                        } else {
+                            timestamp_type()
+                        }
+                    }
+                    Arg::Date | Arg::Timestamp => return Err(bad_type(i, "a DATE or TIMESTAMP")),
                 };
                 let at_ = self.type_of(&a);
                 out.push(self.fold.cast(a, &at_, &want));
@@ -1665,6 +1925,24 @@ impl<'s> ExprBinder<'s> {
     }
 }
 
+thread_local! {
+    /// What now() and current_date give, read once per planning thread:
+    /// each `plan_sql_with` call plans on a thread of its own, so every
+    /// now() of a statement agrees, as DuckDB's transaction time.
+    static STATEMENT_TIME: std::cell::OnceCell<i64> = const { std::cell::OnceCell::new() };
+}
+
+/// The statement's time, in microseconds since 1970-01-01 (UTC).
+fn statement_time() -> i64 {
+    STATEMENT_TIME.with(|t| {
+        *t.get_or_init(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as i64)
+        })
+    })
+}
+
 /// An aggregate call as written: its name, arguments, DISTINCT, FILTER,
 /// and the registry's rewrite for `count_if`, `bool_and`, `bool_or`.
 struct AggregateCall<'a> {
@@ -1688,6 +1966,12 @@ enum Arg {
     Double,
     /// A number, kept in its type.
     Numeric,
+    /// Any value, kept in its type (NULL as VARCHAR).
+    Any,
+    /// A DATE, TIMESTAMP or string, as DATE.
+    Date,
+    /// A DATE, TIMESTAMP or string, as TIMESTAMP.
+    Timestamp,
 }
 
 /// `(min args, max args, kinds)` of a function typed by its arguments'
@@ -1706,8 +1990,41 @@ fn signature(func: ScalarFunction) -> Option<(usize, usize, &'static [Arg])> {
         F::Lpad | F::Rpad => (3, 3, &[String, Integer, String]),
         F::Reverse => (1, 1, &[String]),
         F::Sqrt | F::Exp | F::Ln | F::Log10 | F::Log2 => (1, 1, &[Double]),
+        F::Log => (1, 2, &[Double]),
         F::Power => (2, 2, &[Double]),
         F::Floor | F::Ceil | F::Trunc | F::Sign => (1, 1, &[Numeric]),
+        F::RegexpMatches | F::RegexpFullMatch => (2, 3, &[String]),
+        F::RegexpExtract => (2, 3, &[String, String, Integer]),
+        F::RegexpReplace => (3, 4, &[String]),
+        F::Printf | F::Format => (1, usize::MAX, &[String, Any]),
+        F::Md5 | F::Ascii => (1, 1, &[String]),
+        F::Levenshtein => (2, 2, &[String]),
+        F::SplitPart => (3, 3, &[String, String, Integer]),
+        F::Translate => (3, 3, &[String]),
+        F::Chr => (1, 1, &[Integer]),
+        F::Gcd | F::Lcm => (2, 2, &[Integer]),
+        F::Random | F::Pi | F::Now | F::Today => (0, 0, &[Double]),
+        F::SetSeed
+        | F::Sin
+        | F::Cos
+        | F::Tan
+        | F::Cot
+        | F::Asin
+        | F::Acos
+        | F::Atan
+        | F::Degrees
+        | F::Radians
+        | F::Cbrt
+        | F::IsNan
+        | F::IsInf
+        | F::IsFinite => (1, 1, &[Double]),
+        F::Atan2 => (2, 2, &[Double]),
+        F::DateDiff => (3, 3, &[String, Timestamp]),
+        F::Strftime => (2, 2, &[Timestamp, String]),
+        F::Strptime => (2, 2, &[String]),
+        F::MakeDate => (3, 3, &[Integer]),
+        F::MakeTimestamp => (6, 6, &[Integer, Integer, Integer, Integer, Integer, Double]),
+        F::LastDay | F::DayName | F::MonthName => (1, 1, &[Date]),
         _ => return None,
     })
 }

@@ -497,8 +497,18 @@ fn select_over(
     (offset, fetch): (usize, Option<usize>),
 ) -> Result<LogicalPlan> {
     let mut plan = plan;
+    let mut items = expand_items(parts.projection, scope)?;
     if let Some(w) = parts.selection {
         let mut eb = ExprBinder::new(scope, fold, false, "WHERE clause cannot contain aggregates");
+        eb.set_select_aliases(
+            items
+                .iter()
+                .filter_map(|it| match it.kind {
+                    ItemKind::Ast(e) if it.aliased => Some((it.name.clone(), e.clone())),
+                    _ => None,
+                })
+                .collect(),
+        );
         let predicate = eb.bind_predicate(w, "WHERE")?;
         if predicate != Expr::Literal(ScalarValue::Boolean(true)) {
             plan = LogicalPlan::Filter {
@@ -507,7 +517,6 @@ fn select_over(
             };
         }
     }
-    let mut items = expand_items(parts.projection, scope)?;
     let mut eb = ExprBinder::new(scope, fold, true, "");
     const NO_AGG_GROUP: &str = "GROUP BY clause cannot contain aggregates";
 

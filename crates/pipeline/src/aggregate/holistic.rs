@@ -1,0 +1,448 @@
+//! Accumulators of the aggregates that keep more than a fixed-size state
+//! per group (median, quantile_cont, quantile_disc, mode) or that other accumulators do not cover
+//! (any_value, bit_and/bit_or/bit_xor, product). They implement the
+//! parent module's `Accumulator`; `new_plain_accumulator` dispatches here.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array};
+use arrow::datatypes::{DataType, Float64Type, Int64Type};
+use arrow::row::{RowConverter, SortField};
+use weir_planner::AggregateFunction;
+
+use super::{Accumulator, conform, downcast, pairs};
+use crate::error::{Error, Result};
+
+/// The accumulator of `func` over `input`, giving `output`, if `func` is
+/// one of this module's.
+pub(super) fn new_accumulator(
+    func: AggregateFunction,
+    input: &DataType,
+    output: &DataType,
+) -> Result<Box<dyn Accumulator>> {
+    use AggregateFunction::*;
+    Ok(match func {
+        Median => Box::new(MedianAcc::default()),
+        Product => Box::new(ProductAcc::default()),
+        BitAnd | BitOr | BitXor => Box::new(BitAcc {
+            func,
+            output: output.clone(),
+            values: Vec::new(),
+        }),
+        Mode | AnyValue => Box::new(RowAcc::new(func == Mode, input)?),
+        other => {
+            return Err(Error::Internal(format!(
+                "{}() is not a holistic aggregate",
+                other.name()
+            )));
+        }
+    })
+}
+
+/// The accumulator of `quantile_cont|quantile_disc(x, q)` over `input`.
+pub(super) fn quantile(func: AggregateFunction, input: &DataType) -> Result<Box<dyn Accumulator>> {
+    Ok(if func == AggregateFunction::QuantileCont {
+        Box::new(MedianAcc {
+            values: Vec::new(),
+            fraction: None,
+        })
+    } else {
+        Box::new(QuantileDiscAcc {
+            fraction: None,
+            rows: RowAcc::new(false, input)?,
+            values: Vec::new(),
+        })
+    })
+}
+
+/// The constant fraction of a quantile, from its key column.
+fn fraction(keys: &ArrayRef) -> Result<Option<f64>> {
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let keys = conform(Arc::clone(keys), &DataType::Float64)?;
+    let keys = keys.as_primitive::<Float64Type>();
+    Ok(keys.is_valid(0).then(|| keys.value(0)))
+}
+
+/// `quantile_disc(x, q)`: values kept in Arrow's row format, whose bytes
+/// sort as the values do; the answer is the value at `ceil(n * q) - 1`.
+struct QuantileDiscAcc {
+    fraction: Option<f64>,
+    rows: RowAcc,
+    values: Vec<Vec<Vec<u8>>>,
+}
+
+impl Accumulator for QuantileDiscAcc {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize_with(groups, Vec::new);
+    }
+
+    fn update(&mut self, _values: &ArrayRef, _groups: Option<&[u32]>) -> Result<()> {
+        Err(Error::Internal("quantile_disc without its fraction".into()))
+    }
+
+    fn update_keyed(
+        &mut self,
+        values: &ArrayRef,
+        keys: &ArrayRef,
+        groups: Option<&[u32]>,
+    ) -> Result<()> {
+        if self.fraction.is_none() {
+            self.fraction = fraction(keys)?;
+        }
+        let rows = self
+            .rows
+            .converter
+            .convert_columns(&[Arc::clone(values)])
+            .map_err(Error::arrow)?;
+        for i in 0..values.len() {
+            if values.is_valid(i) {
+                self.values[group(groups, i)].push(rows.row(i).as_ref().to_vec());
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        if self.fraction.is_none() {
+            self.fraction = other.fraction;
+        }
+        for (s, d) in pairs(src, dst) {
+            self.values[d].extend(other.values[s].iter().cloned());
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        let q = self.fraction.unwrap_or(0.5);
+        let mut rows = self.rows;
+        rows.first = self
+            .values
+            .into_iter()
+            .map(|mut v| {
+                if v.is_empty() {
+                    return None;
+                }
+                v.sort_unstable();
+                let at = ((v.len() as f64 * q).ceil() as usize).saturating_sub(1);
+                Some(v.swap_remove(at.min(v.len() - 1)))
+            })
+            .collect();
+        Box::new(rows).finish()
+    }
+
+    fn size(&self) -> usize {
+        self.values
+            .iter()
+            .map(|v| v.iter().map(|r| r.len() + 24).sum::<usize>() + 24)
+            .sum()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn group(groups: Option<&[u32]>, i: usize) -> usize {
+    groups.map_or(0, |g| g[i] as usize)
+}
+
+/// `median(x)` of numbers as DOUBLE: the mean of the two middle values
+/// when their count is even (DuckDB's `quantile_cont(x, 0.5)`).
+#[derive(Default)]
+struct MedianAcc {
+    values: Vec<Vec<f64>>,
+    /// `quantile_cont`'s fraction (`None`: the median, 0.5).
+    fraction: Option<f64>,
+}
+
+impl Accumulator for MedianAcc {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize_with(groups, Vec::new);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let values = conform(Arc::clone(values), &DataType::Float64)?;
+        let values = values.as_primitive::<Float64Type>();
+        for i in 0..values.len() {
+            if values.is_valid(i) {
+                self.values[group(groups, i)].push(values.value(i));
+            }
+        }
+        Ok(())
+    }
+
+    fn update_keyed(
+        &mut self,
+        values: &ArrayRef,
+        keys: &ArrayRef,
+        groups: Option<&[u32]>,
+    ) -> Result<()> {
+        if self.fraction.is_none() {
+            self.fraction = fraction(keys)?;
+        }
+        self.update(values, groups)
+    }
+
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        if self.fraction.is_none() {
+            self.fraction = other.fraction;
+        }
+        for (s, d) in pairs(src, dst) {
+            self.values[d].extend_from_slice(&other.values[s]);
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        let q = self.fraction.unwrap_or(0.5);
+        let out: Float64Array = self
+            .values
+            .into_iter()
+            .map(|mut v| {
+                if v.is_empty() {
+                    return None;
+                }
+                v.sort_unstable_by(f64::total_cmp);
+                // the interpolated value at (n - 1) * q
+                let rn = (v.len() - 1) as f64 * q;
+                let (lo, hi) = (rn.floor() as usize, rn.ceil() as usize);
+                Some(v[lo] + (rn - lo as f64) * (v[hi] - v[lo]))
+            })
+            .collect();
+        Ok(Arc::new(out))
+    }
+
+    fn size(&self) -> usize {
+        self.values.iter().map(|v| v.capacity() * 8 + 24).sum()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `product(x)` as DOUBLE, NULL over no non-NULL value.
+#[derive(Default)]
+struct ProductAcc {
+    values: Vec<Option<f64>>,
+}
+
+impl Accumulator for ProductAcc {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize(groups, None);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let values = conform(Arc::clone(values), &DataType::Float64)?;
+        let values = values.as_primitive::<Float64Type>();
+        for i in 0..values.len() {
+            if values.is_valid(i) {
+                let p = &mut self.values[group(groups, i)];
+                *p = Some(p.unwrap_or(1.0) * values.value(i));
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (s, d) in pairs(src, dst) {
+            if let Some(v) = other.values[s] {
+                let p = &mut self.values[d];
+                *p = Some(p.unwrap_or(1.0) * v);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        Ok(Arc::new(Float64Array::from(self.values)))
+    }
+
+    fn size(&self) -> usize {
+        self.values.capacity() * 16
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `bit_and`, `bit_or`, `bit_xor` of integers, in the input's type.
+struct BitAcc {
+    func: AggregateFunction,
+    output: DataType,
+    values: Vec<Option<i64>>,
+}
+
+impl BitAcc {
+    fn fold(&self, a: Option<i64>, b: i64) -> i64 {
+        match (a, self.func) {
+            (None, _) => b,
+            (Some(a), AggregateFunction::BitAnd) => a & b,
+            (Some(a), AggregateFunction::BitOr) => a | b,
+            (Some(a), _) => a ^ b,
+        }
+    }
+}
+
+impl Accumulator for BitAcc {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize(groups, None);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let values = conform(Arc::clone(values), &DataType::Int64)?;
+        let values = values.as_primitive::<Int64Type>();
+        for i in 0..values.len() {
+            if values.is_valid(i) {
+                let g = group(groups, i);
+                self.values[g] = Some(self.fold(self.values[g], values.value(i)));
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (s, d) in pairs(src, dst) {
+            if let Some(v) = other.values[s] {
+                self.values[d] = Some(self.fold(self.values[d], v));
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        let out: ArrayRef = Arc::new(Int64Array::from(self.values));
+        // the values came from the output's type, so they fit it
+        conform(out, &self.output)
+    }
+
+    fn size(&self) -> usize {
+        self.values.capacity() * 16
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `mode(x)` and `any_value(x)` of any type, values kept in Arrow's row
+/// format: mode counts each distinct value per group (a tie goes to the
+/// smallest value, so the answer does not depend on the threads);
+/// any_value keeps the first non-NULL value a lane meets.
+struct RowAcc {
+    mode: bool,
+    input: DataType,
+    converter: RowConverter,
+    counts: Vec<HashMap<Vec<u8>, u64>>,
+    first: Vec<Option<Vec<u8>>>,
+}
+
+impl RowAcc {
+    fn new(mode: bool, input: &DataType) -> Result<Self> {
+        let converter =
+            RowConverter::new(vec![SortField::new(input.clone())]).map_err(Error::arrow)?;
+        Ok(Self {
+            mode,
+            input: input.clone(),
+            converter,
+            counts: Vec::new(),
+            first: Vec::new(),
+        })
+    }
+}
+
+impl Accumulator for RowAcc {
+    fn resize(&mut self, groups: usize) {
+        if self.mode {
+            self.counts.resize_with(groups, HashMap::new);
+        } else {
+            self.first.resize(groups, None);
+        }
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let rows = self
+            .converter
+            .convert_columns(&[Arc::clone(values)])
+            .map_err(Error::arrow)?;
+        for i in 0..values.len() {
+            if values.is_null(i) {
+                continue;
+            }
+            let g = group(groups, i);
+            if self.mode {
+                *self.counts[g]
+                    .entry(rows.row(i).as_ref().to_vec())
+                    .or_insert(0) += 1;
+            } else if self.first[g].is_none() {
+                self.first[g] = Some(rows.row(i).as_ref().to_vec());
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (s, d) in pairs(src, dst) {
+            if self.mode {
+                for (k, n) in &other.counts[s] {
+                    *self.counts[d].entry(k.clone()).or_insert(0) += n;
+                }
+            } else if self.first[d].is_none() {
+                self.first[d].clone_from(&other.first[s]);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        let chosen: Vec<Option<Vec<u8>>> = if self.mode {
+            self.counts
+                .into_iter()
+                .map(|c| {
+                    c.into_iter()
+                        .max_by(|(ka, na), (kb, nb)| na.cmp(nb).then_with(|| kb.cmp(ka)))
+                        .map(|(k, _)| k)
+                })
+                .collect()
+        } else {
+            self.first
+        };
+        // a group without a value takes the row of a NULL
+        let null = arrow::array::new_null_array(&self.input, 1);
+        let null_rows = self
+            .converter
+            .convert_columns(&[null])
+            .map_err(Error::arrow)?;
+        let null_row = null_rows.row(0).as_ref().to_vec();
+        let parser = self.converter.parser();
+        let rows = chosen
+            .iter()
+            .map(|c| parser.parse(c.as_deref().unwrap_or(&null_row)));
+        let mut out = self.converter.convert_rows(rows).map_err(Error::arrow)?;
+        Ok(out.remove(0))
+    }
+
+    fn size(&self) -> usize {
+        let counted: usize = self
+            .counts
+            .iter()
+            .map(|c| c.keys().map(|k| k.len() + 40).sum::<usize>() + 48)
+            .sum();
+        let first: usize = self.first.iter().flatten().map(|k| k.len() + 24).sum();
+        counted + first + self.first.capacity() * 24
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
