@@ -8,6 +8,7 @@ mod coerce;
 mod expr;
 mod query;
 mod settings;
+mod window;
 
 use std::collections::HashSet;
 use std::sync::Arc;
