@@ -617,7 +617,45 @@ fn merge_work(
                 task: Box::new(move |i| Ok(merge.merge(&runs, i)?.into_iter().collect())),
             })
         }
+        Breaker::Window { plan } => window_work(shared, plan, outputs, memory),
     }
+}
+
+/// The window breaker's merge: one task per bucket, sorting it and
+/// computing the functions over its partitions.
+fn window_work(
+    shared: &Arc<LaneShared>,
+    plan: &crate::window::WindowPlan,
+    outputs: Vec<LaneOutput>,
+    memory: &Arc<MemoryAccountant>,
+) -> Result<MergeWork> {
+    let mut lanes = Vec::with_capacity(outputs.len());
+    for o in outputs {
+        match o {
+            LaneOutput::Window(w) => lanes.push(w),
+            _ => return Err(Error::Internal("a window lane without rows".into())),
+        }
+    }
+    let rows: usize = lanes.iter().map(|l| l.rows()).sum();
+    let tasks = plan.buckets();
+    let shared = Arc::clone(shared);
+    let memory = Arc::clone(memory);
+    Ok(MergeWork {
+        tasks,
+        cost: rows as u64 / 1000 + 1,
+        parallel: tasks > 1,
+        task: Box::new(move |b| {
+            let Breaker::Window { plan } = &shared.pipeline().breaker else {
+                return Err(Error::Internal("a window merge without its plan".into()));
+            };
+            let out = plan.compute(&lanes, b)?;
+            // the task's sorted copy of its bucket, held while it ran
+            let size = out.as_ref().map_or(0, batch_bytes);
+            memory.grow(size);
+            memory.shrink(size);
+            Ok(out.into_iter().collect())
+        }),
+    })
 }
 
 /// Rows per partition of a parallel sort merge, at least.
@@ -677,6 +715,7 @@ impl<T, F: Fn(usize) -> Result<T>> TaskShared<T, F> {
 fn output_schema(p: &Pipeline) -> SchemaRef {
     match (&p.sink, &p.breaker) {
         (Sink::Aggregate { plan, .. }, _) | (_, Breaker::Distinct { plan }) => plan.schema(),
+        (_, Breaker::Window { plan }) => plan.output(),
         (Sink::Project { schema, .. }, _) => Arc::clone(schema),
         (Sink::Collect, _) => Arc::clone(p.scan_schema()),
     }
@@ -696,6 +735,7 @@ fn merge_name(p: &Pipeline) -> Option<String> {
         Breaker::Distinct { .. } => "merge distinct partitions".to_owned(),
         Breaker::TopN { k, .. } => format!("merge top-{k}"),
         Breaker::Sort { .. } => "merge sorted runs".to_owned(),
+        Breaker::Window { .. } => "window partitions".to_owned(),
     })
 }
 
@@ -774,6 +814,9 @@ fn describe_segment(segment: &Segment<'_>) -> String {
             BreakerSpec::Distinct => "distinct by radix partition in parallel",
             BreakerSpec::TopN { .. } => "top-N: per-lane bounded candidates",
             BreakerSpec::Sort(_) => "sorted runs per lane, merged in parallel",
+            BreakerSpec::Window(_) => {
+                "window: rows bucketed by partition keys, each bucket sorted and computed in parallel"
+            }
         }
         .to_owned(),
     );

@@ -119,6 +119,7 @@ mod sort;
 mod source;
 mod step;
 mod tail;
+mod window;
 
 pub use crate::error::{Error, Result};
 pub use crate::execute::{QueryOutput, execute, explain};

@@ -20,6 +20,7 @@ use crate::options::{ExecOptions, Progress};
 use crate::sort::{SortSpec, SortedRun, TOP_N_MAX, TopN, positions};
 use crate::source::{LazySeries, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
+use crate::window::{WindowLane, WindowPlan};
 
 /// One pipeline of a query: a source, the filters and projection (or
 /// aggregation) its lanes stream each morsel through, and the breaker
@@ -55,6 +56,9 @@ pub(crate) enum BreakerSpec<'a> {
     TopN { sort: &'a LogicalPlan, k: usize },
     /// ORDER BY: sorted runs, merged by range.
     Sort(&'a LogicalPlan),
+    /// Window functions: rows bucketed by partition, sorted and computed
+    /// per bucket in parallel.
+    Window(&'a LogicalPlan),
 }
 
 impl Segment<'_> {
@@ -111,6 +115,10 @@ pub(crate) fn segments(plan: &LogicalPlan) -> Result<Vec<Segment<'_>>> {
                 Some(LogicalPlan::Distinct { .. }) => {
                     i += 1;
                     BreakerSpec::Distinct
+                }
+                Some(n @ LogicalPlan::Window { .. }) if sink.is_none() => {
+                    i += 1;
+                    BreakerSpec::Window(n)
                 }
                 Some(n @ LogicalPlan::Sort { .. }) => {
                     i += 1;
@@ -217,6 +225,8 @@ pub(crate) enum Breaker {
     TopN { sort: SortSpec, k: usize },
     /// All rows by `sort`.
     Sort { sort: SortSpec },
+    /// Window functions over all rows.
+    Window { plan: WindowPlan },
 }
 
 impl Breaker {
@@ -243,6 +253,7 @@ impl Breaker {
                 "sort by {}: a sorted run per lane, merged in parallel by key ranges",
                 sort.describe()
             ),
+            Breaker::Window { plan } => plan.describe(),
         }
     }
 
@@ -254,6 +265,7 @@ impl Breaker {
             Breaker::Distinct { .. } => "distinct",
             Breaker::TopN { .. } => "top-n",
             Breaker::Sort { .. } => "sort",
+            Breaker::Window { .. } => "window",
         }
     }
 }
@@ -434,6 +446,26 @@ impl Pipeline {
             BreakerSpec::Sort(LogicalPlan::Sort { keys, .. }) => Breaker::Sort {
                 sort: SortSpec::new(keys, Arc::clone(&rows_schema))?,
             },
+            BreakerSpec::Window(LogicalPlan::Window {
+                partition_by,
+                order_by,
+                functions,
+                schema: out,
+                ..
+            }) => Breaker::Window {
+                plan: WindowPlan::new(
+                    Arc::clone(&rows_schema),
+                    Arc::clone(out),
+                    partition_by,
+                    order_by,
+                    functions,
+                )?,
+            },
+            BreakerSpec::Window(_) => {
+                return Err(Error::Internal(
+                    "a window breaker without a Window node".into(),
+                ));
+            }
             BreakerSpec::TopN { .. } | BreakerSpec::Sort(_) => {
                 return Err(Error::Internal("a sort breaker without a Sort node".into()));
             }
@@ -622,6 +654,8 @@ pub(crate) enum LaneOutput {
     TopN(RecordBatch, UInt64Array),
     /// The lane's rows, sorted.
     Run(SortedRun),
+    /// The lane's rows with their window keys, cut into buckets.
+    Window(WindowLane),
 }
 
 impl LaneOutput {
@@ -632,6 +666,7 @@ impl LaneOutput {
             LaneOutput::Partitioned(p) => p.size(),
             LaneOutput::TopN(b, s) => batch_bytes(b) + s.len() * 8,
             LaneOutput::Run(r) => r.size(),
+            LaneOutput::Window(w) => w.size(),
         }
     }
 
@@ -642,6 +677,7 @@ impl LaneOutput {
             LaneOutput::Partitioned(p) => p.state.num_groups(),
             LaneOutput::TopN(b, _) => b.num_rows(),
             LaneOutput::Run(r) => r.num_rows(),
+            LaneOutput::Window(w) => w.rows(),
         }
     }
 }
@@ -844,6 +880,9 @@ impl Lane {
             }
             (LaneState::Batches(parts), Breaker::Sort { sort }) => {
                 LaneOutput::Run(SortedRun::new(sort, parts)?)
+            }
+            (LaneState::Batches(parts), Breaker::Window { plan }) => {
+                LaneOutput::Window(plan.scatter(parts)?)
             }
             (LaneState::Batches(parts), _) => LaneOutput::Batches(parts),
             (LaneState::TopN(_), _) => {

@@ -87,6 +87,7 @@ fn with_input(node: &LogicalPlan, input: LogicalPlan) -> LogicalPlan {
         LogicalPlan::Filter { input: slot, .. }
         | LogicalPlan::Projection { input: slot, .. }
         | LogicalPlan::Aggregate { input: slot, .. }
+        | LogicalPlan::Window { input: slot, .. }
         | LogicalPlan::Distinct { input: slot }
         | LogicalPlan::Sort { input: slot, .. }
         | LogicalPlan::Limit { input: slot, .. } => **slot = input,

@@ -5,8 +5,8 @@
 //! present only when the query needs them):
 //!
 //! ```text
-//! Scan -> [Filter] -> [Aggregate] -> [Filter (HAVING)] -> Projection
-//!      -> [Distinct] -> [Sort] -> [Projection (drops hidden sort keys)] -> [Limit]
+//! Scan -> [Filter] -> [Aggregate] -> [Filter (HAVING)] -> [Window ...]
+//!      -> [Filter (QUALIFY)] -> Projection -> [Distinct] -> [Sort] -> [Projection (drops hidden sort keys)] -> [Limit]
 //! ```
 //!
 //! `Values` replaces `Scan` for `SELECT` without `FROM` and for
@@ -289,6 +289,168 @@ impl fmt::Display for AggregateExpr {
     }
 }
 
+/// A window function (`f(...) OVER (...)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WindowFunction {
+    /// `row_number()`: 1, 2, ... in the partition, BIGINT.
+    RowNumber,
+    /// `rank()`: 1 + rows before the row's peers, BIGINT.
+    Rank,
+    /// `dense_rank()`: 1 + peer groups before the row's, BIGINT.
+    DenseRank,
+    /// `percent_rank()`: `(rank - 1) / (rows - 1)`, 0 for one row, DOUBLE.
+    PercentRank,
+    /// `cume_dist()`: rows up to the row's last peer / rows, DOUBLE.
+    CumeDist,
+    /// `ntile(n)`: the bucket 1..n of the row, BIGINT.
+    Ntile,
+    /// `lag(x[, offset[, default]])`.
+    Lag,
+    /// `lead(x[, offset[, default]])`.
+    Lead,
+    /// `first_value(x)` over the frame.
+    FirstValue,
+    /// `last_value(x)` over the frame.
+    LastValue,
+    /// `nth_value(x, n)` over the frame.
+    NthValue,
+    /// An aggregate over the frame (count, count(*), sum, avg, min, max).
+    Aggregate(AggregateFunction),
+}
+
+impl WindowFunction {
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::RowNumber => "row_number",
+            Self::Rank => "rank",
+            Self::DenseRank => "dense_rank",
+            Self::PercentRank => "percent_rank",
+            Self::CumeDist => "cume_dist",
+            Self::Ntile => "ntile",
+            Self::Lag => "lag",
+            Self::Lead => "lead",
+            Self::FirstValue => "first_value",
+            Self::LastValue => "last_value",
+            Self::NthValue => "nth_value",
+            Self::Aggregate(a) => a.name(),
+        }
+    }
+
+    /// True for the functions computed over the frame (the others ignore it).
+    pub fn uses_frame(self) -> bool {
+        matches!(
+            self,
+            Self::FirstValue | Self::LastValue | Self::NthValue | Self::Aggregate(_)
+        )
+    }
+}
+
+/// The unit of a window frame's bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrameUnits {
+    /// Bounds count rows.
+    Rows,
+    /// Bounds are values of the (one) ORDER BY key; CURRENT ROW means the
+    /// row's peers.
+    Range,
+}
+
+/// One bound of a window frame. Offsets are non-negative: an integer
+/// number of rows for ROWS, a value of the ORDER BY key's type for RANGE.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FrameBound {
+    /// `UNBOUNDED PRECEDING`.
+    UnboundedPreceding,
+    /// `n PRECEDING`.
+    Preceding(ScalarValue),
+    /// `CURRENT ROW`.
+    CurrentRow,
+    /// `n FOLLOWING`.
+    Following(ScalarValue),
+    /// `UNBOUNDED FOLLOWING`.
+    UnboundedFollowing,
+}
+
+impl fmt::Display for FrameBound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnboundedPreceding => write!(f, "UNBOUNDED PRECEDING"),
+            Self::Preceding(n) => write!(f, "{n} PRECEDING"),
+            Self::CurrentRow => write!(f, "CURRENT ROW"),
+            Self::Following(n) => write!(f, "{n} FOLLOWING"),
+            Self::UnboundedFollowing => write!(f, "UNBOUNDED FOLLOWING"),
+        }
+    }
+}
+
+/// A window frame: `ROWS|RANGE BETWEEN start AND end`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowFrame {
+    /// ROWS or RANGE.
+    pub units: FrameUnits,
+    /// The first row of the frame.
+    pub start: FrameBound,
+    /// The last row of the frame.
+    pub end: FrameBound,
+}
+
+impl fmt::Display for WindowFrame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let units = match self.units {
+            FrameUnits::Rows => "ROWS",
+            FrameUnits::Range => "RANGE",
+        };
+        write!(f, "{units} BETWEEN {} AND {}", self.start, self.end)
+    }
+}
+
+/// One window function of a [`LogicalPlan::Window`]; the node's partition
+/// and order keys are shared by all of its functions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowExpr {
+    /// The function.
+    pub func: WindowFunction,
+    /// Its arguments over the Window's input: the value (`x` of `lag`,
+    /// `sum`; none for `count(*)` and the ranks), then, for `lag`/`lead`,
+    /// the default value (cast to the value's type); `ntile`'s and
+    /// `nth_value`'s counts and `lag`'s offset are in `offset`.
+    pub args: Vec<Expr>,
+    /// `lag`/`lead` offset (1 by default), `ntile` buckets, `nth_value`'s n.
+    pub offset: i64,
+    /// The frame (DuckDB's default when none is written: RANGE BETWEEN
+    /// UNBOUNDED PRECEDING AND CURRENT ROW with ORDER BY, the whole
+    /// partition without).
+    pub frame: WindowFrame,
+}
+
+impl fmt::Display for WindowExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let args: Vec<String> = self.args.iter().map(ToString::to_string).collect();
+        let mut args = args.join(", ");
+        if self.func == WindowFunction::Aggregate(AggregateFunction::CountStar) {
+            args = "*".into();
+        }
+        match self.func {
+            WindowFunction::Lag | WindowFunction::Lead if self.args.len() == 1 => {
+                args = format!("{args}, {}", self.offset)
+            }
+            WindowFunction::Lag | WindowFunction::Lead => {
+                let (x, d) = (&self.args[0], &self.args[1]);
+                args = format!("{x}, {}, {d}", self.offset)
+            }
+            WindowFunction::Ntile => args = self.offset.to_string(),
+            WindowFunction::NthValue => args = format!("{args}, {}", self.offset),
+            _ => {}
+        }
+        write!(f, "{}({args})", self.func.name())?;
+        if self.func.uses_frame() {
+            write!(f, " {}", self.frame)?;
+        }
+        Ok(())
+    }
+}
+
 /// A logical query plan.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LogicalPlan {
@@ -335,6 +497,22 @@ pub enum LogicalPlan {
         /// The output schema.
         schema: SchemaRef,
     },
+    /// Window functions: the output is the input's columns, then one
+    /// column per function, computed over the rows of the same
+    /// `partition_by` values ordered by `order_by`. Rows come out grouped
+    /// by partition, in no defined order otherwise.
+    Window {
+        /// The input.
+        input: Box<LogicalPlan>,
+        /// Partition keys over the input.
+        partition_by: Vec<Expr>,
+        /// Order within a partition.
+        order_by: Vec<SortKey>,
+        /// The functions.
+        functions: Vec<WindowExpr>,
+        /// The output schema.
+        schema: SchemaRef,
+    },
     /// Removes duplicate rows (NULLs compare equal here).
     Distinct {
         /// The input.
@@ -365,7 +543,8 @@ impl LogicalPlan {
             Self::Scan { schema, .. }
             | Self::Values { schema, .. }
             | Self::Projection { schema, .. }
-            | Self::Aggregate { schema, .. } => schema.clone(),
+            | Self::Aggregate { schema, .. }
+            | Self::Window { schema, .. } => schema.clone(),
             Self::Filter { input, .. }
             | Self::Distinct { input }
             | Self::Sort { input, .. }
@@ -380,6 +559,7 @@ impl LogicalPlan {
             Self::Filter { input, .. }
             | Self::Projection { input, .. }
             | Self::Aggregate { input, .. }
+            | Self::Window { input, .. }
             | Self::Distinct { input }
             | Self::Sort { input, .. }
             | Self::Limit { input, .. } => Some(input),
@@ -431,6 +611,17 @@ impl LogicalPlan {
                 "Aggregate: groupBy=[{}], aggr=[{}]",
                 list(group_by),
                 list(aggregates)
+            ),
+            Self::Window {
+                partition_by,
+                order_by,
+                functions,
+                ..
+            } => format!(
+                "Window: partitionBy=[{}], orderBy=[{}], functions=[{}]",
+                list(partition_by),
+                list(order_by),
+                list(functions)
             ),
             Self::Distinct { .. } => "Distinct".to_string(),
             Self::Sort { keys, .. } => {

@@ -19,7 +19,7 @@
 use arrow_schema::{DataType, Schema, TimeUnit};
 
 use crate::expr::{BinaryOp, Expr, ScalarFunction};
-use crate::plan::AggregateFunction;
+use crate::plan::{AggregateFunction, WindowFunction};
 
 /// The SQL name of an Arrow type, as shown by DESCRIBE and in errors.
 pub fn sql_type_name(t: &DataType) -> String {
@@ -311,5 +311,26 @@ pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) ->
             Some(t),
         ) => Some(t.clone()),
         _ => None,
+    }
+}
+
+/// The type of window function `func` whose value argument (`x` of
+/// `lag(x)`, `sum(x)`) has type `arg`; `None` where it does not apply.
+/// The ranks and `ntile` are BIGINT, `percent_rank` and `cume_dist`
+/// DOUBLE, the value functions of `x`'s type, the aggregates as
+/// [`aggregate_result_type`] says.
+pub fn window_result_type(func: WindowFunction, arg: Option<&DataType>) -> Option<DataType> {
+    match func {
+        WindowFunction::RowNumber
+        | WindowFunction::Rank
+        | WindowFunction::DenseRank
+        | WindowFunction::Ntile => Some(DataType::Int64),
+        WindowFunction::PercentRank | WindowFunction::CumeDist => Some(DataType::Float64),
+        WindowFunction::Lag
+        | WindowFunction::Lead
+        | WindowFunction::FirstValue
+        | WindowFunction::LastValue
+        | WindowFunction::NthValue => arg.cloned(),
+        WindowFunction::Aggregate(a) => aggregate_result_type(a, arg),
     }
 }

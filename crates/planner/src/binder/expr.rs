@@ -7,6 +7,7 @@ use sqlparser::ast::{
 };
 
 use super::coerce::{Folder, arithmetic_operand_types, can_cast, comparison_type, number_literal};
+use super::window::BoundWindow;
 use super::{at, bind_err, data_type_from_sql, did_you_mean, unsupported};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, ScalarFunction};
@@ -111,10 +112,11 @@ const DATE_PARTS: &[&str] = &[
     "epoch",
 ];
 
-/// Binds expressions over a [`Scope`], collecting aggregates when they are
-/// allowed. An aggregate binds to a placeholder column past the end of
-/// the scope (index `scope.len() + k` for the `k`-th aggregate), which the
-/// query binder later maps onto the Aggregate's output.
+/// Binds expressions over a [`Scope`], collecting aggregates and window
+/// functions when they are allowed. Each binds to a placeholder column
+/// past the end of the scope (index `scope.len() + k` for the `k`-th
+/// placeholder, see [`Placeholder`]), which the query binder later maps
+/// onto the Aggregate's or the Window's output.
 pub(crate) struct ExprBinder<'s> {
     scope: &'s Scope,
     /// Constant folding.
@@ -123,6 +125,14 @@ pub(crate) struct ExprBinder<'s> {
     aggregates: Option<Vec<AggregateExpr>>,
     /// Why aggregates are not allowed here.
     no_aggregates: &'static str,
+    /// Window functions found so far.
+    windows: Vec<BoundWindow>,
+    /// Why window functions are not allowed here; `None` where they are.
+    no_windows: Option<&'static str>,
+    /// The `WINDOW name AS (...)` definitions of the SELECT.
+    pub(crate) named_windows: Vec<(String, ast::WindowSpec)>,
+    /// What each column past the scope stands for, in order.
+    placeholders: Vec<Placeholder>,
     /// The scope's fields followed by one field per aggregate: the schema
     /// the bound expressions are typed over.
     types: Schema,
@@ -146,6 +156,10 @@ impl<'s> ExprBinder<'s> {
             fold,
             aggregates: allow_aggregates.then(Vec::new),
             no_aggregates: reason,
+            windows: Vec::new(),
+            no_windows: Some("window functions are not allowed here"),
+            named_windows: Vec::new(),
+            placeholders: Vec::new(),
             types: scope.schema.as_ref().clone(),
             depth: 0,
             select_aliases: Vec::new(),
@@ -186,9 +200,90 @@ impl<'s> ExprBinder<'s> {
         self.aggregates.as_deref().unwrap_or(&[])
     }
 
-    /// The schema bound expressions are typed over (scope + aggregates).
-    pub(crate) fn type_schema(&self) -> &Schema {
-        &self.types
+    /// The fields of the aggregates found so far, in order.
+    pub(crate) fn aggregate_fields(&self) -> Vec<Field> {
+        let input = self.scope.schema.fields().len();
+        (0..self.aggregates().len())
+            .map(|k| {
+                let slot = self.slot_of(Placeholder::Aggregate(k));
+                self.types.field(input + slot).clone()
+            })
+            .collect()
+    }
+
+    /// Allows window functions (the SELECT list, QUALIFY, ORDER BY).
+    pub(crate) fn allow_windows(&mut self) {
+        self.no_windows = None;
+    }
+
+    /// The window functions found so far.
+    pub(crate) fn windows(&self) -> &[BoundWindow] {
+        &self.windows
+    }
+
+    /// Binds a predicate with window functions forbidden for `reason`.
+    pub(crate) fn predicate_without_windows(
+        &mut self,
+        e: &ast::Expr,
+        clause: &str,
+        reason: &'static str,
+    ) -> Result<Expr> {
+        let p = self.bind_without_windows(e, reason)?;
+        self.to_boolean(p, e, clause)
+    }
+
+    /// What placeholder column `k` past the scope stands for.
+    pub(crate) fn placeholder(&self, k: usize) -> Option<Placeholder> {
+        self.placeholders.get(k).copied()
+    }
+
+    fn slot_of(&self, p: Placeholder) -> usize {
+        self.placeholders
+            .iter()
+            .position(|x| *x == p)
+            .expect("every aggregate and window has a placeholder")
+    }
+
+    /// The constant folder.
+    pub(crate) fn folder(&self) -> Folder<'s> {
+        self.fold
+    }
+
+    /// Binds `e` with window functions forbidden for `reason`.
+    pub(crate) fn bind_without_windows(
+        &mut self,
+        e: &ast::Expr,
+        reason: &'static str,
+    ) -> Result<Expr> {
+        let saved = self.no_windows.replace(reason);
+        let r = self.bind(e);
+        self.no_windows = saved;
+        r
+    }
+
+    /// Records window function `w` (once) and returns its placeholder
+    /// column; an error where window functions are not allowed.
+    pub(crate) fn push_window(&mut self, w: BoundWindow, e: &ast::Expr) -> Result<Expr> {
+        if let Some(reason) = self.no_windows {
+            return Err(bind_err(format!("{reason}: {e}{}", at(e.span()))));
+        }
+        let windows = &mut self.windows;
+        let input = self.scope.schema.fields().len();
+        let j = match windows.iter().position(|x| *x == w) {
+            Some(j) => j,
+            None => {
+                let mut fields: Vec<_> = self.types.fields().iter().cloned().collect();
+                fields.push(w.field.clone().into());
+                self.types = Schema::new(fields);
+                windows.push(w);
+                self.placeholders
+                    .push(Placeholder::Window(windows.len() - 1));
+                windows.len() - 1
+            }
+        };
+        let slot = self.slot_of(Placeholder::Window(j));
+        let name = self.types.field(input + slot).name().clone();
+        Ok(Expr::column(input + slot, name))
     }
 
     /// The type of a bound expression.
@@ -204,7 +299,7 @@ impl<'s> ExprBinder<'s> {
     ) -> Result<Expr> {
         let saved = (self.aggregates.take(), self.no_aggregates);
         self.no_aggregates = reason;
-        let r = self.bind(e);
+        let r = self.bind_without_windows(e, reason);
         (self.aggregates, self.no_aggregates) = saved;
         r
     }
@@ -1068,11 +1163,8 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        if f.over.is_some() {
-            return Err(unsupported(format!(
-                "window functions are not supported ({name} ... OVER){}",
-                at(e.span())
-            )));
+        if f.over.is_some() || super::window::is_window_only(&name) {
+            return super::window::bind_window(self, f, &name, e);
         }
         if !f.within_group.is_empty() || f.null_treatment.is_some() {
             return Err(unsupported(format!(
@@ -1461,11 +1553,14 @@ impl<'s> ExprBinder<'s> {
                 fields.push(Field::new(agg.to_string(), t, nullable).into());
                 self.types = Schema::new(fields);
                 aggregates.push(agg);
+                self.placeholders
+                    .push(Placeholder::Aggregate(aggregates.len() - 1));
                 aggregates.len() - 1
             }
         };
-        let name = self.types.field(input + k).name().clone();
-        Ok(Expr::column(input + k, name))
+        let slot = self.slot_of(Placeholder::Aggregate(k));
+        let name = self.types.field(input + slot).name().clone();
+        Ok(Expr::column(input + slot, name))
     }
 
     /// `quantile_cont|quantile_disc(x, q)`: `q` a constant in [0, 1],
@@ -1941,6 +2036,15 @@ fn statement_time() -> i64 {
                 .map_or(0, |d| d.as_micros() as i64)
         })
     })
+}
+
+/// What a placeholder column past an [`ExprBinder`]'s scope stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placeholder {
+    /// The `k`-th aggregate.
+    Aggregate(usize),
+    /// The `k`-th window function.
+    Window(usize),
 }
 
 /// An aggregate call as written: its name, arguments, DISTINCT, FILTER,

@@ -10,6 +10,7 @@ mod expr;
 mod files;
 mod query;
 mod settings;
+mod window;
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -8,7 +8,7 @@ use sqlparser::ast::{
 };
 
 use super::coerce::{Folder, comparison_type};
-use super::expr::{ExprBinder, Scope, table_functions};
+use super::expr::{ExprBinder, Placeholder, Scope, table_functions};
 use super::{Binder, at, bind_err, did_you_mean, format_from_extension, single_name, unsupported};
 use crate::error::Result;
 use crate::expr::Expr;
@@ -26,6 +26,10 @@ struct SelectParts<'q> {
     /// `GROUP BY ALL`: group by every SELECT item without an aggregate.
     group_all: bool,
     having: Option<&'q ast::Expr>,
+    /// `WINDOW name AS (...)` definitions.
+    named_windows: &'q [ast::NamedWindowDefinition],
+    /// `QUALIFY`: a filter over window function results.
+    qualify: Option<&'q ast::Expr>,
 }
 
 /// One output column of the SELECT list, after `*` expansion.
@@ -106,6 +110,8 @@ impl Binder<'_> {
                     group_by: &[],
                     group_all: false,
                     having: None,
+                    named_windows: &[],
+                    qualify: None,
                 };
                 select_over(self.fold, plan, &scope, parts, order_by, limit)
             }
@@ -134,8 +140,6 @@ impl Binder<'_> {
             (!s.cluster_by.is_empty(), "CLUSTER BY"),
             (!s.distribute_by.is_empty(), "DISTRIBUTE BY"),
             (!s.sort_by.is_empty(), "SORT BY"),
-            (!s.named_window.is_empty(), "WINDOW (window functions)"),
-            (s.qualify.is_some(), "QUALIFY"),
             (s.value_table_mode.is_some(), "SELECT AS VALUE/STRUCT"),
             (s.exclude.is_some(), "EXCLUDE"),
             (s.select_modifiers.is_some(), "SELECT modifiers"),
@@ -179,6 +183,8 @@ impl Binder<'_> {
             group_by,
             group_all,
             having: s.having.as_ref(),
+            named_windows: &s.named_window,
+            qualify: s.qualify.as_ref(),
         };
         select_over(self.fold, plan, &scope, parts, order_by, limit)
     }
@@ -509,7 +515,11 @@ fn select_over(
                 })
                 .collect(),
         );
-        let predicate = eb.bind_predicate(w, "WHERE")?;
+        let predicate = eb.predicate_without_windows(
+            w,
+            "WHERE",
+            "WHERE clause cannot contain window functions",
+        )?;
         if predicate != Expr::Literal(ScalarValue::Boolean(true)) {
             plan = LogicalPlan::Filter {
                 input: Box::new(plan),
@@ -518,6 +528,8 @@ fn select_over(
         }
     }
     let mut eb = ExprBinder::new(scope, fold, true, "");
+    eb.named_windows = super::window::named_windows(parts.named_windows)?;
+    eb.allow_windows();
     const NO_AGG_GROUP: &str = "GROUP BY clause cannot contain aggregates";
 
     // GROUP BY: expressions, output ordinals, or output aliases.
@@ -561,7 +573,17 @@ fn select_over(
     }
     let having = parts
         .having
-        .map(|h| eb.bind_predicate(h, "HAVING"))
+        .map(|h| {
+            eb.predicate_without_windows(
+                h,
+                "HAVING",
+                "HAVING clause cannot contain window functions",
+            )
+        })
+        .transpose()?;
+    let qualify = parts
+        .qualify
+        .map(|q| eb.bind_predicate(&with_aliases(q, &items, scope), "QUALIFY"))
         .transpose()?;
 
     let mut sort = Vec::with_capacity(order_by.exprs.len());
@@ -586,6 +608,13 @@ fn select_over(
         sort.push((target, asc, nulls_first));
     }
 
+    if qualify.is_some() && eb.windows().is_empty() {
+        return Err(bind_err(
+            "at least one window function must appear in the SELECT column or QUALIFY clause",
+        ));
+    }
+    let mut windows = eb.windows().to_vec();
+    let mut qualify = qualify;
     let aggregating = !group_by.is_empty() || !eb.aggregates().is_empty() || having.is_some();
     if aggregating {
         let input_schema = plan.schema();
@@ -600,15 +629,31 @@ fn select_over(
                 )
             })
             .collect();
-        fields.extend(
-            eb.type_schema().fields()[n_input..]
-                .iter()
-                .map(|f| f.as_ref().clone()),
-        );
+        fields.extend(eb.aggregate_fields());
         let agg_schema = SchemaRef::new(Schema::new(fields));
-        let rewrite = |e: Expr| to_aggregate_output(e, &group_by, n_input, &agg_schema);
+        let places = Places {
+            eb: &eb,
+            group_by: &group_by,
+            n_input,
+            width: agg_schema.fields().len(),
+        };
+        let rewrite = |e: Expr| to_aggregate_output(e, &places, &agg_schema);
         exprs = exprs.into_iter().map(rewrite).collect::<Result<_>>()?;
         let having = having.map(rewrite).transpose()?;
+        qualify = qualify.map(rewrite).transpose()?;
+        for w in &mut windows {
+            w.partition_by = std::mem::take(&mut w.partition_by)
+                .into_iter()
+                .map(rewrite)
+                .collect::<Result<_>>()?;
+            for k in &mut w.order_by {
+                k.expr = rewrite(k.expr.clone())?;
+            }
+            w.expr.args = std::mem::take(&mut w.expr.args)
+                .into_iter()
+                .map(rewrite)
+                .collect::<Result<_>>()?;
+        }
         for (target, _, _) in &mut sort {
             if let SortTarget::Expr(e) = target {
                 *e = rewrite(std::mem::replace(
@@ -633,6 +678,31 @@ fn select_over(
         }
     }
 
+    if !windows.is_empty() {
+        let width = plan.schema().fields().len();
+        let (windowed, columns) = super::window::plan_windows(plan, windows);
+        plan = windowed;
+        let schema = plan.schema();
+        let remap = |e: Expr| super::window::remap_windows(e, width, &columns, &schema);
+        exprs = exprs.into_iter().map(remap).collect();
+        qualify = qualify.map(remap);
+        for (target, _, _) in &mut sort {
+            if let SortTarget::Expr(e) = target {
+                *e = remap(std::mem::replace(
+                    e,
+                    Expr::Literal(ScalarValue::Null(DataType::Null)),
+                ));
+            }
+        }
+        if let Some(predicate) = qualify
+            && predicate != Expr::Literal(ScalarValue::Boolean(true))
+        {
+            plan = LogicalPlan::Filter {
+                input: Box::new(plan),
+                predicate,
+            };
+        }
+    }
     let input_schema = plan.schema();
     let visible = exprs.len();
     let mut fields: Vec<Field> = items
@@ -909,7 +979,7 @@ impl Ordering<'_> {
 }
 
 /// `(ascending, nulls_first)` of an ORDER BY term's options.
-fn sort_options(o: &ast::OrderByOptions) -> Result<(bool, bool)> {
+pub(super) fn sort_options(o: &ast::OrderByOptions) -> Result<(bool, bool)> {
     let asc = match &o.sort {
         None | Some(ast::OrderBySort::Asc) => true,
         Some(ast::OrderBySort::Desc) => false,
@@ -992,29 +1062,100 @@ fn alias_of(e: &ast::Expr, items: &[Item<'_>], scope: &Scope, prefer_alias: bool
     (prefer_alias || scope.find(&id.value).is_none()).then_some(k)
 }
 
-/// Maps an expression over (scope + aggregate placeholders) onto the
-/// Aggregate's output: group keys and aggregates become its columns; any
-/// other column is an error.
-fn to_aggregate_output(
-    e: Expr,
-    group_by: &[Expr],
+/// Where [`to_aggregate_output`] maps placeholders.
+struct Places<'a, 'b> {
+    eb: &'a ExprBinder<'b>,
+    group_by: &'a [Expr],
+    /// Columns of the Aggregate's input (the scope).
     n_input: usize,
-    schema: &Schema,
-) -> Result<Expr> {
+    /// Columns of the Aggregate's output.
+    width: usize,
+}
+
+/// `e` with each bare name that is not a column but an `AS` alias of the
+/// SELECT list replaced by the aliased expression (`QUALIFY r <= 3`),
+/// through operators, parentheses, IS [NOT] NULL, BETWEEN and IN lists.
+fn with_aliases(e: &ast::Expr, items: &[Item<'_>], scope: &Scope) -> ast::Expr {
+    use ast::Expr as A;
+    let sub = |x: &ast::Expr| Box::new(with_aliases(x, items, scope));
+    match e {
+        A::Identifier(id) if scope.find(&id.value).is_none() => {
+            match items
+                .iter()
+                .find(|it| it.aliased && it.name.eq_ignore_ascii_case(&id.value))
+            {
+                Some(Item {
+                    kind: ItemKind::Ast(x),
+                    ..
+                }) => A::Nested(Box::new((*x).clone())),
+                _ => e.clone(),
+            }
+        }
+        A::BinaryOp { left, op, right } => A::BinaryOp {
+            left: sub(left),
+            op: op.clone(),
+            right: sub(right),
+        },
+        A::UnaryOp { op, expr } => A::UnaryOp {
+            op: *op,
+            expr: sub(expr),
+        },
+        A::Nested(x) => A::Nested(sub(x)),
+        A::IsNull(x) => A::IsNull(sub(x)),
+        A::IsNotNull(x) => A::IsNotNull(sub(x)),
+        A::Between {
+            expr,
+            negated,
+            low,
+            high,
+        } => A::Between {
+            expr: sub(expr),
+            negated: *negated,
+            low: sub(low),
+            high: sub(high),
+        },
+        A::InList {
+            expr,
+            list,
+            negated,
+        } => A::InList {
+            expr: sub(expr),
+            list: list.iter().map(|x| with_aliases(x, items, scope)).collect(),
+            negated: *negated,
+        },
+        other => other.clone(),
+    }
+}
+
+/// Maps an expression over (scope + placeholders) onto the Aggregate's
+/// output: group keys and aggregates become its columns; window function
+/// `j` becomes column `width + j`, as the Window nodes above will number
+/// it; any other column is an error.
+fn to_aggregate_output(e: Expr, places: &Places<'_, '_>, schema: &Schema) -> Result<Expr> {
+    let group_by = places.group_by;
     if let Some(i) = group_by.iter().position(|g| *g == e) {
         return Ok(Expr::column(i, schema.field(i).name().clone()));
     }
     match e {
-        Expr::Column(c) if c.index >= n_input => {
-            let i = group_by.len() + (c.index - n_input);
-            Ok(Expr::column(i, schema.field(i).name().clone()))
+        Expr::Column(c) if c.index >= places.n_input => {
+            match places.eb.placeholder(c.index - places.n_input) {
+                Some(Placeholder::Aggregate(k)) => {
+                    let i = group_by.len() + k;
+                    Ok(Expr::column(i, schema.field(i).name().clone()))
+                }
+                Some(Placeholder::Window(j)) => Ok(Expr::column(places.width + j, c.name)),
+                None => Err(bind_err(format!(
+                    "unknown placeholder column \"{}\"",
+                    c.name
+                ))),
+            }
         }
         Expr::Column(c) => Err(bind_err(format!(
             "column \"{}\" must appear in the GROUP BY clause or must be part of an aggregate function",
             c.name
         ))),
         Expr::Literal(_) => Ok(e),
-        other => other.try_map_children(&mut |c| to_aggregate_output(c, group_by, n_input, schema)),
+        other => other.try_map_children(&mut |c| to_aggregate_output(c, places, schema)),
     }
 }
 

@@ -1,0 +1,804 @@
+//! The window breaker (`f(...) OVER (PARTITION BY ... ORDER BY ...)`).
+//!
+//! Lanes collect their rows; at its end each lane evaluates the partition
+//! keys, order keys and function arguments once, appends them (and each
+//! row's input position) to its rows, and cuts them into buckets by a
+//! hash of the partition keys (all rows in one bucket without PARTITION
+//! BY). The merge is a parallel job of one task per bucket: it puts the
+//! bucket's rows of every lane together, sorts them by (partition keys,
+//! order keys, input position) in Arrow's row format, and computes each
+//! function over each partition. The input position as the last key makes
+//! the answer independent of the number of threads.
+//!
+//! Frames are never rescanned row by row: running and moving sums and
+//! counts use prefix sums (a segment tree for DOUBLE sums over frames that
+//! do not start at the partition's start, so rounding matches a plain
+//! sum), MIN/MAX a monotonic deque (frame bounds only move forward), RANGE
+//! offsets a binary search on the order key.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, Decimal128Array, Float64Array, Int64Array, RecordBatch, UInt32Array,
+    new_null_array,
+};
+use arrow::compute::{SortOptions, cast, concat_batches, interleave, take, take_record_batch};
+use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
+use arrow::row::{RowConverter, Rows, SortField};
+use weir_planner::{
+    AggregateFunction, Expr, FrameBound, FrameUnits, ScalarValue, SortKey, WindowExpr,
+    WindowFunction,
+};
+
+use crate::aggregate::conform;
+use crate::error::{Error, Result};
+use crate::eval::evaluate;
+use crate::hash::hash_bytes;
+use crate::sort::positions;
+
+/// Buckets the lanes cut rows into when there is a PARTITION BY.
+const BUCKETS: usize = 64;
+
+/// A Window node, ready to run.
+pub(crate) struct WindowPlan {
+    input: SchemaRef,
+    output: SchemaRef,
+    partition_by: Vec<Expr>,
+    order_by: Vec<SortKey>,
+    functions: Vec<WindowExpr>,
+    /// Input columns, the position, partition keys, order keys, then every
+    /// function's arguments.
+    work: SchemaRef,
+    /// Where each function's arguments start in `work`.
+    arg_at: Vec<usize>,
+}
+
+/// A lane's rows, cut into buckets (each a list of `work` batches).
+pub(crate) struct WindowLane {
+    pub(crate) buckets: Vec<Vec<RecordBatch>>,
+}
+
+impl WindowLane {
+    pub(crate) fn size(&self) -> usize {
+        self.buckets
+            .iter()
+            .flatten()
+            .map(RecordBatch::get_array_memory_size)
+            .sum()
+    }
+
+    pub(crate) fn rows(&self) -> usize {
+        self.buckets
+            .iter()
+            .flatten()
+            .map(RecordBatch::num_rows)
+            .sum()
+    }
+}
+
+impl WindowPlan {
+    pub(crate) fn new(
+        input: SchemaRef,
+        output: SchemaRef,
+        partition_by: &[Expr],
+        order_by: &[SortKey],
+        functions: &[WindowExpr],
+    ) -> Result<Self> {
+        let mut fields: Vec<Field> = input.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(Field::new("__position", DataType::UInt64, false));
+        for (i, p) in partition_by.iter().enumerate() {
+            fields.push(Field::new(format!("__p{i}"), p.data_type(&input), true));
+        }
+        for (i, k) in order_by.iter().enumerate() {
+            fields.push(Field::new(
+                format!("__o{i}"),
+                k.expr.data_type(&input),
+                true,
+            ));
+        }
+        let mut arg_at = Vec::with_capacity(functions.len());
+        for (j, f) in functions.iter().enumerate() {
+            arg_at.push(fields.len());
+            for (i, a) in f.args.iter().enumerate() {
+                fields.push(Field::new(format!("__a{j}_{i}"), a.data_type(&input), true));
+            }
+        }
+        if output.fields().len() != input.fields().len() + functions.len() {
+            return Err(Error::Internal(
+                "a Window's output is not its input and one column per function".into(),
+            ));
+        }
+        Ok(WindowPlan {
+            input,
+            output,
+            partition_by: partition_by.to_vec(),
+            order_by: order_by.to_vec(),
+            functions: functions.to_vec(),
+            work: Arc::new(Schema::new(fields)),
+            arg_at,
+        })
+    }
+
+    pub(crate) fn output(&self) -> SchemaRef {
+        Arc::clone(&self.output)
+    }
+
+    /// Buckets the merge runs as tasks.
+    pub(crate) fn buckets(&self) -> usize {
+        if self.partition_by.is_empty() {
+            1
+        } else {
+            BUCKETS
+        }
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        let list = |v: Vec<String>| v.join(", ");
+        format!(
+            "window: rows cut by a hash of [{}] into {} bucket(s), each sorted by [{}] and computed in parallel: {}",
+            list(self.partition_by.iter().map(ToString::to_string).collect()),
+            self.buckets(),
+            list(self.order_by.iter().map(ToString::to_string).collect()),
+            list(self.functions.iter().map(ToString::to_string).collect()),
+        )
+    }
+
+    fn key_start(&self) -> usize {
+        self.input.fields().len() + 1
+    }
+
+    /// The lane's share: evaluates keys and arguments over its rows and
+    /// cuts them into buckets.
+    pub(crate) fn scatter(&self, parts: Vec<(usize, RecordBatch)>) -> Result<WindowLane> {
+        let n_buckets = self.buckets();
+        let mut buckets: Vec<Vec<RecordBatch>> = (0..n_buckets).map(|_| Vec::new()).collect();
+        let converter = if self.partition_by.is_empty() {
+            None
+        } else {
+            let fields = self
+                .partition_by
+                .iter()
+                .map(|p| SortField::new(p.data_type(&self.input)));
+            Some(RowConverter::new(fields.collect()).map_err(Error::arrow)?)
+        };
+        for (morsel, batch) in parts {
+            let n = batch.num_rows();
+            if n == 0 {
+                continue;
+            }
+            let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+            columns.push(Arc::new(positions(morsel, n)));
+            let exprs = self
+                .partition_by
+                .iter()
+                .chain(self.order_by.iter().map(|k| &k.expr))
+                .chain(self.functions.iter().flat_map(|f| &f.args));
+            for e in exprs {
+                let t = self.work.field(columns.len()).data_type().clone();
+                columns.push(conform(evaluate(e, &batch)?, &t)?);
+            }
+            let work =
+                RecordBatch::try_new(Arc::clone(&self.work), columns).map_err(Error::arrow)?;
+            let Some(converter) = &converter else {
+                buckets[0].push(work);
+                continue;
+            };
+            let start = self.key_start();
+            let keys = &work.columns()[start..start + self.partition_by.len()];
+            let rows = converter.convert_columns(keys).map_err(Error::arrow)?;
+            let mut picks: Vec<Vec<u32>> = vec![Vec::new(); n_buckets];
+            for (i, row) in rows.iter().enumerate() {
+                let b = (hash_bytes(row.as_ref()) >> 48) as usize % n_buckets;
+                picks[b].push(i as u32);
+            }
+            for (b, idx) in picks.into_iter().enumerate() {
+                if idx.is_empty() {
+                    continue;
+                }
+                let part = if idx.len() == n {
+                    work.clone()
+                } else {
+                    take_record_batch(&work, &UInt32Array::from(idx)).map_err(Error::arrow)?
+                };
+                buckets[b].push(part);
+            }
+        }
+        Ok(WindowLane { buckets })
+    }
+
+    /// Sorts bucket `b` of every lane and computes the functions over it.
+    pub(crate) fn compute(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
+        let parts: Vec<&RecordBatch> = lanes.iter().flat_map(|l| &l.buckets[b]).collect();
+        if parts.iter().all(|p| p.num_rows() == 0) {
+            return Ok(None);
+        }
+        let all = concat_batches(&self.work, parts).map_err(Error::arrow)?;
+        let n_in = self.input.fields().len();
+        let start = self.key_start();
+        let (np, no) = (self.partition_by.len(), self.order_by.len());
+        // sort by partition keys, order keys, input position
+        let mut fields = Vec::with_capacity(np + no + 1);
+        let mut keys = Vec::with_capacity(np + no + 1);
+        for i in 0..np {
+            fields.push(SortField::new(all.column(start + i).data_type().clone()));
+            keys.push(Arc::clone(all.column(start + i)));
+        }
+        for (i, k) in self.order_by.iter().enumerate() {
+            let c = all.column(start + np + i);
+            fields.push(SortField::new_with_options(
+                c.data_type().clone(),
+                SortOptions {
+                    descending: !k.asc,
+                    nulls_first: k.nulls_first,
+                },
+            ));
+            keys.push(Arc::clone(c));
+        }
+        fields.push(SortField::new(DataType::UInt64));
+        keys.push(Arc::clone(all.column(n_in)));
+        let converter = RowConverter::new(fields).map_err(Error::arrow)?;
+        let rows = converter.convert_columns(&keys).map_err(Error::arrow)?;
+        let mut order: Vec<u32> = (0..all.num_rows() as u32).collect();
+        order.sort_unstable_by(|&a, &c| rows.row(a as usize).cmp(&rows.row(c as usize)));
+        drop(rows);
+        let sorted = take_record_batch(&all, &UInt32Array::from(order)).map_err(Error::arrow)?;
+        drop(all);
+        let n = sorted.num_rows();
+        // partitions and peer groups, as runs of equal keys
+        let same = |cols: &[ArrayRef]| -> Result<Vec<bool>> {
+            if cols.is_empty() {
+                return Ok(vec![true; n]);
+            }
+            let fields = cols.iter().map(|c| SortField::new(c.data_type().clone()));
+            let conv = RowConverter::new(fields.collect()).map_err(Error::arrow)?;
+            let rows = conv.convert_columns(cols).map_err(Error::arrow)?;
+            Ok((0..n)
+                .map(|i| i > 0 && rows.row(i) == rows.row(i - 1))
+                .collect())
+        };
+        let same_partition = same(&sorted.columns()[start..start + np])?;
+        let same_peer = same(&sorted.columns()[start..start + np + no])?;
+        let mut partitions: Vec<usize> = same_partition
+            .iter()
+            .enumerate()
+            .filter(|&(i, same)| i == 0 || !same)
+            .map(|(i, _)| i)
+            .collect();
+        partitions.push(n);
+        let mut peer_start = vec![0usize; n];
+        for i in 0..n {
+            peer_start[i] = if i > 0 && same_partition[i] && same_peer[i] {
+                peer_start[i - 1]
+            } else {
+                i
+            };
+        }
+        let mut peer_end = vec![n; n];
+        for i in (0..n).rev() {
+            peer_end[i] = if i + 1 < n && same_partition[i + 1] && same_peer[i + 1] {
+                peer_end[i + 1]
+            } else {
+                i + 1
+            };
+        }
+        let ctx = Ctx {
+            partitions: &partitions,
+            peer_start: &peer_start,
+            peer_end: &peer_end,
+            order_key: (no == 1).then(|| (sorted.column(start + np), self.order_by[0].asc)),
+        };
+        let mut columns: Vec<ArrayRef> = sorted.columns()[..n_in].to_vec();
+        for (j, f) in self.functions.iter().enumerate() {
+            let args = &sorted.columns()[self.arg_at[j]..self.arg_at[j] + f.args.len()];
+            let t = self.output.field(n_in + j).data_type();
+            columns.push(conform(compute_function(f, args, &ctx, t)?, t)?);
+        }
+        RecordBatch::try_new(Arc::clone(&self.output), columns)
+            .map(Some)
+            .map_err(Error::arrow)
+    }
+}
+
+/// The sorted rows' structure: partition starts (and the end), each row's
+/// peer group, and the one ORDER BY key (for RANGE offsets).
+struct Ctx<'a> {
+    partitions: &'a [usize],
+    peer_start: &'a [usize],
+    peer_end: &'a [usize],
+    order_key: Option<(&'a ArrayRef, bool)>,
+}
+
+impl Ctx<'_> {
+    /// `(start, end)` of each partition.
+    fn parts(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.partitions.windows(2).map(|w| (w[0], w[1]))
+    }
+}
+
+fn compute_function(
+    f: &WindowExpr,
+    args: &[ArrayRef],
+    ctx: &Ctx<'_>,
+    out: &DataType,
+) -> Result<ArrayRef> {
+    let n = ctx.peer_start.len();
+    let ints = |g: &dyn Fn(usize, usize, usize) -> Option<i64>| -> ArrayRef {
+        let mut v = Vec::with_capacity(n);
+        for (ps, pe) in ctx.parts() {
+            for i in ps..pe {
+                v.push(g(ps, pe, i));
+            }
+        }
+        Arc::new(Int64Array::from(v))
+    };
+    let doubles = |g: &dyn Fn(usize, usize, usize) -> f64| -> ArrayRef {
+        let mut v = Vec::with_capacity(n);
+        for (ps, pe) in ctx.parts() {
+            for i in ps..pe {
+                v.push(g(ps, pe, i));
+            }
+        }
+        Arc::new(Float64Array::from(v))
+    };
+    let value = || -> Result<&ArrayRef> {
+        args.first()
+            .ok_or_else(|| Error::Internal(format!("{} without its argument", f.func.name())))
+    };
+    Ok(match f.func {
+        WindowFunction::RowNumber => ints(&|ps, _, i| Some((i - ps + 1) as i64)),
+        WindowFunction::Rank => ints(&|ps, _, i| Some((ctx.peer_start[i] - ps + 1) as i64)),
+        WindowFunction::DenseRank => {
+            let mut v = Vec::with_capacity(n);
+            for (ps, pe) in ctx.parts() {
+                let mut rank = 0i64;
+                for i in ps..pe {
+                    if ctx.peer_start[i] == i {
+                        rank += 1;
+                    }
+                    v.push(rank);
+                }
+            }
+            Arc::new(Int64Array::from(v))
+        }
+        WindowFunction::PercentRank => doubles(&|ps, pe, i| {
+            if pe - ps <= 1 {
+                0.0
+            } else {
+                (ctx.peer_start[i] - ps) as f64 / (pe - ps - 1) as f64
+            }
+        }),
+        WindowFunction::CumeDist => {
+            doubles(&|ps, pe, i| (ctx.peer_end[i] - ps) as f64 / (pe - ps) as f64)
+        }
+        WindowFunction::Ntile => {
+            let buckets = f.offset;
+            ints(&|ps, pe, i| {
+                if buckets <= 0 {
+                    return None;
+                }
+                // DuckDB's rule: the first (rows mod n) buckets get one more row
+                let rows = (pe - ps) as i64;
+                let k = buckets.min(rows);
+                let size = rows / k;
+                let large = rows - k * size;
+                let small_from = large * (size + 1);
+                let r = (i - ps) as i64;
+                Some(if r < small_from {
+                    1 + r / (size + 1)
+                } else {
+                    1 + large + (r - small_from) / size
+                })
+            })
+        }
+        WindowFunction::Lag | WindowFunction::Lead => {
+            let x = value()?;
+            let default = match args.get(1) {
+                Some(d) => Arc::clone(d),
+                None => new_null_array(x.data_type(), 1),
+            };
+            let shift = if f.func == WindowFunction::Lag {
+                -f.offset
+            } else {
+                f.offset
+            };
+            let mut picks = Vec::with_capacity(n);
+            for (ps, pe) in ctx.parts() {
+                for i in ps..pe {
+                    let j = i as i64 + shift;
+                    picks.push(if j >= ps as i64 && j < pe as i64 {
+                        (0, j as usize)
+                    } else if args.len() > 1 {
+                        (1, i)
+                    } else {
+                        (1, 0)
+                    });
+                }
+            }
+            interleave(&[x.as_ref(), default.as_ref()], &picks).map_err(Error::arrow)?
+        }
+        WindowFunction::FirstValue | WindowFunction::LastValue | WindowFunction::NthValue => {
+            let x = value()?;
+            let (fs, fe) = frames(f, ctx)?;
+            let picks: UInt32Array = (0..n)
+                .map(|i| {
+                    let (s, e) = (fs[i], fe[i]);
+                    let j = match f.func {
+                        WindowFunction::FirstValue => s,
+                        WindowFunction::LastValue => e.wrapping_sub(1),
+                        _ => s + (f.offset as usize).saturating_sub(1),
+                    };
+                    (s < e && j >= s && j < e).then_some(j as u32)
+                })
+                .collect();
+            take(x.as_ref(), &picks, None).map_err(Error::arrow)?
+        }
+        WindowFunction::Aggregate(AggregateFunction::CountStar) => {
+            let (fs, fe) = frames(f, ctx)?;
+            Arc::new(Int64Array::from_iter_values(
+                (0..n).map(|i| fe[i].saturating_sub(fs[i]) as i64),
+            ))
+        }
+        WindowFunction::Aggregate(AggregateFunction::Count) => {
+            let x = value()?;
+            let (fs, fe) = frames(f, ctx)?;
+            let counts = prefix_counts(x);
+            Arc::new(Int64Array::from_iter_values(
+                (0..n).map(|i| range_count(&counts, fs[i], fe[i]) as i64),
+            ))
+        }
+        WindowFunction::Aggregate(a @ (AggregateFunction::Sum | AggregateFunction::Avg)) => {
+            let x = value()?;
+            let (fs, fe) = frames(f, ctx)?;
+            sum_or_avg(a, x, ctx, &fs, &fe, out)?
+        }
+        WindowFunction::Aggregate(a @ (AggregateFunction::Min | AggregateFunction::Max)) => {
+            let x = value()?;
+            let (fs, fe) = frames(f, ctx)?;
+            let picks = min_max(a == AggregateFunction::Min, x, ctx, &fs, &fe)?;
+            take(x.as_ref(), &picks, None).map_err(Error::arrow)?
+        }
+        WindowFunction::Aggregate(other) => {
+            return Err(Error::Internal(format!(
+                "aggregate {} is not a window function",
+                other.name()
+            )));
+        }
+    })
+}
+
+/// Each row's frame as `[start, end)` row indices (empty where end <=
+/// start).
+fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
+    let n = ctx.peer_start.len();
+    let mut fs = Vec::with_capacity(n);
+    let mut fe = Vec::with_capacity(n);
+    let frame = &f.frame;
+    let range_keys = match (frame.units, &frame.start, &frame.end) {
+        (FrameUnits::Range, FrameBound::Preceding(_) | FrameBound::Following(_), _)
+        | (FrameUnits::Range, _, FrameBound::Preceding(_) | FrameBound::Following(_)) => {
+            let (key, asc) = ctx.order_key.ok_or_else(|| {
+                Error::Internal("a RANGE offset frame without one order key".into())
+            })?;
+            let k = cast(key, &DataType::Float64).map_err(Error::arrow)?;
+            let k = k.as_primitive::<Float64Type>();
+            let sign = if asc { 1.0 } else { -1.0 };
+            Some((
+                (0..k.len())
+                    .map(|i| k.is_valid(i).then(|| sign * k.value(i)))
+                    .collect::<Vec<Option<f64>>>(),
+                sign,
+            ))
+        }
+        _ => None,
+    };
+    let offset = |v: &ScalarValue| -> Result<f64> {
+        match v {
+            ScalarValue::Int64(x) => Ok(*x as f64),
+            ScalarValue::Float64(x) => Ok(*x),
+            other => Err(Error::Internal(format!("a frame offset {other}"))),
+        }
+    };
+    for (ps, pe) in ctx.parts() {
+        // the non-NULL run of the order key (RANGE offsets search it)
+        let (vs, ve) = match &range_keys {
+            Some((k, _)) => {
+                let mut vs = ps;
+                while vs < pe && k[vs].is_none() {
+                    vs += 1;
+                }
+                let mut ve = vs;
+                while ve < pe && k[ve].is_some() {
+                    ve += 1;
+                }
+                (vs, ve)
+            }
+            None => (ps, pe),
+        };
+        for i in ps..pe {
+            let bound = |b: &FrameBound, is_start: bool| -> Result<usize> {
+                Ok(match b {
+                    FrameBound::UnboundedPreceding => ps,
+                    FrameBound::UnboundedFollowing => pe,
+                    FrameBound::CurrentRow => match frame.units {
+                        FrameUnits::Rows if is_start => i,
+                        FrameUnits::Rows => i + 1,
+                        FrameUnits::Range if is_start => ctx.peer_start[i],
+                        FrameUnits::Range => ctx.peer_end[i],
+                    },
+                    FrameBound::Preceding(v) | FrameBound::Following(v) => {
+                        let d = offset(v)?;
+                        let d = if matches!(b, FrameBound::Preceding(_)) {
+                            -d
+                        } else {
+                            d
+                        };
+                        match (frame.units, &range_keys) {
+                            (FrameUnits::Rows, _) => {
+                                let at = i as i64 + d as i64 + i64::from(!is_start);
+                                at.clamp(ps as i64, pe as i64) as usize
+                            }
+                            (FrameUnits::Range, Some((k, _))) => match k[i] {
+                                // NULL keys: the frame is the row's peers
+                                None if is_start => ctx.peer_start[i],
+                                None => ctx.peer_end[i],
+                                Some(v) => {
+                                    let target = v + d;
+                                    let run = &k[vs..ve];
+                                    vs + if is_start {
+                                        run.partition_point(|x| x.is_some_and(|x| x < target))
+                                    } else {
+                                        run.partition_point(|x| x.is_some_and(|x| x <= target))
+                                    }
+                                }
+                            },
+                            (FrameUnits::Range, None) => {
+                                return Err(Error::Internal("RANGE offsets without keys".into()));
+                            }
+                        }
+                    }
+                })
+            };
+            let s = bound(&frame.start, true)?;
+            let e = bound(&frame.end, false)?;
+            fs.push(s);
+            fe.push(e.max(s));
+        }
+    }
+    Ok((fs, fe))
+}
+
+/// Non-NULL values before each row: `counts[i]` over rows `0..i`.
+fn prefix_counts(x: &ArrayRef) -> Vec<u64> {
+    let mut counts = Vec::with_capacity(x.len() + 1);
+    let mut c = 0u64;
+    counts.push(0);
+    for i in 0..x.len() {
+        c += u64::from(x.is_valid(i));
+        counts.push(c);
+    }
+    counts
+}
+
+fn range_count(counts: &[u64], s: usize, e: usize) -> u64 {
+    if e <= s { 0 } else { counts[e] - counts[s] }
+}
+
+fn sum_or_avg(
+    func: AggregateFunction,
+    x: &ArrayRef,
+    ctx: &Ctx<'_>,
+    fs: &[usize],
+    fe: &[usize],
+    out: &DataType,
+) -> Result<ArrayRef> {
+    let n = x.len();
+    let counts = prefix_counts(x);
+    let avg = func == AggregateFunction::Avg;
+    match x.data_type() {
+        DataType::Float64 => {
+            let v = x.as_primitive::<Float64Type>();
+            let mut sums = vec![0.0f64; n];
+            for (ps, pe) in ctx.parts() {
+                let running = (ps..pe).all(|i| fs[i] == ps);
+                if running {
+                    // frames from the partition's start: one running sum
+                    let mut prefix = Vec::with_capacity(pe - ps + 1);
+                    let mut acc = 0.0;
+                    prefix.push(0.0);
+                    for i in ps..pe {
+                        if v.is_valid(i) {
+                            acc += v.value(i);
+                        }
+                        prefix.push(acc);
+                    }
+                    for i in ps..pe {
+                        sums[i] = prefix[fe[i] - ps];
+                    }
+                } else {
+                    let tree = SumTree::new(
+                        (ps..pe).map(|i| if v.is_valid(i) { v.value(i) } else { 0.0 }),
+                    );
+                    for i in ps..pe {
+                        sums[i] = tree.sum(fs[i] - ps, fe[i] - ps);
+                    }
+                }
+            }
+            let values = (0..n).map(|i| {
+                let c = range_count(&counts, fs[i], fe[i]);
+                (c > 0).then(|| if avg { sums[i] / c as f64 } else { sums[i] })
+            });
+            Ok(Arc::new(Float64Array::from_iter(values)))
+        }
+        t => {
+            // exact: integers and decimals as unscaled i128 prefix sums
+            let (unscaled, scale): (Vec<i128>, i8) = match t {
+                DataType::Decimal128(_, s) => {
+                    let d = x.as_primitive::<arrow::datatypes::Decimal128Type>();
+                    (
+                        (0..n)
+                            .map(|i| if d.is_valid(i) { d.value(i) } else { 0 })
+                            .collect(),
+                        *s,
+                    )
+                }
+                DataType::Null => (vec![0; n], 0),
+                _ => {
+                    let c = cast(x, &DataType::Int64).map_err(Error::arrow)?;
+                    let c = c.as_primitive::<Int64Type>();
+                    (
+                        (0..n)
+                            .map(|i| {
+                                if c.is_valid(i) {
+                                    i128::from(c.value(i))
+                                } else {
+                                    0
+                                }
+                            })
+                            .collect(),
+                        0,
+                    )
+                }
+            };
+            let mut prefix = Vec::with_capacity(n + 1);
+            let mut acc = 0i128;
+            prefix.push(0);
+            for v in &unscaled {
+                acc = acc.checked_add(*v).ok_or_else(|| {
+                    Error::Execution("Out of Range Error: Overflow in SUM".into())
+                })?;
+                prefix.push(acc);
+            }
+            let sum = |i: usize| {
+                let c = range_count(&counts, fs[i], fe[i]);
+                (c > 0).then(|| (prefix[fe[i]] - prefix[fs[i]], c))
+            };
+            if avg {
+                let div = 10f64.powi(i32::from(scale));
+                return Ok(Arc::new(Float64Array::from_iter(
+                    (0..n).map(|i| sum(i).map(|(s, c)| s as f64 / div / c as f64)),
+                )));
+            }
+            match out {
+                DataType::Decimal128(p, s) => {
+                    let a = Decimal128Array::from_iter((0..n).map(|i| sum(i).map(|(s, _)| s)))
+                        .with_precision_and_scale(*p, *s)
+                        .map_err(Error::arrow)?;
+                    Ok(Arc::new(a))
+                }
+                _ => {
+                    let mut v = Vec::with_capacity(n);
+                    for i in 0..n {
+                        v.push(match sum(i) {
+                            Some((s, _)) => Some(i64::try_from(s).map_err(|_| {
+                                Error::Execution(format!(
+                                    "Out of Range Error: Overflow in SUM: {s} does not fit in BIGINT"
+                                ))
+                            })?),
+                            None => None,
+                        });
+                    }
+                    Ok(Arc::new(Int64Array::from(v)))
+                }
+            }
+        }
+    }
+}
+
+/// Sums of DOUBLE ranges in O(log n), adding in a fixed tree order.
+struct SumTree {
+    n: usize,
+    tree: Vec<f64>,
+}
+
+impl SumTree {
+    fn new(values: impl ExactSizeIterator<Item = f64>) -> Self {
+        let n = values.len().max(1);
+        let mut tree = vec![0.0; 2 * n];
+        for (i, v) in values.enumerate() {
+            tree[n + i] = v;
+        }
+        for i in (1..n).rev() {
+            tree[i] = tree[2 * i] + tree[2 * i + 1];
+        }
+        SumTree { n, tree }
+    }
+
+    /// The sum of `[s, e)`.
+    fn sum(&self, s: usize, e: usize) -> f64 {
+        let (mut l, mut r) = (s + self.n, e + self.n);
+        let (mut left, mut right) = (0.0, 0.0);
+        while l < r {
+            if l & 1 == 1 {
+                left += self.tree[l];
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                right += self.tree[r];
+            }
+            l /= 2;
+            r /= 2;
+        }
+        left + right
+    }
+}
+
+/// The row holding the MIN (or MAX) non-NULL value of each frame, by a
+/// monotonic deque: frame starts and ends never move back within a
+/// partition, so each row enters and leaves the deque once.
+fn min_max(
+    min: bool,
+    x: &ArrayRef,
+    ctx: &Ctx<'_>,
+    fs: &[usize],
+    fe: &[usize],
+) -> Result<UInt32Array> {
+    let converter =
+        RowConverter::new(vec![SortField::new(x.data_type().clone())]).map_err(Error::arrow)?;
+    let rows: Rows = converter
+        .convert_columns(std::slice::from_ref(x))
+        .map_err(Error::arrow)?;
+    // `a` is kept over `b` when it is better or equal
+    let better = |a: usize, b: usize| {
+        let (a, b) = (rows.row(a), rows.row(b));
+        if min { a <= b } else { a >= b }
+    };
+    let mut out = Vec::with_capacity(x.len());
+    for (ps, pe) in ctx.parts() {
+        let mut deque: VecDeque<usize> = VecDeque::new();
+        let mut next = ps;
+        for i in ps..pe {
+            while next < fe[i] {
+                if x.is_valid(next) {
+                    while deque.back().is_some_and(|&b| better(next, b)) {
+                        deque.pop_back();
+                    }
+                    deque.push_back(next);
+                }
+                next += 1;
+            }
+            while deque.front().is_some_and(|&f| f < fs[i]) {
+                deque.pop_front();
+            }
+            out.push(deque.front().map(|&j| j as u32));
+        }
+    }
+    Ok(UInt32Array::from(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SumTree;
+
+    #[test]
+    fn sum_tree_sums_every_range() {
+        let v: Vec<f64> = (0..37).map(|i| i as f64).collect();
+        let t = SumTree::new(v.iter().copied());
+        for s in 0..=v.len() {
+            for e in s..=v.len() {
+                assert_eq!(t.sum(s, e), v[s..e].iter().sum::<f64>(), "{s}..{e}");
+            }
+        }
+    }
+}
