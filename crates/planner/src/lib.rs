@@ -74,7 +74,7 @@ pub use error::{Error, Result};
 pub use expr::{BinaryOp, ColumnRef, Expr, InItems, ScalarFunction};
 pub use fold::ConstantEvaluator;
 pub use plan::{
-    AggregateExpr, AggregateFunction, ColumnDef, FileFormat, FileOptions, LogicalPlan, SortKey,
-    Statement, TableSource, created_table_schema,
+    AggregateExpr, AggregateFunction, ColumnDef, FileFormat, FileOptions, JoinKind, LogicalPlan,
+    SortKey, Statement, TableSource, created_table_schema,
 };
 pub use scalar::ScalarValue;

@@ -6,6 +6,7 @@
 
 mod coerce;
 mod expr;
+mod join;
 mod query;
 mod settings;
 
@@ -522,6 +523,7 @@ impl Binder<'_> {
                 let scope = Scope {
                     qualifier: None,
                     schema: schema.clone(),
+                    relations: Vec::new(),
                 };
                 let Some(i) = scope.find(&cid.value) else {
                     let names = schema.fields().iter().map(|f| f.name().as_str());
