@@ -967,6 +967,10 @@ impl Catalog for CatalogView<'_> {
         self.db.table_names()
     }
 
+    fn table_rows(&self, name: &str) -> Option<usize> {
+        self.db.table(name).map(|t| t.data.num_rows())
+    }
+
     fn file_schema(&self, path: &str, format: FileFormat) -> Result<SchemaRef, String> {
         self.file_schema_with(path, format, &FileOptions::default())
     }

@@ -10,15 +10,17 @@ use std::time::{Duration, Instant};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use crossbeam_channel::Receiver;
+use hashbrown::HashTable;
 use weir_executor::{
     DagBuilder, DagOutcome, Job, Node, NodeError, PipelineExecutor, StepContext, StepError,
     StepResult, step_fn,
 };
-use weir_planner::LogicalPlan;
+use weir_planner::{JoinKind, LogicalPlan};
 
 use crate::aggregate::{RADIX_BUCKETS, merge_partition};
 use crate::error::{Error, Result};
 use crate::fairness::YieldPoint;
+use crate::join::{BuildChunk, Built, JoinSpec, build_partitions};
 use crate::memory::MemoryAccountant;
 use crate::options::ExecOptions;
 use crate::pipeline::{
@@ -77,88 +79,31 @@ pub fn execute(
     let started = Instant::now();
     check_interrupt(options, started)?;
     let memory = Arc::new(MemoryAccountant::new());
-    let rewritten = split_distinct(plan);
-    let physical = rewritten.as_ref().unwrap_or(plan);
-    let split = executor.split();
-    let segments = segments(physical)?;
     let ops: Slot<Vec<(usize, OperatorProfile)>> = Arc::new(Mutex::new(Some(Vec::new())));
-    let mut nodes: Vec<NodeSlots> = Vec::new();
-    let mut dag = DagBuilder::new();
-    let mut first_lanes = 0;
-    let mut morsels_total = 0;
-    for (i, segment) in segments.iter().enumerate() {
-        if segment.is_pass_through() {
-            // LIMIT over a finished result: slices, no job; applied by
-            // the previous pipeline's result as it is read
-            let previous = nodes
-                .last_mut()
-                .ok_or_else(|| Error::Internal("a pass-through pipeline without input".into()))?;
-            let lim = match segment.breaker {
-                BreakerSpec::Materialize { limit } => limit,
-                _ => None,
-            };
-            previous.then.push((i, segment_name(segment), lim));
-            continue;
-        }
-        check_interrupt(options, started)?;
-        let mut pipeline = Pipeline::build(segment, sources, split, options)?;
-        let slots = NodeSlots::new();
-        let lanes_node = format!("pipeline {}", nodes.len() + 1);
-        let merge_node = format!("{lanes_node} merge");
-        let ctx = NodeContext {
-            index: i,
-            first: nodes.is_empty(),
-            memory: Arc::clone(&memory),
-            ops: Arc::clone(&ops),
-            analyze: options.analyze,
-        };
-        match nodes.last() {
-            None => {
-                first_lanes = pipeline.lanes;
-                morsels_total = pipeline.num_morsels() as u64;
-                if let Some(progress) = &options.progress {
-                    progress.start(morsels_total);
-                }
-                let shared = Arc::new(LaneShared::new(pipeline, options, Arc::clone(&memory)));
-                let job = slots.lanes_job(shared, 0);
-                dag.push(Node::job(lanes_node.clone(), job));
-            }
-            Some(previous) => {
-                let mut later = options.clone();
-                later.progress = None;
-                let input = Arc::clone(&previous.result);
-                let then = previous.then.clone();
-                let slots = slots.clone();
-                let memory = Arc::clone(&memory);
-                let ops = Arc::clone(&ops);
-                let analyze = options.analyze;
-                dag.push(
-                    Node::lazy(lanes_node.clone(), move || {
-                        slots.record(|| {
-                            let finish = take(&input, "a pipeline's input")?;
-                            let (schema, batches) = finish_with(finish, &then, &ops, analyze)?;
-                            let input_bytes = batches.iter().map(batch_bytes).sum();
-                            pipeline.set_input(Arc::new(TableData::new(schema, batches)));
-                            let shared = Arc::new(LaneShared::new(pipeline, &later, memory));
-                            Ok(slots.lanes_job(shared, input_bytes))
-                        })
-                    })
-                    .after(format!("pipeline {} merge", nodes.len())),
-                );
-            }
-        }
-        let merge_slots = slots.clone();
-        dag.push(
-            Node::lazy(merge_node, move || {
-                merge_slots.record(|| merge_job(&merge_slots, ctx))
-            })
-            .after(lanes_node),
-        );
-        nodes.push(slots);
-    }
-    let last = nodes
-        .last()
-        .ok_or_else(|| Error::Internal("a plan without pipelines".into()))?;
+    let mut build = DagBuild {
+        dag: DagBuilder::new(),
+        nodes: Vec::new(),
+        memory: Arc::clone(&memory),
+        ops: Arc::clone(&ops),
+        options,
+        sources,
+        split: executor.split(),
+        started,
+        first_lanes: 0,
+        morsels_total: 0,
+        progress_given: false,
+        index: 0,
+        pipelines: 0,
+        joins: 0,
+    };
+    let last = build.plan(plan)?;
+    let DagBuild {
+        dag,
+        nodes,
+        first_lanes,
+        morsels_total,
+        ..
+    } = build;
     let handle = dag.build()?.run(executor);
     let outcome = loop {
         let slice = match options.deadline {
@@ -221,6 +166,425 @@ pub fn execute(
         batches,
         profile,
     })
+}
+
+/// Where a part of the plan leaves its result: the slot, the LIMITs
+/// applied as it is read, and the DAG node after which it is there.
+struct Output {
+    result: Slot<Finish>,
+    then: Vec<PassThrough>,
+    node: String,
+}
+
+/// The DAG of a query as it is built: a plan tree becomes chains of
+/// pipelines (one per linear part) and, per join, the nodes of its build
+/// and its probe.
+struct DagBuild<'a> {
+    dag: DagBuilder,
+    nodes: Vec<NodeSlots>,
+    memory: Arc<MemoryAccountant>,
+    ops: Slot<Vec<(usize, OperatorProfile)>>,
+    options: &'a ExecOptions,
+    sources: &'a dyn SourceResolver,
+    split: (usize, usize),
+    started: Instant,
+    first_lanes: usize,
+    morsels_total: u64,
+    progress_given: bool,
+    /// Order of EXPLAIN ANALYZE lines: children before parents.
+    index: usize,
+    pipelines: usize,
+    joins: usize,
+}
+
+impl DagBuild<'_> {
+    /// Adds the nodes computing `plan`; returns where its result lands.
+    fn plan(&mut self, plan: &LogicalPlan) -> Result<Output> {
+        if matches!(plan, LogicalPlan::Join { .. }) {
+            return self.join(plan);
+        }
+        let rewritten = split_distinct(plan);
+        let physical = rewritten.as_ref().unwrap_or(plan);
+        let segments = segments(physical)?;
+        let mut previous: Option<Output> = match segments.first().and_then(|s| s.leaf) {
+            Some(join @ LogicalPlan::Join { .. }) => Some(self.join(join)?),
+            _ => None,
+        };
+        for segment in &segments {
+            self.index += 1;
+            let i = self.index;
+            if segment.is_pass_through() {
+                // LIMIT over a finished result: slices, no job; applied by
+                // the previous pipeline's result as it is read
+                let previous = previous.as_mut().ok_or_else(|| {
+                    Error::Internal("a pass-through pipeline without input".into())
+                })?;
+                let lim = match segment.breaker {
+                    BreakerSpec::Materialize { limit } => limit,
+                    _ => None,
+                };
+                previous.then.push((i, segment_name(segment), lim));
+                continue;
+            }
+            check_interrupt(self.options, self.started)?;
+            let mut pipeline = Pipeline::build(segment, self.sources, self.split, self.options)?;
+            let slots = NodeSlots::new();
+            self.pipelines += 1;
+            let lanes_node = format!("pipeline {}", self.pipelines);
+            let merge_node = format!("{lanes_node} merge");
+            let reads_leaf = previous.is_none();
+            let ctx = NodeContext {
+                index: i,
+                first: reads_leaf,
+                memory: Arc::clone(&self.memory),
+                ops: Arc::clone(&self.ops),
+                analyze: self.options.analyze,
+            };
+            match previous.take() {
+                None => {
+                    let mut options = self.options.clone();
+                    if self.progress_given {
+                        options.progress = None;
+                    } else {
+                        self.progress_given = true;
+                        self.first_lanes = pipeline.lanes;
+                        self.morsels_total = pipeline.num_morsels() as u64;
+                        if let Some(progress) = &options.progress {
+                            progress.start(self.morsels_total);
+                        }
+                    }
+                    let shared = Arc::new(LaneShared::new(
+                        pipeline,
+                        &options,
+                        Arc::clone(&self.memory),
+                    ));
+                    let job = slots.lanes_job(shared, 0);
+                    self.dag.push(Node::job(lanes_node.clone(), job));
+                }
+                Some(input) => {
+                    let mut later = self.options.clone();
+                    later.progress = None;
+                    let slots = slots.clone();
+                    let memory = Arc::clone(&self.memory);
+                    let ops = Arc::clone(&self.ops);
+                    let analyze = self.options.analyze;
+                    let after = input.node.clone();
+                    self.dag.push(
+                        Node::lazy(lanes_node.clone(), move || {
+                            slots.record(|| {
+                                let finish = take(&input.result, "a pipeline's input")?;
+                                let (schema, batches) =
+                                    finish_with(finish, &input.then, &ops, analyze)?;
+                                let input_bytes = batches.iter().map(batch_bytes).sum();
+                                pipeline.set_input(Arc::new(TableData::new(schema, batches)));
+                                let shared = Arc::new(LaneShared::new(pipeline, &later, memory));
+                                Ok(slots.lanes_job(shared, input_bytes))
+                            })
+                        })
+                        .after(after),
+                    );
+                }
+            }
+            let merge_slots = slots.clone();
+            self.dag.push(
+                Node::lazy(merge_node.clone(), move || {
+                    merge_slots.record(|| merge_job(&merge_slots, ctx))
+                })
+                .after(lanes_node),
+            );
+            previous = Some(Output {
+                result: Arc::clone(&slots.result),
+                then: Vec::new(),
+                node: merge_node,
+            });
+            self.nodes.push(slots);
+        }
+        previous.ok_or_else(|| Error::Internal("a plan without pipelines".into()))
+    }
+
+    /// Adds a join: its two inputs, then the build (keys per batch, then
+    /// the partitions' hash tables, in parallel), the probe (a task per
+    /// morsel of the probe side, after the build) and, for RIGHT and FULL
+    /// joins, the build rows that found no match.
+    fn join(&mut self, node: &LogicalPlan) -> Result<Output> {
+        let LogicalPlan::Join { left, right, .. } = node else {
+            return Err(Error::Internal("a join of a node that is no join".into()));
+        };
+        let probe_side = self.plan(left)?;
+        let build_side = self.plan(right)?;
+        let spec = Arc::new(JoinSpec::new(node)?);
+        self.joins += 1;
+        self.index += 1;
+        let index = self.index;
+        let name = format!("join {}", self.joins);
+        let slots = NodeSlots::new();
+        self.nodes.push(slots.clone());
+        let workers = (self.split.0 + self.split.1).max(1);
+        let analyze = self.options.analyze;
+        let ops = Arc::clone(&self.ops);
+        let memory = Arc::clone(&self.memory);
+        let morsel_rows = self.options.morsel_rows.max(1);
+        let describe = spec.describe();
+
+        // 1. the build side's batches with their keys and hashes
+        let chunks: Slot<(TaskHandle<BuildChunk>, u64, Instant)> = Arc::new(Mutex::new(None));
+        {
+            let (slots, spec, chunks, ops) = (
+                slots.clone(),
+                Arc::clone(&spec),
+                Arc::clone(&chunks),
+                Arc::clone(&ops),
+            );
+            self.dag.push(
+                Node::lazy(format!("{name} build"), move || {
+                    slots.record(|| {
+                        let started = Instant::now();
+                        let finish = take(&build_side.result, "a join's build side")?;
+                        let (_, batches) = finish_with(finish, &build_side.then, &ops, analyze)?;
+                        let batches: Vec<RecordBatch> =
+                            batches.into_iter().filter(|b| b.num_rows() > 0).collect();
+                        let rows = count_rows(&batches);
+                        let inputs: Vec<Mutex<Option<RecordBatch>>> =
+                            batches.into_iter().map(|b| Mutex::new(Some(b))).collect();
+                        let n = inputs.len();
+                        let (job, handle) = task_job(
+                            "join build: keys".to_owned(),
+                            n,
+                            workers,
+                            rows / 1000 + 1,
+                            &slots.error,
+                            move |i| {
+                                let batch = lock(&inputs[i]).take().ok_or_else(|| {
+                                    Error::Internal("a build batch taken twice".into())
+                                })?;
+                                spec.build_chunk(batch)
+                            },
+                        );
+                        *lock(&chunks) = Some((handle, rows, started));
+                        Ok(job)
+                    })
+                })
+                .after(build_side.node.clone()),
+            );
+        }
+        // 2. one hash table per partition
+        type Tables = (
+            Arc<Vec<BuildChunk>>,
+            TaskHandle<HashTable<(u64, u32, u32)>>,
+            u64,
+            Instant,
+        );
+        let tables: Slot<Tables> = Arc::new(Mutex::new(None));
+        {
+            let (slots, spec, tables, memory) = (
+                slots.clone(),
+                Arc::clone(&spec),
+                Arc::clone(&tables),
+                Arc::clone(&memory),
+            );
+            self.dag.push(
+                Node::lazy(format!("{name} build table"), move || {
+                    slots.record(|| {
+                        let (handle, rows, started) = take(&chunks, "a join's build keys")?;
+                        let chunks = Arc::new(handle.results()?);
+                        memory.grow(chunks.iter().map(BuildChunk::size).sum());
+                        let partitions = build_partitions(rows as usize);
+                        let parts = Arc::clone(&chunks);
+                        let (job, handle) = task_job(
+                            "join build: hash tables".to_owned(),
+                            partitions,
+                            workers,
+                            rows / 1000 + 1,
+                            &slots.error,
+                            move |p| Ok(spec.build_partition(&parts, p, partitions)),
+                        );
+                        *lock(&tables) = Some((chunks, handle, rows, started));
+                        Ok(job)
+                    })
+                })
+                .after(format!("{name} build")),
+            );
+        }
+        // 3. the probe, after the build and the probe side
+        let probe: Slot<(Arc<Built>, TaskHandle<Vec<RecordBatch>>)> = Arc::new(Mutex::new(None));
+        let unmatched: Slot<TaskHandle<Vec<RecordBatch>>> = Arc::new(Mutex::new(None));
+        let probe_started: Slot<(Instant, u64, usize)> = Arc::new(Mutex::new(None));
+        {
+            let (slots, spec, probe, ops, probe_started) = (
+                slots.clone(),
+                Arc::clone(&spec),
+                Arc::clone(&probe),
+                Arc::clone(&ops),
+                Arc::clone(&probe_started),
+            );
+            let describe = describe.clone();
+            self.dag.push(
+                Node::lazy(format!("{name} probe"), move || {
+                    slots.record(|| {
+                        let (chunks, handle, rows, started) =
+                            take(&tables, "a join's hash tables")?;
+                        let partitions = handle.results()?;
+                        let built = Arc::new(spec.finish_build(chunks, partitions)?);
+                        if analyze && let Some(v) = lock(&ops).as_mut() {
+                            v.push((
+                                index,
+                                OperatorProfile {
+                                    name: format!("{describe}: build hash table"),
+                                    rows_in: rows,
+                                    rows_out: rows,
+                                    time: started.elapsed(),
+                                    parallel: true,
+                                    ..OperatorProfile::default()
+                                },
+                            ));
+                        }
+                        let finish = take(&probe_side.result, "a join's probe side")?;
+                        let (_, batches) = finish_with(finish, &probe_side.then, &ops, analyze)?;
+                        let in_bytes: usize = batches.iter().map(batch_bytes).sum();
+                        let mut morsels = Vec::new();
+                        for b in batches {
+                            let mut offset = 0;
+                            while offset < b.num_rows() {
+                                let len = morsel_rows.min(b.num_rows() - offset);
+                                morsels.push(b.slice(offset, len));
+                                offset += len;
+                            }
+                        }
+                        let rows_in = count_rows(&morsels);
+                        *lock(&probe_started) = Some((Instant::now(), rows_in, in_bytes));
+                        let b = Arc::clone(&built);
+                        let spec = Arc::clone(&spec);
+                        let (job, handle) = task_job(
+                            "join probe".to_owned(),
+                            morsels.len(),
+                            workers,
+                            rows_in / 1000 + 1,
+                            &slots.error,
+                            move |i| spec.probe(&b, &morsels[i]),
+                        );
+                        *lock(&probe) = Some((built, handle));
+                        Ok(job)
+                    })
+                })
+                .after(format!("{name} build table"))
+                .after(probe_side.node.clone()),
+            );
+        }
+        let mut last = format!("{name} probe");
+        if matches!(spec.kind, JoinKind::Right | JoinKind::Full) {
+            let (slots, spec, probe, unmatched) = (
+                slots.clone(),
+                Arc::clone(&spec),
+                Arc::clone(&probe),
+                Arc::clone(&unmatched),
+            );
+            self.dag.push(
+                Node::lazy(format!("{name} unmatched"), move || {
+                    slots.record(|| {
+                        let built = lock(&probe)
+                            .as_ref()
+                            .map(|(b, _)| Arc::clone(b))
+                            .ok_or_else(|| {
+                                Error::Internal("a join's probe was not handed over".into())
+                            })?;
+                        let n = built.num_chunks();
+                        let (job, handle) = task_job(
+                            "join unmatched build rows".to_owned(),
+                            n,
+                            workers,
+                            1,
+                            &slots.error,
+                            move |c| spec.unmatched(&built, c),
+                        );
+                        *lock(&unmatched) = Some(handle);
+                        Ok(job)
+                    })
+                })
+                .after(last.clone()),
+            );
+            last = format!("{name} unmatched");
+        }
+        let finish: Finish = Box::new(move || {
+            let (built, handle) = take(&probe, "a join's probe")?;
+            let mut batches: Vec<RecordBatch> = handle.results()?.into_iter().flatten().collect();
+            if let Some(handle) = lock(&unmatched).take() {
+                batches.extend(handle.results()?.into_iter().flatten());
+            }
+            let (t, rows_in, in_bytes) = take(&probe_started, "a join's probe start")?;
+            memory.shrink(in_bytes + built.size());
+            memory.grow(batches.iter().map(batch_bytes).sum());
+            if analyze && let Some(v) = lock(&ops).as_mut() {
+                v.push((
+                    index,
+                    OperatorProfile {
+                        name: format!("{describe}: probe"),
+                        rows_in,
+                        rows_out: count_rows(&batches),
+                        time: t.elapsed(),
+                        parallel: true,
+                        ..OperatorProfile::default()
+                    },
+                ));
+            }
+            Ok((Arc::clone(&spec.schema), batches))
+        });
+        *lock(&slots.result) = Some(finish);
+        Ok(Output {
+            result: Arc::clone(&slots.result),
+            then: Vec::new(),
+            node: last,
+        })
+    }
+}
+
+/// The results of a [`task_job`], read once its job ran.
+struct TaskHandle<T> {
+    results: Arc<Mutex<Vec<Option<T>>>>,
+}
+
+impl<T> TaskHandle<T> {
+    fn results(self) -> Result<Vec<T>> {
+        std::mem::take(&mut *lock(&self.results))
+            .into_iter()
+            .map(|r| r.ok_or_else(|| Error::Internal("a task did not run".into())))
+            .collect()
+    }
+}
+
+/// A job of `tasks` tasks claimed by up to `workers` steps from a cursor;
+/// task `i` runs `task(i)`. The first error is kept in `error`.
+fn task_job<T: Send + 'static>(
+    name: String,
+    tasks: usize,
+    workers: usize,
+    cost: u64,
+    error: &Arc<Mutex<Option<Error>>>,
+    task: impl Fn(usize) -> Result<T> + Send + Sync + 'static,
+) -> (Job, TaskHandle<T>) {
+    let results = Arc::new(Mutex::new((0..tasks).map(|_| None).collect::<Vec<_>>()));
+    let shared = Arc::new(TaskShared {
+        cursor: AtomicUsize::new(0),
+        results: Mutex::new((0..tasks).map(|_| None).collect()),
+        error: Arc::clone(error),
+        task: {
+            let results = Arc::clone(&results);
+            move |i: usize| -> Result<()> {
+                let v = task(i)?;
+                lock(&results)[i] = Some(v);
+                Ok(())
+            }
+        },
+        tasks,
+    });
+    let mut job = Job::new(name.clone()).with_cost(cost);
+    for w in 0..workers.min(tasks).max(1) {
+        let shared = Arc::clone(&shared);
+        job.push_step(Box::new(step_fn(
+            format!("{name} worker {w}"),
+            move |step: &StepContext<'_>| shared.run(step),
+        )));
+    }
+    (job, TaskHandle { results })
 }
 
 fn count_rows(batches: &[RecordBatch]) -> u64 {
@@ -312,8 +676,6 @@ struct NodeSlots {
     /// The first typed error of a node of this pipeline outside its lanes
     /// (making a job, a merge task).
     error: Arc<Mutex<Option<Error>>>,
-    /// Pass-through LIMITs applied to the result as it is read.
-    then: Vec<PassThrough>,
 }
 
 impl NodeSlots {
@@ -323,7 +685,6 @@ impl NodeSlots {
             shared: Arc::new(Mutex::new(None)),
             result: Arc::new(Mutex::new(None)),
             error: Arc::new(Mutex::new(None)),
-            then: Vec::new(),
         }
     }
 

@@ -110,6 +110,7 @@ pub mod eval;
 mod execute;
 mod fairness;
 mod hash;
+mod join;
 mod memory;
 mod options;
 mod pipeline;

@@ -357,9 +357,9 @@ impl Pipeline {
         options: &ExecOptions,
     ) -> Result<Self> {
         let (source, table) = match segment.leaf {
-            // built before the previous pipeline ran: its result comes
-            // through `set_input`
-            None => (
+            // built before the previous pipeline (or the join it reads)
+            // ran: its result comes through `set_input`
+            None | Some(LogicalPlan::Join { .. }) => (
                 "previous pipeline".to_owned(),
                 ScanData::Table(Arc::new(TableData::new(
                     Arc::clone(&segment.input),

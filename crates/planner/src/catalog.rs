@@ -89,6 +89,13 @@ pub trait Catalog: Sync {
         }
     }
 
+    /// Rows of table `name`, if known cheaply (join order estimates). The
+    /// default knows none.
+    fn table_rows(&self, name: &str) -> Option<usize> {
+        let _ = name;
+        None
+    }
+
     /// The session's settings. The default has none.
     fn settings(&self) -> Vec<Setting> {
         Vec::new()

@@ -384,6 +384,51 @@ impl fmt::Display for FrameBound {
     }
 }
 
+/// The kind of a [`LogicalPlan::Join`]. The right input is the build side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JoinKind {
+    /// Pairs that match.
+    Inner,
+    /// Inner, plus left rows without a match, padded with NULLs.
+    Left,
+    /// Inner, plus right rows without a match, padded with NULLs.
+    Right,
+    /// Left and right rows without a match, padded with NULLs.
+    Full,
+    /// Left rows with at least one match, left columns only (`EXISTS`, `IN`).
+    Semi,
+    /// Left rows without a match, left columns only (`NOT EXISTS`).
+    Anti,
+    /// `x NOT IN (subquery)`: as `Anti`, with SQL's NULL rule: no row when
+    /// the right side holds a NULL key, and a left row with a NULL key is
+    /// kept only when the right side is empty.
+    NullAwareAnti,
+    /// An uncorrelated scalar subquery: as `Left` without keys, the right
+    /// side holding at most one row (more is an error).
+    Single,
+}
+
+impl JoinKind {
+    /// True when the output has the right input's columns.
+    pub fn keeps_right(self) -> bool {
+        !matches!(self, Self::Semi | Self::Anti | Self::NullAwareAnti)
+    }
+
+    /// The SQL name, as EXPLAIN shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Inner => "INNER",
+            Self::Left => "LEFT",
+            Self::Right => "RIGHT",
+            Self::Full => "FULL",
+            Self::Semi => "SEMI",
+            Self::Anti => "ANTI",
+            Self::NullAwareAnti => "NULL-AWARE ANTI",
+            Self::Single => "SINGLE",
+        }
+    }
+}
+
 /// A window frame: `ROWS|RANGE BETWEEN start AND end`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WindowFrame {
@@ -454,6 +499,28 @@ impl fmt::Display for WindowExpr {
 /// A logical query plan.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LogicalPlan {
+    /// Joins `left` (the probe side) with `right` (the build side): rows
+    /// pair up where every `on` pair is equal (NULL never equals) and
+    /// `filter` is TRUE. No `on` pair is a nested-loop join (a cross join
+    /// without `filter`). The output is the left columns, then the right
+    /// ones (only the left ones for SEMI and ANTI); the columns of a side
+    /// padded with NULLs by an outer join are nullable.
+    Join {
+        /// The probe side.
+        left: Box<LogicalPlan>,
+        /// The build side.
+        right: Box<LogicalPlan>,
+        /// The kind.
+        kind: JoinKind,
+        /// Equality keys: an expression over `left`, one over `right`, of
+        /// one type.
+        on: Vec<(Expr, Expr)>,
+        /// Further condition over the left columns followed by the right
+        /// ones (both sides, whatever the kind).
+        filter: Option<Expr>,
+        /// The output schema.
+        schema: SchemaRef,
+    },
     /// Reads all columns of a source; `schema` is the source's schema.
     Scan {
         /// The source.
@@ -544,6 +611,7 @@ impl LogicalPlan {
             | Self::Values { schema, .. }
             | Self::Projection { schema, .. }
             | Self::Aggregate { schema, .. }
+            | Self::Join { schema, .. }
             | Self::Window { schema, .. } => schema.clone(),
             Self::Filter { input, .. }
             | Self::Distinct { input }
@@ -552,10 +620,11 @@ impl LogicalPlan {
         }
     }
 
-    /// The input of this node, if it has one.
+    /// The input of this node, if it has exactly one (a Join has two:
+    /// see [`LogicalPlan::children`]).
     pub fn input(&self) -> Option<&LogicalPlan> {
         match self {
-            Self::Scan { .. } | Self::Values { .. } => None,
+            Self::Scan { .. } | Self::Values { .. } | Self::Join { .. } => None,
             Self::Filter { input, .. }
             | Self::Projection { input, .. }
             | Self::Aggregate { input, .. }
@@ -566,19 +635,34 @@ impl LogicalPlan {
         }
     }
 
-    /// An indented, one-node-per-line rendering for EXPLAIN.
+    /// The inputs of this node: none for a leaf, two for a Join (left,
+    /// right).
+    pub fn children(&self) -> Vec<&LogicalPlan> {
+        match self {
+            Self::Join { left, right, .. } => vec![left, right],
+            other => other.input().into_iter().collect(),
+        }
+    }
+
+    /// An indented, one-node-per-line rendering for EXPLAIN (a Join's
+    /// inputs below it, left first).
     pub fn display_indent(&self) -> String {
         let mut out = String::new();
-        let mut node = Some(self);
-        let mut depth = 0;
-        while let Some(n) = node {
+        let mut stack = vec![(self, 0)];
+        while let Some((n, depth)) = stack.pop() {
             out.push_str(&"  ".repeat(depth));
             out.push_str(&n.describe());
             out.push('\n');
-            node = n.input();
-            depth += 1;
+            for c in n.children().into_iter().rev() {
+                stack.push((c, depth + 1));
+            }
         }
         out
+    }
+
+    /// The first line of [`LogicalPlan::display_indent`]: this node alone.
+    pub fn describe_node(&self) -> String {
+        self.describe()
     }
 
     fn describe(&self) -> String {
@@ -601,6 +685,19 @@ impl LogicalPlan {
                 format!("Scan: {what} ({} columns)", schema.fields().len())
             }
             Self::Values { rows, .. } => format!("Values: {} rows", rows.len()),
+            Self::Join {
+                kind, on, filter, ..
+            } => {
+                let mut parts: Vec<String> = on.iter().map(|(l, r)| format!("{l} = {r}")).collect();
+                if let Some(f) = filter {
+                    parts.push(f.to_string());
+                }
+                if on.is_empty() && filter.is_none() && *kind == JoinKind::Inner {
+                    "CrossJoin".to_string()
+                } else {
+                    format!("{} Join: {}", kind.name(), parts.join(" AND "))
+                }
+            }
             Self::Filter { predicate, .. } => format!("Filter: {predicate}"),
             Self::Projection { exprs, .. } => format!("Projection: {}", list(exprs)),
             Self::Aggregate {

@@ -44,6 +44,9 @@ pub(crate) struct Scope {
     pub qualifier: Option<String>,
     /// Its fields.
     pub schema: SchemaRef,
+    /// Several relations (a join): each one's qualifier and columns;
+    /// empty for one relation named by `qualifier` (see `binder/join.rs`).
+    pub relations: Vec<(String, Vec<usize>)>,
 }
 
 impl Scope {
@@ -73,6 +76,7 @@ impl Scope {
         Self {
             qualifier: None,
             schema: SchemaRef::new(Schema::empty()),
+            relations: Vec::new(),
         }
     }
 
@@ -674,6 +678,10 @@ impl<'s> ExprBinder<'s> {
     }
 
     fn column(&self, qualifier: Option<&Ident>, name: &Ident) -> Result<Expr> {
+        if !self.scope.relations.is_empty() {
+            let i = self.scope.resolve(qualifier, name)?;
+            return Ok(Expr::column(i, self.scope.schema.field(i).name().clone()));
+        }
         if let Some(q) = qualifier {
             self.scope.check_qualifier(q)?;
         }

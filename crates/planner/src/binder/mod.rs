@@ -8,6 +8,7 @@ mod coerce;
 mod copy;
 mod expr;
 mod files;
+mod join;
 mod query;
 mod settings;
 mod window;
@@ -646,6 +647,7 @@ impl Binder<'_> {
                 let scope = Scope {
                     qualifier: None,
                     schema: schema.clone(),
+                    relations: Vec::new(),
                 };
                 let Some(i) = scope.find(&cid.value) else {
                     let names = schema.fields().iter().map(|f| f.name().as_str());

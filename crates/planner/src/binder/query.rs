@@ -102,6 +102,7 @@ impl Binder<'_> {
                 let scope = Scope {
                     qualifier: None,
                     schema: plan.schema(),
+                    relations: Vec::new(),
                 };
                 let parts = SelectParts {
                     distinct: false,
@@ -172,14 +173,18 @@ impl Binder<'_> {
                 return Err(unsupported(format!("{g} (grouping sets) is not supported")));
             }
         }
-        let (plan, scope) = self.from(&s.from)?;
+        let (plan, scope, where_placed) = self.from(&s.from, s.selection.as_ref())?;
         let parts = SelectParts {
             distinct,
             projection: match s.flavor {
                 ast::SelectFlavor::FromFirstNoSelect => None,
                 _ => Some(&s.projection),
             },
-            selection: s.selection.as_ref(),
+            selection: if where_placed {
+                None
+            } else {
+                s.selection.as_ref()
+            },
             group_by,
             group_all,
             having: s.having.as_ref(),
@@ -190,30 +195,58 @@ impl Binder<'_> {
     }
 
     /// Plans the FROM clause: a Scan (or one empty row without FROM) and
-    /// the scope its columns are named in.
-    fn from(&self, from: &[ast::TableWithJoins]) -> Result<(LogicalPlan, Scope)> {
-        let twj = match from {
+    /// the scope its columns are named in; several tables and joins go
+    /// through `binder/join.rs`, which also places the WHERE conjuncts
+    /// (`selection`, then consumed: the returned flag is true).
+    fn from(
+        &self,
+        from: &[ast::TableWithJoins],
+        selection: Option<&ast::Expr>,
+    ) -> Result<(LogicalPlan, Scope, bool)> {
+        match from {
             [] => {
                 let schema = SchemaRef::new(Schema::empty());
                 let plan = LogicalPlan::Values {
                     rows: vec![vec![]],
                     schema: schema.clone(),
                 };
-                return Ok((plan, Scope::empty()));
+                Ok((plan, Scope::empty(), false))
             }
-            [one] => one,
-            [_, second, ..] => {
+            [one] if one.joins.is_empty() && !super::join::has_subquery(selection) => {
+                let (plan, scope) = self.table_factor(&one.relation)?;
+                Ok((plan, scope, false))
+            }
+            _ => {
+                let (plan, scope) = self.joined_from(from, selection)?;
+                Ok((plan, scope, true))
+            }
+        }
+    }
+
+    /// Plans one relation of FROM: a table, file, table function or
+    /// derived table (`(SELECT ...) AS x`), or a parenthesised join.
+    pub(crate) fn table_factor(&self, relation: &TableFactor) -> Result<(LogicalPlan, Scope)> {
+        if let TableFactor::Derived {
+            lateral,
+            subquery,
+            alias,
+            ..
+        } = relation
+        {
+            if *lateral {
                 return Err(unsupported(format!(
-                    "FROM with several tables (a cross join) is not supported{}",
-                    at(second.relation.span())
+                    "LATERAL subqueries are not supported{}",
+                    at(relation.span())
                 )));
             }
-        };
-        if let Some(j) = twj.joins.first() {
-            return Err(unsupported(format!(
-                "JOIN is not supported{}",
-                at(j.relation.span())
-            )));
+            return self.derived(subquery, alias.as_ref());
+        }
+        if let TableFactor::NestedJoin {
+            table_with_joins,
+            alias: None,
+        } = relation
+        {
+            return self.joined_from(std::slice::from_ref(table_with_joins), None);
         }
         let TableFactor::Table {
             name,
@@ -226,9 +259,9 @@ impl Binder<'_> {
             json_path,
             sample,
             index_hints,
-        } = &twj.relation
+        } = relation
         else {
-            let what = match &twj.relation {
+            let what = match relation {
                 TableFactor::Derived { .. } => "subqueries in FROM are".to_string(),
                 TableFactor::NestedJoin { .. } => "JOIN is".to_string(),
                 TableFactor::UNNEST { .. } => "UNNEST is".to_string(),
@@ -236,7 +269,7 @@ impl Binder<'_> {
             };
             return Err(unsupported(format!(
                 "{what} not supported{}",
-                at(twj.relation.span())
+                at(relation.span())
             )));
         };
         if !with_hints.is_empty()
@@ -249,7 +282,7 @@ impl Binder<'_> {
         {
             return Err(unsupported(format!(
                 "table options (hints, AS OF, WITH ORDINALITY, partitions, sampling) are not supported: {}",
-                twj.relation
+                relation
             )));
         }
         let column_aliases: Vec<&ast::Ident> = match alias {
@@ -271,6 +304,7 @@ impl Binder<'_> {
             let scope = Scope {
                 qualifier: Some(alias.unwrap_or_else(|| "weir_functions".into())),
                 schema: rename_columns(plan.schema(), &column_aliases, id)?,
+                relations: Vec::new(),
             };
             return Ok((plan, scope));
         }
@@ -289,6 +323,7 @@ impl Binder<'_> {
                 let scope = Scope {
                     qualifier: Some(alias.unwrap_or_else(|| "weir_settings".into())),
                     schema: plan.schema(),
+                    relations: Vec::new(),
                 };
                 return Ok((plan, scope));
             }
@@ -311,6 +346,7 @@ impl Binder<'_> {
         let scope = Scope {
             qualifier: Some(alias.unwrap_or(default_qualifier)),
             schema: rename_columns(schema.clone(), &column_aliases, id)?,
+            relations: Vec::new(),
         };
         Ok((LogicalPlan::Scan { source, schema }, scope))
     }
@@ -439,6 +475,28 @@ impl Binder<'_> {
             }
         }
     }
+}
+
+/// `SELECT items FROM plan GROUP BY group` over `scope` (a decorrelated
+/// scalar subquery: its value grouped by its correlation columns).
+pub(crate) fn select_grouped(
+    fold: Folder<'_>,
+    plan: LogicalPlan,
+    scope: &Scope,
+    items: &[SelectItem],
+    group: &[ast::Expr],
+) -> Result<LogicalPlan> {
+    let parts = SelectParts {
+        distinct: false,
+        projection: Some(items),
+        selection: None,
+        group_by: group,
+        group_all: false,
+        having: None,
+        named_windows: &[],
+        qualify: None,
+    };
+    select_over(fold, plan, scope, parts, Ordering::default(), (0, None))
 }
 
 /// `schema` with its first columns renamed to `names` (`FROM t AS x(a, b)`).
@@ -860,8 +918,18 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
                         return Err(unsupported(format!("{e}.* is not supported")));
                     }
                 };
-                scope.check_qualifier(q)?;
-                all_columns(&mut out, Some(opts))?;
+                if scope.relations.is_empty() {
+                    scope.check_qualifier(q)?;
+                    all_columns(&mut out, Some(opts))?;
+                } else {
+                    for i in scope.relation_columns(q)? {
+                        out.push(Item {
+                            kind: ItemKind::Column(i),
+                            name: scope.schema.field(i).name().clone(),
+                            aliased: false,
+                        });
+                    }
+                }
             }
             SelectItem::ExprWithAliases { .. } => {
                 return Err(unsupported(format!("{item} is not supported")));

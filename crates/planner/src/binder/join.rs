@@ -1,0 +1,1450 @@
+//! Binding FROM with several relations: comma lists, `JOIN ... ON`,
+//! derived tables, and the WHERE conjuncts around them (subqueries in
+//! WHERE included, decorrelated into joins).
+//!
+//! The relations of a FROM list and of its inner and cross joins are
+//! collected flat, with every condition (`ON` and WHERE conjuncts) bound
+//! over their concatenated columns. A condition on one relation is pushed
+//! below the joins; `a = b` across two sides becomes a hash-join key; the
+//! rest is a residual filter on the first join that sees all its columns.
+//! The join order is greedy on estimated rows: start from the largest
+//! relation, then join the smallest connected one, building on the
+//! smaller side. An outer join is planned where it is written (its sides
+//! are never reordered across it).
+
+use std::collections::HashSet;
+
+use arrow_schema::{Field, Schema, SchemaRef};
+use sqlparser::ast::{self, Ident, JoinConstraint, JoinOperator, SetExpr, Spanned};
+
+use super::expr::{ExprBinder, Scope};
+use super::{Binder, at, bind_err, did_you_mean, unsupported};
+use crate::error::Result;
+use crate::expr::{BinaryOp, Expr};
+use crate::plan::{JoinKind, LogicalPlan};
+use crate::scalar::ScalarValue;
+
+/// Estimated rows of a relation whose size the catalog does not know.
+const UNKNOWN_ROWS: f64 = 1000.0;
+
+/// The fraction of rows a pushed-down filter is guessed to keep.
+const FILTER_SELECTIVITY: f64 = 0.3;
+
+/// One relation of a join: its plan, the names its columns go by, and
+/// its estimated rows (`base`: before its filters).
+struct Relation {
+    plan: LogicalPlan,
+    scope: Scope,
+    rows: f64,
+    base: f64,
+    /// An uncorrelated scalar subquery: at most one row, else an error.
+    single: bool,
+}
+
+impl Scope {
+    /// The relations of this scope: its parts, or itself as one.
+    fn parts(&self) -> Vec<(String, Vec<usize>)> {
+        if self.relations.is_empty() {
+            vec![(
+                self.qualifier.clone().unwrap_or_default(),
+                (0..self.schema.fields().len()).collect(),
+            )]
+        } else {
+            self.relations.clone()
+        }
+    }
+
+    /// `a`'s columns followed by `b`'s, with `schema` (their concatenation,
+    /// maybe with nullability changed).
+    fn concat(a: &Scope, b: &Scope, schema: SchemaRef) -> Scope {
+        let offset = a.schema.fields().len();
+        let mut relations = a.parts();
+        relations.extend(
+            b.parts()
+                .into_iter()
+                .map(|(q, cols)| (q, cols.into_iter().map(|c| c + offset).collect())),
+        );
+        Scope {
+            qualifier: None,
+            schema,
+            relations,
+        }
+    }
+
+    fn find_in(&self, cols: &[usize], name: &str) -> Option<usize> {
+        let fields = self.schema.fields();
+        cols.iter()
+            .copied()
+            .find(|&c| fields[c].name() == name)
+            .or_else(|| {
+                cols.iter()
+                    .copied()
+                    .find(|&c| fields[c].name().eq_ignore_ascii_case(name))
+            })
+    }
+
+    /// Resolves `name` or `qualifier.name` over the relations of a join,
+    /// with DuckDB's errors for an unknown table, an unknown column and an
+    /// ambiguous name.
+    pub(crate) fn resolve(&self, qualifier: Option<&Ident>, name: &Ident) -> Result<usize> {
+        if let Some(q) = qualifier {
+            let cols = self.relation_columns(q)?;
+            return self.find_in(&cols, &name.value).ok_or_else(|| {
+                let names: Vec<&str> = cols
+                    .iter()
+                    .map(|&c| self.schema.field(c).name().as_str())
+                    .collect();
+                let hint = match did_you_mean(&name.value, names.iter().copied()) {
+                    Some(c) => format!(" Candidate bindings: \"{c}\""),
+                    None => String::new(),
+                };
+                bind_err(format!(
+                    "Table \"{}\" does not have a column named \"{}\"{hint}{}",
+                    q.value,
+                    name.value,
+                    at(name.span)
+                ))
+            });
+        }
+        let mut found: Vec<(usize, &str)> = Vec::new();
+        for (q, cols) in &self.relations {
+            if let Some(c) = self.find_in(cols, &name.value) {
+                found.push((c, q));
+            }
+        }
+        match found.as_slice() {
+            [(c, _)] => Ok(*c),
+            [] => {
+                let names = self.schema.fields().iter().map(|f| f.name().as_str());
+                let hint = match did_you_mean(&name.value, names) {
+                    Some(c) => format!(" Candidate bindings: \"{c}\""),
+                    None => String::new(),
+                };
+                Err(bind_err(format!(
+                    "Referenced column \"{}\" not found in FROM clause!{hint}{}",
+                    name.value,
+                    at(name.span)
+                )))
+            }
+            several => {
+                let uses: Vec<String> = several
+                    .iter()
+                    .map(|(_, q)| format!("'{q}.{}'", name.value))
+                    .collect();
+                Err(bind_err(format!(
+                    "Ambiguous reference to column name \"{}\" (use: {}){}",
+                    name.value,
+                    uses.join(" or "),
+                    at(name.span)
+                )))
+            }
+        }
+    }
+
+    /// The columns of relation `q` (for `q.*` and `q.x`).
+    pub(crate) fn relation_columns(&self, q: &Ident) -> Result<Vec<usize>> {
+        let parts = self.parts();
+        if let Some((_, cols)) = parts
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(&q.value))
+        {
+            return Ok(cols.clone());
+        }
+        let names: Vec<String> = parts
+            .iter()
+            .filter(|(n, _)| !n.is_empty() && !n.starts_with("__"))
+            .map(|(n, _)| format!("\"{n}\""))
+            .collect();
+        Err(bind_err(format!(
+            "Referenced table \"{}\" not found! Candidate tables: {}{}",
+            q.value,
+            names.join(", "),
+            at(q.span)
+        )))
+    }
+}
+
+/// True if a top-level conjunct of `selection` is a subquery predicate
+/// (`IN (SELECT ...)`, `EXISTS`, a comparison with a scalar subquery).
+pub(crate) fn has_subquery(selection: Option<&ast::Expr>) -> bool {
+    let Some(e) = selection else {
+        return false;
+    };
+    let mut parts = Vec::new();
+    split_and(e, &mut parts);
+    parts.iter().any(|c| subquery_of(c).is_some())
+}
+
+/// The top-level AND terms of `e` (parentheses looked through).
+fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            ast::Expr::BinaryOp {
+                left,
+                op: ast::BinaryOperator::And,
+                right,
+            } => {
+                stack.push(right);
+                stack.push(left);
+            }
+            ast::Expr::Nested(inner) if matches!(**inner, ast::Expr::BinaryOp { .. }) => {
+                stack.push(inner)
+            }
+            other => out.push(other),
+        }
+    }
+}
+
+/// A WHERE conjunct that is a subquery predicate.
+enum SubqueryTerm<'e> {
+    /// `[NOT] EXISTS (q)`.
+    Exists {
+        query: &'e ast::Query,
+        negated: bool,
+    },
+    /// `x [NOT] IN (q)`.
+    In {
+        expr: &'e ast::Expr,
+        query: &'e ast::Query,
+        negated: bool,
+    },
+    /// `x op (q)` or `(q) op x`: a scalar subquery compared.
+    Scalar { query: &'e ast::Query },
+}
+
+fn subquery_of(e: &ast::Expr) -> Option<SubqueryTerm<'_>> {
+    match e {
+        ast::Expr::Exists { subquery, negated } => Some(SubqueryTerm::Exists {
+            query: subquery,
+            negated: *negated,
+        }),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Not,
+            expr,
+        } => match &**expr {
+            ast::Expr::Exists { subquery, negated } => Some(SubqueryTerm::Exists {
+                query: subquery,
+                negated: !*negated,
+            }),
+            ast::Expr::Nested(inner) => match &**inner {
+                ast::Expr::Exists { subquery, negated } => Some(SubqueryTerm::Exists {
+                    query: subquery,
+                    negated: !*negated,
+                }),
+                _ => None,
+            },
+            _ => None,
+        },
+        ast::Expr::InSubquery {
+            expr,
+            subquery,
+            negated,
+        } => Some(SubqueryTerm::In {
+            expr,
+            query: subquery,
+            negated: *negated,
+        }),
+        ast::Expr::BinaryOp { left, op, right } if is_comparison(op) => match (&**left, &**right) {
+            (ast::Expr::Subquery(q), other) | (other, ast::Expr::Subquery(q))
+                if !matches!(other, ast::Expr::Subquery(_)) =>
+            {
+                Some(SubqueryTerm::Scalar { query: q })
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn is_comparison(op: &ast::BinaryOperator) -> bool {
+    use ast::BinaryOperator as B;
+    matches!(op, B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq)
+}
+
+/// `e` with every column index `c` replaced by `f(c)`.
+pub(crate) fn map_columns(e: &Expr, f: &impl Fn(usize) -> usize) -> Expr {
+    match e {
+        Expr::Column(c) => Expr::column(f(c.index), c.name.clone()),
+        other => match other
+            .clone()
+            .try_map_children(&mut |x| Ok::<_, std::convert::Infallible>(map_columns(&x, f)))
+        {
+            Ok(x) => x,
+            Err(never) => match never {},
+        },
+    }
+}
+
+fn conjunction(terms: Vec<Expr>) -> Option<Expr> {
+    terms
+        .into_iter()
+        .reduce(|a, b| Expr::binary(a, BinaryOp::And, b))
+}
+
+fn filtered(plan: LogicalPlan, terms: Vec<Expr>) -> LogicalPlan {
+    match conjunction(terms) {
+        Some(predicate) => LogicalPlan::Filter {
+            input: Box::new(plan),
+            predicate,
+        },
+        None => plan,
+    }
+}
+
+/// The output schema of a join of `left` and `right`.
+pub(crate) fn join_schema(left: &Schema, right: &Schema, kind: JoinKind) -> SchemaRef {
+    let pad_left = matches!(kind, JoinKind::Right | JoinKind::Full);
+    let pad_right = matches!(kind, JoinKind::Left | JoinKind::Full | JoinKind::Single);
+    let mut fields: Vec<Field> = left
+        .fields()
+        .iter()
+        .map(|f| {
+            f.as_ref()
+                .clone()
+                .with_nullable(f.is_nullable() || pad_left)
+        })
+        .collect();
+    if kind.keeps_right() {
+        fields.extend(right.fields().iter().map(|f| {
+            f.as_ref()
+                .clone()
+                .with_nullable(f.is_nullable() || pad_right)
+        }));
+    }
+    SchemaRef::new(Schema::new(fields))
+}
+
+/// Splits `terms` (over `left ++ right`, `left` columns first) into
+/// equality keys across the two sides and the rest.
+fn split_keys(terms: Vec<Expr>, left_len: usize, types: &Schema) -> (Vec<(Expr, Expr)>, Vec<Expr>) {
+    let mut on = Vec::new();
+    let mut rest = Vec::new();
+    for t in terms {
+        if let Expr::Binary {
+            op: BinaryOp::Eq,
+            left,
+            right,
+        } = &t
+        {
+            let lc = left.columns();
+            let rc = right.columns();
+            let is_left = |c: &Vec<usize>| !c.is_empty() && c.iter().all(|&i| i < left_len);
+            let is_right = |c: &Vec<usize>| !c.is_empty() && c.iter().all(|&i| i >= left_len);
+            let same_type = left.data_type(types) == right.data_type(types);
+            let back = |e: &Expr| map_columns(e, &|c| c - left_len);
+            if same_type && is_left(&lc) && is_right(&rc) {
+                on.push(((**left).clone(), back(right)));
+                continue;
+            }
+            if same_type && is_right(&lc) && is_left(&rc) {
+                on.push(((**right).clone(), back(left)));
+                continue;
+            }
+        }
+        rest.push(t);
+    }
+    (on, rest)
+}
+
+/// Builds a join node of `left` and `right` with `terms` over
+/// `left ++ right` as its condition.
+fn make_join(
+    left: LogicalPlan,
+    right: LogicalPlan,
+    kind: JoinKind,
+    terms: Vec<Expr>,
+) -> LogicalPlan {
+    let ls = left.schema();
+    let rs = right.schema();
+    let both = join_schema(&ls, &rs, JoinKind::Inner);
+    let (on, rest) = split_keys(terms, ls.fields().len(), &both);
+    LogicalPlan::Join {
+        schema: join_schema(&ls, &rs, kind),
+        left: Box::new(left),
+        right: Box::new(right),
+        kind,
+        on,
+        filter: conjunction(rest),
+    }
+}
+
+/// A subquery predicate of WHERE, planned: a join applied to the
+/// relations' result (`Semi`/`Anti`), or a relation joined like the
+/// others, with extra conditions.
+enum Planned {
+    /// A SEMI, ANTI or NULL-aware ANTI join with `right`; `terms` over the
+    /// outer columns followed by `right`'s.
+    Filter {
+        right: LogicalPlan,
+        kind: JoinKind,
+        terms: Vec<Expr>,
+    },
+}
+
+impl Binder<'_> {
+    /// `(SELECT ...) AS x`.
+    pub(crate) fn derived(
+        &self,
+        subquery: &ast::Query,
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<(LogicalPlan, Scope)> {
+        let plan = self.query(subquery)?;
+        let mut schema = plan.schema();
+        if let Some(a) = alias
+            && !a.columns.is_empty()
+        {
+            if a.columns.len() > schema.fields().len() {
+                return Err(bind_err(format!(
+                    "table \"{}\" has {} columns available but {} columns specified{}",
+                    a.name.value,
+                    schema.fields().len(),
+                    a.columns.len(),
+                    at(a.name.span)
+                )));
+            }
+            let fields: Vec<Field> = schema
+                .fields()
+                .iter()
+                .enumerate()
+                .map(|(i, f)| match a.columns.get(i) {
+                    Some(c) => f.as_ref().clone().with_name(c.name.value.clone()),
+                    None => f.as_ref().clone(),
+                })
+                .collect();
+            schema = SchemaRef::new(Schema::new(fields));
+        }
+        let scope = Scope {
+            qualifier: Some(
+                alias
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| "unnamed_subquery".to_owned()),
+            ),
+            schema,
+            relations: Vec::new(),
+        };
+        Ok((plan, scope))
+    }
+
+    fn relation(&self, factor: &ast::TableFactor) -> Result<Relation> {
+        let (plan, scope) = self.table_factor(factor)?;
+        let rows = estimate_rows(self, &plan);
+        Ok(Relation {
+            plan,
+            scope,
+            rows,
+            base: rows,
+            single: false,
+        })
+    }
+
+    /// Plans FROM with several relations or joins, placing the WHERE
+    /// conjuncts (`selection`) on the way. Returns the plan (its columns
+    /// in FROM order) and their scope.
+    pub(crate) fn joined_from(
+        &self,
+        from: &[ast::TableWithJoins],
+        selection: Option<&ast::Expr>,
+    ) -> Result<(LogicalPlan, Scope)> {
+        let (rels, conds) = self.collect(from)?;
+        self.plan_relations(rels, conds, selection)
+    }
+
+    /// The relations of `from` (outer joins already planned as one
+    /// relation each) and the ON conditions of its inner joins.
+    fn collect<'q>(
+        &self,
+        from: &'q [ast::TableWithJoins],
+    ) -> Result<(Vec<Relation>, Vec<&'q ast::Expr>)> {
+        let mut rels = Vec::new();
+        let mut conds = Vec::new();
+        for twj in from {
+            let mut local = vec![self.relation(&twj.relation)?];
+            let mut local_conds: Vec<&ast::Expr> = Vec::new();
+            for j in &twj.joins {
+                let right = self.relation(&j.relation)?;
+                let (kind, constraint) = match &j.join_operator {
+                    JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinKind::Inner, Some(c)),
+                    JoinOperator::CrossJoin(c) => (JoinKind::Inner, Some(c)),
+                    JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinKind::Left, Some(c)),
+                    JoinOperator::Right(c) | JoinOperator::RightOuter(c) => {
+                        (JoinKind::Right, Some(c))
+                    }
+                    JoinOperator::FullOuter(c) => (JoinKind::Full, Some(c)),
+                    other => {
+                        return Err(unsupported(format!(
+                            "join {} is not supported{}",
+                            join_name(other),
+                            at(j.relation.span())
+                        )));
+                    }
+                };
+                let constraint = constraint.unwrap_or(&JoinConstraint::None);
+                match constraint {
+                    JoinConstraint::On(e) if kind == JoinKind::Inner => {
+                        local.push(right);
+                        local_conds.push(e);
+                    }
+                    JoinConstraint::None if kind == JoinKind::Inner => local.push(right),
+                    JoinConstraint::None => {
+                        return Err(bind_err(format!(
+                            "{} JOIN needs a join condition (ON, USING or NATURAL){}",
+                            kind.name(),
+                            at(j.relation.span())
+                        )));
+                    }
+                    JoinConstraint::On(e) => {
+                        let left = self.collapse(local, std::mem::take(&mut local_conds))?;
+                        local = vec![self.outer_join(left, right, kind, Some(e), &[])?];
+                    }
+                    JoinConstraint::Using(names) => {
+                        let left = self.collapse(local, std::mem::take(&mut local_conds))?;
+                        let mut idents = Vec::new();
+                        for n in names {
+                            match n.0.as_slice() {
+                                [ast::ObjectNamePart::Identifier(id)] => idents.push(id.clone()),
+                                _ => {
+                                    return Err(unsupported(format!(
+                                        "USING column {n} is not supported"
+                                    )));
+                                }
+                            }
+                        }
+                        local = vec![self.outer_join(left, right, kind, None, &idents)?];
+                    }
+                    JoinConstraint::Natural => {
+                        let left = self.collapse(local, std::mem::take(&mut local_conds))?;
+                        let idents: Vec<Ident> = left
+                            .scope
+                            .schema
+                            .fields()
+                            .iter()
+                            .filter(|f| {
+                                right
+                                    .scope
+                                    .schema
+                                    .fields()
+                                    .iter()
+                                    .any(|g| g.name().eq_ignore_ascii_case(f.name()))
+                            })
+                            .map(|f| Ident::new(f.name().clone()))
+                            .collect();
+                        local = vec![self.outer_join(left, right, kind, None, &idents)?];
+                    }
+                }
+            }
+            rels.extend(local);
+            conds.extend(local_conds);
+        }
+        Ok((rels, conds))
+    }
+
+    /// Plans inner-joined relations into one.
+    fn collapse(&self, rels: Vec<Relation>, conds: Vec<&ast::Expr>) -> Result<Relation> {
+        if rels.len() == 1 && conds.is_empty() {
+            return Ok(rels.into_iter().next().expect("one relation"));
+        }
+        let base = rels.iter().map(|r| r.base).fold(0.0, f64::max);
+        let (plan, scope) = self.plan_relations(rels, conds, None)?;
+        let rows = base;
+        Ok(Relation {
+            plan,
+            scope,
+            rows,
+            base,
+            single: false,
+        })
+    }
+
+    /// `left kind JOIN right ON on` (or `USING (using)`), planned as
+    /// written.
+    fn outer_join(
+        &self,
+        left: Relation,
+        right: Relation,
+        kind: JoinKind,
+        on: Option<&ast::Expr>,
+        using: &[Ident],
+    ) -> Result<Relation> {
+        let ln = left.scope.schema.fields().len();
+        let both = join_schema(&left.scope.schema, &right.scope.schema, JoinKind::Inner);
+        let scope = Scope::concat(&left.scope, &right.scope, both);
+        let mut terms = Vec::new();
+        if let Some(on) = on {
+            let mut eb = ExprBinder::new(
+                &scope,
+                self.fold,
+                false,
+                "JOIN conditions cannot contain aggregates",
+            );
+            let p = eb.bind_predicate(on, "JOIN")?;
+            terms.extend(p.conjuncts().into_iter().cloned());
+        }
+        let mut merged = Vec::new();
+        for id in using {
+            let l = left.scope.resolve_single(id)?;
+            let r = right.scope.resolve_single(id)?;
+            let lt = left.scope.schema.field(l).data_type();
+            let rt = right.scope.schema.field(r).data_type();
+            let (le, re) = (
+                Expr::column(l, left.scope.schema.field(l).name().clone()),
+                Expr::column(r + ln, right.scope.schema.field(r).name().clone()),
+            );
+            let (le, re) = if lt == rt {
+                (le, re)
+            } else {
+                let Some(t) = super::coerce::comparison_type(lt, rt) else {
+                    return Err(bind_err(format!(
+                        "Cannot compare values of type {} and {} in USING ({}){}",
+                        crate::types::sql_type_name(lt),
+                        crate::types::sql_type_name(rt),
+                        id.value,
+                        at(id.span)
+                    )));
+                };
+                (cast(le, lt, &t), cast(re, rt, &t))
+            };
+            terms.push(Expr::binary(le, BinaryOp::Eq, re));
+            merged.push((l, r));
+        }
+        // a condition on the side that is not padded filters that side
+        // first; one on the padded side stays in the join
+        let mut left_terms = Vec::new();
+        let mut right_terms = Vec::new();
+        let mut join_terms = Vec::new();
+        for t in terms {
+            let cols = t.columns();
+            let only_left = !cols.is_empty() && cols.iter().all(|&c| c < ln);
+            let only_right = !cols.is_empty() && cols.iter().all(|&c| c >= ln);
+            if only_right && kind == JoinKind::Left {
+                right_terms.push(map_columns(&t, &|c| c - ln));
+            } else if only_left && kind == JoinKind::Right {
+                left_terms.push(t);
+            } else {
+                join_terms.push(t);
+            }
+        }
+        let rows = left.rows.max(right.rows);
+        let base = left.base.max(right.base);
+        let lplan = filtered(left.plan, left_terms);
+        let rplan = filtered(right.plan, right_terms);
+        let plan = make_join(lplan, rplan, kind, join_terms);
+        let schema = plan.schema();
+        let mut scope = Scope::concat(&left.scope, &right.scope, schema.clone());
+        if merged.is_empty() {
+            return Ok(Relation {
+                plan,
+                scope,
+                rows,
+                base,
+                single: false,
+            });
+        }
+        // USING / NATURAL: one merged column per name (the left one, the
+        // right one for RIGHT, their COALESCE for FULL), the right
+        // duplicates dropped, as DuckDB shows them
+        let mut exprs = Vec::new();
+        let mut fields = Vec::new();
+        for (i, f) in schema.fields().iter().enumerate() {
+            if i >= ln && merged.iter().any(|&(_, r)| r + ln == i) {
+                continue;
+            }
+            let e = match merged.iter().find(|&&(l, _)| l == i) {
+                Some(&(l, r)) => {
+                    let le = Expr::column(l, schema.field(l).name().clone());
+                    let re = Expr::column(r + ln, schema.field(r + ln).name().clone());
+                    let same = schema.field(l).data_type() == schema.field(r + ln).data_type();
+                    match kind {
+                        JoinKind::Right if same => re,
+                        JoinKind::Full if same => Expr::Function {
+                            func: crate::expr::ScalarFunction::Coalesce,
+                            args: vec![le, re],
+                        },
+                        _ => le,
+                    }
+                }
+                None => Expr::column(i, f.name().clone()),
+            };
+            let mut field = f.as_ref().clone();
+            if matches!(kind, JoinKind::Right | JoinKind::Full)
+                && merged.iter().any(|&(l, _)| l == i)
+            {
+                field = field.with_nullable(
+                    schema
+                        .field(merged.iter().find(|&&(l, _)| l == i).expect("merged").1 + ln)
+                        .is_nullable()
+                        || kind == JoinKind::Full,
+                );
+            }
+            exprs.push(e);
+            fields.push(field);
+        }
+        let out = SchemaRef::new(Schema::new(fields));
+        // the scope: the left relations keep their columns; the right
+        // ones lose the merged duplicates
+        let keep: Vec<usize> = (0..schema.fields().len())
+            .filter(|&i| !(i >= ln && merged.iter().any(|&(_, r)| r + ln == i)))
+            .collect();
+        let pos = |c: usize| keep.iter().position(|&k| k == c);
+        scope.relations = scope
+            .relations
+            .into_iter()
+            .map(|(q, cols)| (q, cols.into_iter().filter_map(pos).collect()))
+            .collect();
+        scope.schema = out.clone();
+        Ok(Relation {
+            plan: LogicalPlan::Projection {
+                input: Box::new(plan),
+                exprs,
+                schema: out,
+            },
+            scope,
+            rows,
+            base,
+            single: false,
+        })
+    }
+
+    /// Plans inner-joined `rels` with `conds` (ON conditions) and the
+    /// WHERE conjuncts of `selection` over their concatenated columns.
+    fn plan_relations(
+        &self,
+        mut rels: Vec<Relation>,
+        conds: Vec<&ast::Expr>,
+        selection: Option<&ast::Expr>,
+    ) -> Result<(LogicalPlan, Scope)> {
+        let scope = combined_scope(&rels);
+        let width = scope.schema.fields().len();
+        let mut terms: Vec<Expr> = Vec::new();
+        let mut asts: Vec<&ast::Expr> = conds;
+        let mut subs = Vec::new();
+        if let Some(w) = selection {
+            let mut parts = Vec::new();
+            split_and(w, &mut parts);
+            for p in parts {
+                match subquery_of(p) {
+                    Some(s) => subs.push((p, s)),
+                    None => asts.push(p),
+                }
+            }
+        }
+        for a in &asts {
+            let mut eb = ExprBinder::new(
+                &scope,
+                self.fold,
+                false,
+                "WHERE clause cannot contain aggregates",
+            );
+            let p = eb.bind_predicate(a, "WHERE")?;
+            if p == Expr::Literal(ScalarValue::Boolean(true)) {
+                continue;
+            }
+            terms.extend(p.conjuncts().into_iter().cloned());
+        }
+        // subquery predicates: scalar ones add a relation and a term,
+        // the others a SEMI/ANTI join over the result
+        let mut scope = scope;
+        let mut filters = Vec::new();
+        for (p, s) in subs {
+            match s {
+                SubqueryTerm::Scalar { query } => {
+                    let (rel, extra) = self.scalar_subquery(query, &scope, rels.len())?;
+                    let name = rel.scope.qualifier.clone().unwrap_or_default();
+                    let n = scope.schema.fields().len();
+                    let mut fields: Vec<Field> = scope
+                        .schema
+                        .fields()
+                        .iter()
+                        .map(|f| f.as_ref().clone())
+                        .collect();
+                    fields.extend(rel.scope.schema.fields().iter().map(|f| f.as_ref().clone()));
+                    scope.schema = SchemaRef::new(Schema::new(fields));
+                    scope
+                        .relations
+                        .push((name.clone(), (n..scope.schema.fields().len()).collect()));
+                    terms.extend(extra.into_iter().map(|e| map_columns(&e, &|c| c)));
+                    rels.push(rel);
+                    let replaced = replace_subquery(p, &name);
+                    let mut eb = ExprBinder::new(
+                        &scope,
+                        self.fold,
+                        false,
+                        "WHERE clause cannot contain aggregates",
+                    );
+                    let bound = eb.bind_predicate(&replaced, "WHERE")?;
+                    terms.extend(bound.conjuncts().into_iter().cloned());
+                }
+                other => filters.push(self.filter_subquery(other, &scope)?),
+            }
+        }
+        let (plan, cols) = self.greedy(rels, terms)?;
+        // back to FROM order, without the scalar subqueries' columns
+        let exprs: Vec<Expr> = (0..width)
+            .map(|i| {
+                let at = cols
+                    .iter()
+                    .position(|&c| c == i)
+                    .expect("every column joined");
+                Expr::column(at, scope.schema.field(i).name().clone())
+            })
+            .collect();
+        let mut plan = plan;
+        let identity = cols.len() == width && cols.iter().enumerate().all(|(i, &c)| i == c);
+        let out_fields: Vec<Field> = (0..width)
+            .map(|i| {
+                let at = cols
+                    .iter()
+                    .position(|&c| c == i)
+                    .expect("every column joined");
+                plan.schema().field(at).clone()
+            })
+            .collect();
+        let out_schema = SchemaRef::new(Schema::new(out_fields));
+        if !identity {
+            plan = LogicalPlan::Projection {
+                input: Box::new(plan),
+                exprs,
+                schema: out_schema.clone(),
+            };
+        }
+        for f in filters {
+            let Planned::Filter { right, kind, terms } = f;
+            plan = make_join(plan, right, kind, terms);
+        }
+        scope
+            .relations
+            .retain(|(_, cols)| cols.iter().all(|&c| c < width));
+        scope.schema = out_schema;
+        Ok((plan, scope))
+    }
+
+    /// Joins `rels` greedily with `terms` (over the scope's columns);
+    /// returns the plan and, for each of its columns, the scope column it
+    /// holds.
+    fn greedy(&self, rels: Vec<Relation>, terms: Vec<Expr>) -> Result<(LogicalPlan, Vec<usize>)> {
+        let mut offsets = Vec::with_capacity(rels.len());
+        let mut n = 0;
+        for r in &rels {
+            offsets.push(n);
+            n += r.scope.schema.fields().len();
+        }
+        let rel_of = |c: usize| offsets.iter().rposition(|&o| o <= c).unwrap_or(0);
+        let mut local: Vec<Vec<Expr>> = vec![Vec::new(); rels.len()];
+        let mut pending: Vec<(HashSet<usize>, Expr)> = Vec::new();
+        let mut constant = Vec::new();
+        for t in terms {
+            let set: HashSet<usize> = t.columns().into_iter().map(rel_of).collect();
+            match set.len() {
+                0 => constant.push(t),
+                1 => {
+                    let r = *set.iter().next().expect("one relation");
+                    let o = offsets[r];
+                    local[r].push(map_columns(&t, &|c| c - o));
+                }
+                _ => pending.push((set, t)),
+            }
+        }
+        struct Part {
+            plan: LogicalPlan,
+            cols: Vec<usize>,
+            rows: f64,
+            base: f64,
+            single: bool,
+        }
+        let mut parts: Vec<Option<Part>> = rels
+            .into_iter()
+            .zip(local)
+            .enumerate()
+            .map(|(i, (r, terms))| {
+                let rows = r.rows * FILTER_SELECTIVITY.powi(terms.len().min(3) as i32);
+                let width = r.scope.schema.fields().len();
+                Some(Part {
+                    plan: filtered(r.plan, terms),
+                    cols: (offsets[i]..offsets[i] + width).collect(),
+                    rows,
+                    base: r.base,
+                    single: r.single,
+                })
+            })
+            .collect();
+        let start = (0..parts.len())
+            .filter(|&i| !parts[i].as_ref().is_some_and(|p| p.single))
+            .max_by(|&a, &b| {
+                let ra = parts[a].as_ref().map_or(0.0, |p| p.rows);
+                let rb = parts[b].as_ref().map_or(0.0, |p| p.rows);
+                ra.total_cmp(&rb).then(b.cmp(&a))
+            })
+            .unwrap_or(0);
+        let mut cur = parts[start].take().expect("start relation");
+        let mut joined: HashSet<usize> = HashSet::from([start]);
+        while joined.len() < parts.len() {
+            // the smallest relation connected by an equality, else the
+            // smallest one
+            let connected = |i: usize| {
+                pending.iter().any(|(set, t)| {
+                    set.contains(&i)
+                        && set.iter().all(|r| *r == i || joined.contains(r))
+                        && matches!(
+                            t,
+                            Expr::Binary {
+                                op: BinaryOp::Eq,
+                                ..
+                            }
+                        )
+                })
+            };
+            let candidates: Vec<usize> = (0..parts.len()).filter(|i| parts[*i].is_some()).collect();
+            let pick = |only_connected: bool| {
+                candidates
+                    .iter()
+                    .copied()
+                    .filter(|&i| !only_connected || connected(i))
+                    .min_by(|&a, &b| {
+                        let ra = parts[a].as_ref().map_or(0.0, |p| p.rows);
+                        let rb = parts[b].as_ref().map_or(0.0, |p| p.rows);
+                        ra.total_cmp(&rb).then(a.cmp(&b))
+                    })
+            };
+            let next = pick(true)
+                .or_else(|| pick(false))
+                .expect("a relation is left");
+            let new = parts[next].take().expect("unjoined relation");
+            joined.insert(next);
+            let (ready, rest): (Vec<_>, Vec<_>) = pending
+                .into_iter()
+                .partition(|(set, _)| set.iter().all(|r| joined.contains(r)));
+            pending = rest;
+            // build on the smaller side (a scalar subquery always builds)
+            let swap = !new.single && !cur.single && new.rows > cur.rows;
+            let (l, r) = if swap { (new, cur) } else { (cur, new) };
+            let mut cols = l.cols.clone();
+            cols.extend(&r.cols);
+            let pos = |c: usize| cols.iter().position(|&x| x == c).expect("joined column");
+            let terms: Vec<Expr> = ready
+                .into_iter()
+                .map(|(_, t)| map_columns(&t, &pos))
+                .collect();
+            let rows = {
+                let keyed = terms.iter().any(|t| {
+                    matches!(
+                        t,
+                        Expr::Binary {
+                            op: BinaryOp::Eq,
+                            ..
+                        }
+                    )
+                });
+                if keyed {
+                    l.rows * r.rows / l.base.min(r.base).max(1.0)
+                } else {
+                    l.rows * r.rows
+                }
+            };
+            let kind = if r.single {
+                JoinKind::Single
+            } else {
+                JoinKind::Inner
+            };
+            // a SINGLE join pads a missing row with NULLs: conditions on
+            // its value filter the joined rows
+            let plan = if r.single {
+                filtered(make_join(l.plan, r.plan, kind, Vec::new()), terms)
+            } else {
+                make_join(l.plan, r.plan, kind, terms)
+            };
+            cur = Part {
+                plan,
+                cols,
+                rows: rows.max(1.0),
+                base: l.base.max(r.base),
+                single: false,
+            };
+        }
+        let plan = filtered(cur.plan, constant);
+        Ok((plan, cur.cols))
+    }
+}
+
+fn cast(e: Expr, from: &arrow_schema::DataType, to: &arrow_schema::DataType) -> Expr {
+    if from == to {
+        e
+    } else {
+        Expr::Cast {
+            expr: Box::new(e),
+            to: to.clone(),
+        }
+    }
+}
+
+/// The scope of `rels` side by side.
+fn combined_scope(rels: &[Relation]) -> Scope {
+    let mut fields = Vec::new();
+    let mut relations = Vec::new();
+    for r in rels {
+        let offset = fields.len();
+        relations.extend(
+            r.scope
+                .parts()
+                .into_iter()
+                .map(|(q, cols)| (q, cols.into_iter().map(|c| c + offset).collect::<Vec<_>>())),
+        );
+        fields.extend(r.scope.schema.fields().iter().map(|f| f.as_ref().clone()));
+    }
+    Scope {
+        qualifier: None,
+        schema: SchemaRef::new(Schema::new(fields)),
+        relations,
+    }
+}
+
+/// Estimated rows of a relation's plan: the catalog's count for a table.
+fn estimate_rows(binder: &Binder<'_>, plan: &LogicalPlan) -> f64 {
+    match plan {
+        LogicalPlan::Scan {
+            source: crate::plan::TableSource::Table(name),
+            ..
+        } => binder
+            .catalog
+            .table_rows(name)
+            .map_or(UNKNOWN_ROWS, |n| n as f64),
+        LogicalPlan::Scan {
+            source: crate::plan::TableSource::Series { start, stop, step },
+            ..
+        } => ((stop - start) / step).unsigned_abs() as f64,
+        LogicalPlan::Values { rows, .. } => rows.len() as f64,
+        LogicalPlan::Filter { input, .. } => estimate_rows(binder, input) * FILTER_SELECTIVITY,
+        LogicalPlan::Aggregate {
+            input, group_by, ..
+        } => {
+            if group_by.is_empty() {
+                1.0
+            } else {
+                estimate_rows(binder, input) * 0.5
+            }
+        }
+        LogicalPlan::Limit {
+            input,
+            fetch: Some(f),
+            ..
+        } => estimate_rows(binder, input).min(*f as f64),
+        LogicalPlan::Join { left, right, .. } => {
+            estimate_rows(binder, left).max(estimate_rows(binder, right))
+        }
+        other => other
+            .input()
+            .map_or(UNKNOWN_ROWS, |i| estimate_rows(binder, i)),
+    }
+}
+
+fn join_name(op: &JoinOperator) -> &'static str {
+    match op {
+        JoinOperator::Semi(_) | JoinOperator::LeftSemi(_) | JoinOperator::RightSemi(_) => "SEMI",
+        JoinOperator::Anti(_) | JoinOperator::LeftAnti(_) | JoinOperator::RightAnti(_) => "ANTI",
+        JoinOperator::AsOf { .. } => "ASOF",
+        JoinOperator::CrossApply | JoinOperator::OuterApply => "APPLY",
+        _ => "of this kind",
+    }
+}
+
+/// `p` with its scalar subquery replaced by the column `name.__value`.
+fn replace_subquery(p: &ast::Expr, name: &str) -> ast::Expr {
+    let col = ast::Expr::CompoundIdentifier(vec![Ident::new(name), Ident::new("__value")]);
+    match p {
+        ast::Expr::BinaryOp { left, op, right } => {
+            let (l, r) = match (&**left, &**right) {
+                (ast::Expr::Subquery(_), other) => (col, other.clone()),
+                (other, _) => (other.clone(), col),
+            };
+            ast::Expr::BinaryOp {
+                left: Box::new(l),
+                op: op.clone(),
+                right: Box::new(r),
+            }
+        }
+        other => other.clone(),
+    }
+}
+
+impl Binder<'_> {
+    /// `EXISTS`/`IN` in WHERE: a SEMI or ANTI join with the subquery,
+    /// correlated conjuncts of its WHERE becoming join conditions.
+    fn filter_subquery(&self, s: SubqueryTerm<'_>, outer: &Scope) -> Result<Planned> {
+        match s {
+            SubqueryTerm::Exists { query, negated } => {
+                let (plan, _, correlated) = self.correlated_select(query, outer)?;
+                Ok(Planned::Filter {
+                    right: plan,
+                    kind: if negated {
+                        JoinKind::Anti
+                    } else {
+                        JoinKind::Semi
+                    },
+                    terms: correlated,
+                })
+            }
+            SubqueryTerm::In {
+                expr,
+                query,
+                negated,
+            } => {
+                let plan = self.query(query).map_err(|e| correlation_hint(e, query))?;
+                let schema = plan.schema();
+                if schema.fields().len() != 1 {
+                    return Err(bind_err(format!(
+                        "Subquery returns {} columns - expected 1{}",
+                        schema.fields().len(),
+                        at(query.span())
+                    )));
+                }
+                let mut eb = ExprBinder::new(
+                    outer,
+                    self.fold,
+                    false,
+                    "WHERE clause cannot contain aggregates",
+                );
+                let left = eb.bind(expr)?;
+                let lt = left.data_type(&outer.schema);
+                let rt = schema.field(0).data_type().clone();
+                let Some(t) = super::coerce::comparison_type(&lt, &rt) else {
+                    return Err(bind_err(format!(
+                        "Cannot compare values of type {} and type {} in IN (subquery){}",
+                        crate::types::sql_type_name(&lt),
+                        crate::types::sql_type_name(&rt),
+                        at(expr.span())
+                    )));
+                };
+                let n = outer.schema.fields().len();
+                let right = Expr::column(n, schema.field(0).name().clone());
+                Ok(Planned::Filter {
+                    right: plan,
+                    kind: if negated {
+                        JoinKind::NullAwareAnti
+                    } else {
+                        JoinKind::Semi
+                    },
+                    terms: vec![Expr::binary(
+                        cast(left, &lt, &t),
+                        BinaryOp::Eq,
+                        cast(right, &rt, &t),
+                    )],
+                })
+            }
+            SubqueryTerm::Scalar { .. } => Err(bind_err("a scalar subquery planned as a filter")),
+        }
+    }
+
+    /// Plans the simple SELECT of a subquery whose WHERE may name the
+    /// outer query's columns: returns its plan, its scope and the
+    /// correlated conjuncts bound over the outer columns followed by the
+    /// subquery's.
+    fn correlated_select(
+        &self,
+        query: &ast::Query,
+        outer: &Scope,
+    ) -> Result<(LogicalPlan, Scope, Vec<Expr>)> {
+        let SetExpr::Select(s) = query.body.as_ref() else {
+            return self.query(query).map(|p| {
+                let scope = Scope {
+                    qualifier: None,
+                    schema: p.schema(),
+                    relations: Vec::new(),
+                };
+                (p, scope, Vec::new())
+            });
+        };
+        let simple = query.with.is_none()
+            && query.order_by.is_none()
+            && query.limit_clause.is_none()
+            && s.having.is_none()
+            && matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
+            && s.distinct.is_none();
+        if !simple {
+            return self
+                .query(query)
+                .map(|p| {
+                    let scope = Scope {
+                        qualifier: None,
+                        schema: p.schema(),
+                        relations: Vec::new(),
+                    };
+                    (p, scope, Vec::new())
+                })
+                .map_err(|e| correlation_hint(e, query));
+        }
+        let (rels, conds) = self.collect(&s.from)?;
+        let inner = combined_scope(&rels);
+        let (uncorrelated, correlated) =
+            self.split_correlated(s.selection.as_ref(), &inner, outer)?;
+        let selection = conjunction_ast(uncorrelated);
+        let (plan, scope) = self.plan_relations(rels, conds, selection.as_ref())?;
+        let both = Scope::concat(
+            outer,
+            &scope,
+            join_schema(&outer.schema, &scope.schema, JoinKind::Inner),
+        );
+        let mut terms = Vec::new();
+        for c in correlated {
+            let mut eb = ExprBinder::new(
+                &both,
+                self.fold,
+                false,
+                "WHERE clause cannot contain aggregates",
+            );
+            let p = eb.bind_predicate(c, "WHERE")?;
+            terms.extend(p.conjuncts().into_iter().cloned());
+        }
+        Ok((plan, scope, terms))
+    }
+
+    /// Splits the WHERE conjuncts of a subquery into those over its own
+    /// columns and those naming the outer query's.
+    fn split_correlated<'e>(
+        &self,
+        selection: Option<&'e ast::Expr>,
+        inner: &Scope,
+        outer: &Scope,
+    ) -> Result<(Vec<&'e ast::Expr>, Vec<&'e ast::Expr>)> {
+        let mut own = Vec::new();
+        let mut correlated = Vec::new();
+        let Some(w) = selection else {
+            return Ok((own, correlated));
+        };
+        let mut parts = Vec::new();
+        split_and(w, &mut parts);
+        for p in parts {
+            if subquery_of(p).is_some() || self.names_resolve(p, inner) {
+                own.push(p);
+                continue;
+            }
+            let both = Scope::concat(
+                outer,
+                inner,
+                join_schema(&outer.schema, &inner.schema, JoinKind::Inner),
+            );
+            if self.names_resolve(p, &both) {
+                correlated.push(p);
+            } else {
+                own.push(p);
+            }
+        }
+        Ok((own, correlated))
+    }
+
+    /// A scalar subquery in WHERE as a relation to join: uncorrelated, one
+    /// row at most (a SINGLE join); correlated by equalities, grouped by
+    /// its correlation columns and joined on them. Its value column is
+    /// `__value`; returns the relation and the correlation terms over the
+    /// scope `outer` extended by the relation's columns.
+    fn scalar_subquery(
+        &self,
+        query: &ast::Query,
+        outer: &Scope,
+        k: usize,
+    ) -> Result<(Relation, Vec<Expr>)> {
+        let name = format!("__subquery{k}");
+        let uncorrelated = || -> Result<(Relation, Vec<Expr>)> {
+            let plan = self.query(query).map_err(|e| correlation_hint(e, query))?;
+            let schema = plan.schema();
+            if schema.fields().len() != 1 {
+                return Err(bind_err(format!(
+                    "Subquery returns {} columns - expected 1{}",
+                    schema.fields().len(),
+                    at(query.span())
+                )));
+            }
+            let field = schema
+                .field(0)
+                .clone()
+                .with_name("__value")
+                .with_nullable(true);
+            let scope = Scope {
+                qualifier: Some(name.clone()),
+                schema: SchemaRef::new(Schema::new(vec![field])),
+                relations: Vec::new(),
+            };
+            Ok((
+                Relation {
+                    plan,
+                    scope,
+                    rows: 1.0,
+                    base: 1.0,
+                    single: true,
+                },
+                Vec::new(),
+            ))
+        };
+        let SetExpr::Select(s) = query.body.as_ref() else {
+            return uncorrelated();
+        };
+        let plain = query.with.is_none()
+            && query.order_by.is_none()
+            && query.limit_clause.is_none()
+            && s.having.is_none()
+            && matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
+            && s.distinct.is_none()
+            && s.projection.len() == 1;
+        if !plain {
+            return uncorrelated();
+        }
+        let (rels, conds) = self.collect(&s.from)?;
+        let inner = combined_scope(&rels);
+        let (own, correlated) = self.split_correlated(s.selection.as_ref(), &inner, outer)?;
+        if correlated.is_empty() {
+            return uncorrelated();
+        }
+        // each correlated conjunct must be `outer expr = inner expr`
+        let mut keys: Vec<(ast::Expr, ast::Expr)> = Vec::new();
+        for c in &correlated {
+            let pair = match c {
+                ast::Expr::BinaryOp {
+                    left,
+                    op: ast::BinaryOperator::Eq,
+                    right,
+                } => {
+                    if self.names_resolve(left, &inner) && self.names_resolve(right, outer) {
+                        Some(((**right).clone(), (**left).clone()))
+                    } else if self.names_resolve(right, &inner) && self.names_resolve(left, outer) {
+                        Some(((**left).clone(), (**right).clone()))
+                    } else {
+                        None
+                    }
+                }
+                _ => None,
+            };
+            match pair {
+                Some(p) => keys.push(p),
+                None => {
+                    return Err(unsupported(format!(
+                        "correlated subquery condition \"{c}\" is not supported (only equalities between the outer query and the subquery are decorrelated){}",
+                        at(c.span())
+                    )));
+                }
+            }
+        }
+        let selection = conjunction_ast(own);
+        let (plan, scope) = self.plan_relations(rels, conds, selection.as_ref())?;
+        // GROUP BY the inner sides of the correlation; SELECT them and the
+        // subquery's value
+        let mut items: Vec<ast::SelectItem> = keys
+            .iter()
+            .map(|(_, i)| ast::SelectItem::UnnamedExpr(i.clone()))
+            .collect();
+        let value = match &s.projection[0] {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                e.clone()
+            }
+            other => {
+                return Err(unsupported(format!(
+                    "scalar subquery selecting {other} is not supported"
+                )));
+            }
+        };
+        items.push(ast::SelectItem::UnnamedExpr(value));
+        let group: Vec<ast::Expr> = keys.iter().map(|(_, i)| i.clone()).collect();
+        let grouped = super::query::select_grouped(self.fold, plan, &scope, &items, &group)?;
+        let gschema = grouped.schema();
+        let n = keys.len();
+        let mut fields: Vec<Field> = (0..n)
+            .map(|i| gschema.field(i).clone().with_name(format!("__key{i}")))
+            .collect();
+        fields.push(
+            gschema
+                .field(n)
+                .clone()
+                .with_name("__value")
+                .with_nullable(true),
+        );
+        let rschema = SchemaRef::new(Schema::new(fields));
+        let rscope = Scope {
+            qualifier: Some(name.clone()),
+            schema: rschema.clone(),
+            relations: Vec::new(),
+        };
+        // the correlation terms over the outer scope then the relation
+        let both = Scope::concat(
+            outer,
+            &rscope,
+            join_schema(&outer.schema, &rschema, JoinKind::Inner),
+        );
+        let mut terms = Vec::new();
+        for (i, (o, _)) in keys.iter().enumerate() {
+            let e = ast::Expr::BinaryOp {
+                left: Box::new(o.clone()),
+                op: ast::BinaryOperator::Eq,
+                right: Box::new(ast::Expr::CompoundIdentifier(vec![
+                    Ident::new(name.clone()),
+                    Ident::new(format!("__key{i}")),
+                ])),
+            };
+            let mut eb = ExprBinder::new(
+                &both,
+                self.fold,
+                false,
+                "WHERE clause cannot contain aggregates",
+            );
+            terms.push(eb.bind_predicate(&e, "WHERE")?);
+        }
+        let rows = estimate_rows(self, &grouped);
+        Ok((
+            Relation {
+                plan: grouped,
+                scope: rscope,
+                rows,
+                base: rows,
+                single: false,
+            },
+            terms,
+        ))
+    }
+}
+
+impl Scope {
+    /// `id` in a scope of one or several relations.
+    fn resolve_single(&self, id: &Ident) -> Result<usize> {
+        if self.relations.is_empty() {
+            self.find(&id.value).ok_or_else(|| {
+                bind_err(format!(
+                    "Referenced column \"{}\" not found in FROM clause!{}",
+                    id.value,
+                    at(id.span)
+                ))
+            })
+        } else {
+            self.resolve(None, id)
+        }
+    }
+}
+
+impl Binder<'_> {
+    /// True if `e` binds over `scope` alone (every name it uses is
+    /// there).
+    fn names_resolve(&self, e: &ast::Expr, scope: &Scope) -> bool {
+        let mut eb = ExprBinder::new(scope, self.fold, false, "");
+        eb.bind(e).is_ok()
+    }
+}
+
+fn conjunction_ast(terms: Vec<&ast::Expr>) -> Option<ast::Expr> {
+    terms
+        .into_iter()
+        .cloned()
+        .reduce(|a, b| ast::Expr::BinaryOp {
+            left: Box::new(a),
+            op: ast::BinaryOperator::And,
+            right: Box::new(b),
+        })
+}
+
+/// A subquery that fails to bind because it names outer columns outside
+/// the shapes decorrelated here says so.
+fn correlation_hint(e: crate::error::Error, query: &ast::Query) -> crate::error::Error {
+    let msg = e.to_string();
+    if msg.contains("not found") {
+        unsupported(format!(
+            "this correlated subquery is not supported (only EXISTS, NOT EXISTS and scalar subqueries in WHERE whose correlation is in their own WHERE are decorrelated): {msg}{}",
+            at(query.span())
+        ))
+    } else {
+        e
+    }
+}
