@@ -72,8 +72,8 @@ fn read_token(path: &Path) -> std::io::Result<String> {
 fn create(path: &Path) -> std::io::Result<bool> {
     match OpenOptions::new().write(true).create_new(true).open(path) {
         Ok(mut f) => {
+            // no fsync: after a crash every lock is stale anyway
             f.write_all(owner_token().as_bytes())?;
-            f.sync_all()?;
             Ok(true)
         }
         Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use weir_engine::{Config, Database, InterruptHandle};
@@ -175,6 +175,24 @@ fn file_hash(path: &str) -> String {
     hash_file(Path::new(path)).unwrap_or_else(|_| "missing".into())
 }
 
+/// File hashes of one run: a file read by several stages is hashed once
+/// (a second stage asking meanwhile waits for the first hash).
+#[derive(Default)]
+struct FileHashes(Mutex<HashMap<String, Arc<OnceLock<String>>>>);
+
+impl FileHashes {
+    fn get(&self, path: &str) -> String {
+        let cell = self
+            .0
+            .lock()
+            .expect("file hashes poisoned")
+            .entry(path.to_string())
+            .or_default()
+            .clone();
+        cell.get_or_init(|| file_hash(path)).clone()
+    }
+}
+
 /// Why each selected stage would run (in dependency order), changing
 /// nothing: what `--dry-run` and `--explain` print. A stage downstream of
 /// one that runs runs too (its input will change).
@@ -185,6 +203,7 @@ pub fn explain(project: &Project, options: &RunOptions) -> Result<Vec<(String, R
     let layout = Layout::new(&project.dir);
     let mut out: Vec<(String, Reason)> = Vec::new();
     let mut outputs: HashMap<String, Option<String>> = HashMap::new();
+    let files = FileHashes::default();
     for stage in project.select(&options.stages)? {
         let (sql, params) = own_parts(stage)?;
         let record = Record::read(&layout.state_file(&stage.name));
@@ -195,7 +214,7 @@ pub fn explain(project: &Project, options: &RunOptions) -> Result<Vec<(String, R
             Some(r) => {
                 let mut changed = None;
                 for f in &stage.files {
-                    if r.inputs.get(&format!("file:{f}")) != Some(&file_hash(f)) {
+                    if r.inputs.get(&format!("file:{f}")) != Some(&files.get(f)) {
                         changed.get_or_insert(format!("file {f}"));
                     }
                 }
@@ -244,6 +263,9 @@ struct Shared {
     states: Vec<AtomicU8>,
     /// Output hash of each stage done.
     outputs: Mutex<HashMap<String, String>>,
+    files: FileHashes,
+    /// Stages restored from the cache whose tables are not loaded yet.
+    restored: Mutex<HashMap<String, PathBuf>>,
     reports: Mutex<Vec<StageReport>>,
     /// The connections of the stages running now, to interrupt them.
     running: Mutex<Vec<(usize, InterruptHandle)>>,
@@ -276,7 +298,7 @@ impl Shared {
         let (sql, params) = own_parts(stage).map_err(|e| e.to_string())?;
         let mut inputs = BTreeMap::new();
         for f in &stage.files {
-            inputs.insert(format!("file:{f}"), file_hash(f));
+            inputs.insert(format!("file:{f}"), self.files.get(f));
         }
         {
             let outputs = self.outputs.lock().expect("outputs poisoned");
@@ -305,12 +327,15 @@ impl Shared {
         {
             let cached = self.layout.cached(&r.output);
             if cached.exists() {
-                self.db
-                    .register_parquet(&stage.name, &cached)
-                    .map_err(|e| e.to_string())?;
+                // the table is loaded only if a stage that runs reads it
+                self.restored
+                    .lock()
+                    .expect("restored poisoned")
+                    .insert(stage.name.clone(), cached);
                 if let Some(out) = &stage.output
                     && !out.exists()
                 {
+                    self.load_restored(&stage.name)?;
                     self.write_output(&self.db.connect(), &stage.name, out)?;
                 }
                 self.outputs
@@ -341,6 +366,9 @@ impl Shared {
         want: Record,
         state_path: &Path,
     ) -> Result<StageStatus, String> {
+        for d in &stage.deps {
+            self.load_restored(d)?;
+        }
         let name = quote_ident(&stage.name);
         let made = conn
             .execute(&format!("CREATE OR REPLACE TABLE {name} AS {}", stage.sql))
@@ -372,6 +400,19 @@ impl Shared {
             .expect("outputs poisoned")
             .insert(stage.name.clone(), hash);
         Ok(StageStatus::Ran { rows })
+    }
+
+    /// Loads the table of a stage restored from the cache, once, if it
+    /// has not been loaded yet (under the map's lock, so a second caller
+    /// waits for the first load).
+    fn load_restored(&self, name: &str) -> Result<(), String> {
+        let mut restored = self.restored.lock().expect("restored poisoned");
+        if let Some(path) = restored.remove(name) {
+            self.db
+                .register_parquet(name, &path)
+                .map_err(|e| format!("cannot restore stage {name} from {}: {e}", path.display()))?;
+        }
+        Ok(())
     }
 
     /// A stage's `-- output:` file, its folder made if missing.
@@ -453,6 +494,8 @@ pub fn run(
         states: stages.iter().map(|_| AtomicU8::new(WAITING)).collect(),
         stages: stages.clone(),
         outputs: Mutex::new(HashMap::new()),
+        restored: Mutex::new(HashMap::new()),
+        files: FileHashes::default(),
         reports: Mutex::new(Vec::new()),
         running: Mutex::new(Vec::new()),
         failed: AtomicBool::new(false),
