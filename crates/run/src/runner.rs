@@ -256,11 +256,33 @@ const RUNNING: u8 = 2;
 const DONE: u8 = 3;
 const FAILED: u8 = 4;
 
+/// The states of a run's stages (`WAITING`, ...).
+struct StageStates(Vec<AtomicU8>);
+
+impl StageStates {
+    fn new(n: usize) -> Self {
+        StageStates((0..n).map(|_| AtomicU8::new(WAITING)).collect())
+    }
+
+    /// Moves stage `i` from `from` to `to`; false (and nothing changes) if
+    /// it is no longer in `from`: another caller already moved it, and
+    /// only the caller that moved it acts on the move.
+    fn advance(&self, i: usize, from: u8, to: u8) -> bool {
+        self.0[i]
+            .compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    fn get(&self, i: usize) -> u8 {
+        self.0[i].load(Ordering::Acquire)
+    }
+}
+
 struct Shared {
     layout: Layout,
     db: Database,
     stages: Vec<Stage>,
-    states: Vec<AtomicU8>,
+    states: StageStates,
     /// Output hash of each stage done.
     outputs: Mutex<HashMap<String, String>>,
     files: FileHashes,
@@ -276,9 +298,7 @@ struct Shared {
 
 impl Shared {
     fn advance(&self, i: usize, from: u8, to: u8) -> bool {
-        self.states[i]
-            .compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+        self.states.advance(i, from, to)
     }
 
     fn report(&self, report: StageReport) {
@@ -491,7 +511,7 @@ pub fn run(
     let shared = Arc::new(Shared {
         layout,
         db,
-        states: stages.iter().map(|_| AtomicU8::new(WAITING)).collect(),
+        states: StageStates::new(stages.len()),
         stages: stages.clone(),
         outputs: Mutex::new(HashMap::new()),
         restored: Mutex::new(HashMap::new()),
@@ -579,7 +599,7 @@ pub fn run(
     // joins the stage workers: every running stage has ended and reported
     drop(executor);
     for (i, stage) in stages.iter().enumerate() {
-        let mine = shared.states[i].load(Ordering::Acquire);
+        let mine = shared.states.get(i);
         if mine == DONE || mine == FAILED {
             continue;
         }
@@ -596,7 +616,7 @@ pub fn run(
                 stages
                     .iter()
                     .position(|s| s.name == *d)
-                    .is_some_and(|j| shared.states[j].load(Ordering::Acquire) != DONE)
+                    .is_some_and(|j| shared.states.get(j) != DONE)
             }) =>
             {
                 StageStatus::NotRun("a stage it reads did not succeed".into())
@@ -620,4 +640,41 @@ pub fn run(
 /// The folder holding the project's state (`.weir/`).
 pub fn state_dir(project: &Path) -> PathBuf {
     project.join(".weir")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seed 003: many workers advancing one stage from the state they read
+    /// at once: exactly one wins each step, and a stage never goes back.
+    #[test]
+    fn each_state_change_has_exactly_one_winner() {
+        for _ in 0..200 {
+            let states = Arc::new(StageStates::new(1));
+            let winners: Vec<(bool, bool, bool)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..4)
+                    .map(|_| {
+                        let states = states.clone();
+                        scope.spawn(move || {
+                            (
+                                states.advance(0, WAITING, PENDING),
+                                states.advance(0, PENDING, RUNNING),
+                                states.advance(0, RUNNING, DONE),
+                            )
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(winners.iter().filter(|w| w.0).count(), 1);
+            assert_eq!(winners.iter().filter(|w| w.1).count(), 1);
+            assert_eq!(winners.iter().filter(|w| w.2).count(), 1);
+            assert_eq!(states.get(0), DONE);
+            // advancing again from any earlier state changes nothing
+            assert!(!states.advance(0, WAITING, PENDING));
+            assert!(!states.advance(0, RUNNING, FAILED));
+            assert_eq!(states.get(0), DONE);
+        }
+    }
 }
