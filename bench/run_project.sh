@@ -40,3 +40,7 @@ timed edit
 awk '/^ran/ { s = $NF; gsub(/[\[\]s]/, "", s); split(s, p, /\.\./); print p[1], 1; print p[2], -1 }' full.log \
   | sort -n -k1,1 -k2,2 | awk '{ n += $2; if (n > m) m = n } END { print "most stages running at once (full run):", m }'
 awk '/^ran/ { for (i = 1; i <= NF; i++) if ($i == "in") { gsub(/s/, "", $(i+1)); t += $(i+1) } } END { print "sum of stage times (full run):", t, "s" }' full.log
+# the same project one stage at a time (one mutex group), from scratch
+rm -rf .weir
+for f in *.sql; do { echo "-- mutex: one"; cat "$f"; } > "$f.tmp" && mv "$f.tmp" "$f"; done
+timed serial

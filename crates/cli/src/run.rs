@@ -109,6 +109,12 @@ fn parse(args: Vec<OsString>) -> Result<Option<RunArgs>> {
     Ok(Some(out))
 }
 
+/// Prints a line; a closed stdout (`| head`) does not stop the run.
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+}
+
 /// Runs `weir run`; true when every stage succeeded.
 pub(crate) fn main(args: Vec<OsString>) -> Result<bool> {
     let Some(args) = parse(args)? else {
@@ -129,7 +135,7 @@ pub(crate) fn main(args: Vec<OsString>) -> Result<bool> {
             if reason != weir_run::Reason::UpToDate {
                 runs += 1;
             }
-            println!("{stage}: {reason}");
+            say(&format!("{stage}: {reason}"));
         }
         if args.dry_run {
             println!(
@@ -139,11 +145,7 @@ pub(crate) fn main(args: Vec<OsString>) -> Result<bool> {
             return Ok(true);
         }
     }
-    let summary = weir_run::run(&project, &args.options, |report| {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{report}");
-        let _ = out.flush();
-    })?;
-    println!("{summary}");
+    let summary = weir_run::run(&project, &args.options, |report| say(&report.to_string()))?;
+    say(&summary.to_string());
     Ok(summary.success())
 }

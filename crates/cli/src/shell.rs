@@ -45,6 +45,15 @@ pub(crate) struct Shell {
     interrupted: Arc<AtomicBool>,
     /// The script files being run, outermost first (`-f`, `.read`).
     reading: Vec<PathBuf>,
+    /// Results go to this file instead of stdout (`.output FILE`, or
+    /// `.once FILE` for the next statement only).
+    redirect: Option<Redirect>,
+}
+
+/// A file results are written to, and whether only the next statement's.
+struct Redirect {
+    file: std::io::BufWriter<std::fs::File>,
+    once: bool,
 }
 
 /// What a dot command asks the shell to do next.
@@ -88,6 +97,7 @@ impl Shell {
             interactive,
             interrupted,
             reading: Vec::new(),
+            redirect: None,
         })
     }
 
@@ -250,13 +260,20 @@ impl Shell {
             Ok(result) => {
                 self.running.store(true, Ordering::Release);
                 let printed = {
-                    let mut stdout = std::io::stdout().lock();
                     let options = PrintOptions {
                         format: self.format,
                         max_rows: self.max_rows,
                         stop: &self.interrupted,
                     };
-                    output::write(&mut stdout, result, &options).and_then(|()| Ok(stdout.flush()?))
+                    match self.redirect.as_mut() {
+                        Some(r) => output::write(&mut r.file, result, &options)
+                            .and_then(|()| Ok(r.file.flush()?)),
+                        None => {
+                            let mut stdout = std::io::stdout().lock();
+                            output::write(&mut stdout, result, &options)
+                                .and_then(|()| Ok(stdout.flush()?))
+                        }
+                    }
                 };
                 self.running.store(false, Ordering::Release);
                 match printed {
@@ -272,6 +289,9 @@ impl Shell {
                 false
             }
         };
+        if self.redirect.as_ref().is_some_and(|r| r.once) {
+            self.redirect = None;
+        }
         if self.timer {
             eprintln!("Run Time (s): real {:.6}", elapsed.as_secs_f64());
         }
@@ -357,6 +377,16 @@ impl Shell {
                 }
             }
             (".read", None) => anyhow::bail!(".read takes a file name"),
+            (".output" | ".once", Some(path)) => {
+                let file = std::fs::File::create(path)
+                    .with_context(|| format!("cannot open \"{path}\" for writing"))?;
+                self.redirect = Some(Redirect {
+                    file: std::io::BufWriter::new(file),
+                    once: command == ".once",
+                });
+            }
+            (".output", None) => self.redirect = None,
+            (".once", None) => anyhow::bail!(".once takes a file name"),
             (other, _) => anyhow::bail!("unknown command \"{other}\": try .help"),
         }
         Ok(Next::Continue)
@@ -426,6 +456,8 @@ const DOT_HELP: &str = "\
                      output format
 .maxrows N           tables show the first and last of at most N rows (0: all; default 40)
 .read FILE           run the statements in FILE
+.output [FILE]       write results to FILE (no FILE: back to stdout)
+.once FILE           write the next statement's result to FILE
 .help                this text
 .quit                leave the shell (also Ctrl-D)
 ";

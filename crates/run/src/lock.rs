@@ -72,8 +72,8 @@ fn read_token(path: &Path) -> std::io::Result<String> {
 fn create(path: &Path) -> std::io::Result<bool> {
     match OpenOptions::new().write(true).create_new(true).open(path) {
         Ok(mut f) => {
+            // no fsync: after a crash every lock is stale anyway
             f.write_all(owner_token().as_bytes())?;
-            f.sync_all()?;
             Ok(true)
         }
         Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
@@ -143,13 +143,20 @@ fn break_stale(path: &Path, seen: &str) -> Result<()> {
     let guard = break_path(path);
     if !create(&guard).map_err(Error::io("cannot create lock", &guard))? {
         // another breaker is at it; if it died there, its sentinel is stale
-        if let Ok(token) = read_token(&guard)
-            && !token.is_empty()
-            && !owner_alive(&token)
-        {
-            let _ = std::fs::remove_file(&guard);
+        // (an empty one, its owner killed before writing, once it is old)
+        if let Ok(token) = read_token(&guard) {
+            let stale = if token.is_empty() {
+                std::fs::metadata(&guard)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > EMPTY_GRACE))
+            } else {
+                !owner_alive(&token)
+            };
+            if stale {
+                let _ = std::fs::remove_file(&guard);
+            }
         }
-        std::thread::yield_now();
+        std::thread::sleep(Duration::from_millis(1));
         return Ok(());
     }
     let result = match read_token(path) {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use weir_engine::{Config, Database, InterruptHandle};
@@ -175,6 +175,24 @@ fn file_hash(path: &str) -> String {
     hash_file(Path::new(path)).unwrap_or_else(|_| "missing".into())
 }
 
+/// File hashes of one run: a file read by several stages is hashed once
+/// (a second stage asking meanwhile waits for the first hash).
+#[derive(Default)]
+struct FileHashes(Mutex<HashMap<String, Arc<OnceLock<String>>>>);
+
+impl FileHashes {
+    fn get(&self, path: &str) -> String {
+        let cell = self
+            .0
+            .lock()
+            .expect("file hashes poisoned")
+            .entry(path.to_string())
+            .or_default()
+            .clone();
+        cell.get_or_init(|| file_hash(path)).clone()
+    }
+}
+
 /// Why each selected stage would run (in dependency order), changing
 /// nothing: what `--dry-run` and `--explain` print. A stage downstream of
 /// one that runs runs too (its input will change).
@@ -185,6 +203,7 @@ pub fn explain(project: &Project, options: &RunOptions) -> Result<Vec<(String, R
     let layout = Layout::new(&project.dir);
     let mut out: Vec<(String, Reason)> = Vec::new();
     let mut outputs: HashMap<String, Option<String>> = HashMap::new();
+    let files = FileHashes::default();
     for stage in project.select(&options.stages)? {
         let (sql, params) = own_parts(stage)?;
         let record = Record::read(&layout.state_file(&stage.name));
@@ -195,7 +214,7 @@ pub fn explain(project: &Project, options: &RunOptions) -> Result<Vec<(String, R
             Some(r) => {
                 let mut changed = None;
                 for f in &stage.files {
-                    if r.inputs.get(&format!("file:{f}")) != Some(&file_hash(f)) {
+                    if r.inputs.get(&format!("file:{f}")) != Some(&files.get(f)) {
                         changed.get_or_insert(format!("file {f}"));
                     }
                 }
@@ -237,13 +256,38 @@ const RUNNING: u8 = 2;
 const DONE: u8 = 3;
 const FAILED: u8 = 4;
 
+/// The states of a run's stages (`WAITING`, ...).
+struct StageStates(Vec<AtomicU8>);
+
+impl StageStates {
+    fn new(n: usize) -> Self {
+        StageStates((0..n).map(|_| AtomicU8::new(WAITING)).collect())
+    }
+
+    /// Moves stage `i` from `from` to `to`; false (and nothing changes) if
+    /// it is no longer in `from`: another caller already moved it, and
+    /// only the caller that moved it acts on the move.
+    fn advance(&self, i: usize, from: u8, to: u8) -> bool {
+        self.0[i]
+            .compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    fn get(&self, i: usize) -> u8 {
+        self.0[i].load(Ordering::Acquire)
+    }
+}
+
 struct Shared {
     layout: Layout,
     db: Database,
     stages: Vec<Stage>,
-    states: Vec<AtomicU8>,
+    states: StageStates,
     /// Output hash of each stage done.
     outputs: Mutex<HashMap<String, String>>,
+    files: FileHashes,
+    /// Stages restored from the cache whose tables are not loaded yet.
+    restored: Mutex<HashMap<String, PathBuf>>,
     reports: Mutex<Vec<StageReport>>,
     /// The connections of the stages running now, to interrupt them.
     running: Mutex<Vec<(usize, InterruptHandle)>>,
@@ -254,9 +298,7 @@ struct Shared {
 
 impl Shared {
     fn advance(&self, i: usize, from: u8, to: u8) -> bool {
-        self.states[i]
-            .compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+        self.states.advance(i, from, to)
     }
 
     fn report(&self, report: StageReport) {
@@ -276,7 +318,7 @@ impl Shared {
         let (sql, params) = own_parts(stage).map_err(|e| e.to_string())?;
         let mut inputs = BTreeMap::new();
         for f in &stage.files {
-            inputs.insert(format!("file:{f}"), file_hash(f));
+            inputs.insert(format!("file:{f}"), self.files.get(f));
         }
         {
             let outputs = self.outputs.lock().expect("outputs poisoned");
@@ -305,12 +347,15 @@ impl Shared {
         {
             let cached = self.layout.cached(&r.output);
             if cached.exists() {
-                self.db
-                    .register_parquet(&stage.name, &cached)
-                    .map_err(|e| e.to_string())?;
+                // the table is loaded only if a stage that runs reads it
+                self.restored
+                    .lock()
+                    .expect("restored poisoned")
+                    .insert(stage.name.clone(), cached);
                 if let Some(out) = &stage.output
                     && !out.exists()
                 {
+                    self.load_restored(&stage.name)?;
                     self.write_output(&self.db.connect(), &stage.name, out)?;
                 }
                 self.outputs
@@ -341,6 +386,9 @@ impl Shared {
         want: Record,
         state_path: &Path,
     ) -> Result<StageStatus, String> {
+        for d in &stage.deps {
+            self.load_restored(d)?;
+        }
         let name = quote_ident(&stage.name);
         let made = conn
             .execute(&format!("CREATE OR REPLACE TABLE {name} AS {}", stage.sql))
@@ -372,6 +420,19 @@ impl Shared {
             .expect("outputs poisoned")
             .insert(stage.name.clone(), hash);
         Ok(StageStatus::Ran { rows })
+    }
+
+    /// Loads the table of a stage restored from the cache, once, if it
+    /// has not been loaded yet (under the map's lock, so a second caller
+    /// waits for the first load).
+    fn load_restored(&self, name: &str) -> Result<(), String> {
+        let mut restored = self.restored.lock().expect("restored poisoned");
+        if let Some(path) = restored.remove(name) {
+            self.db
+                .register_parquet(name, &path)
+                .map_err(|e| format!("cannot restore stage {name} from {}: {e}", path.display()))?;
+        }
+        Ok(())
     }
 
     /// A stage's `-- output:` file, its folder made if missing.
@@ -450,9 +511,11 @@ pub fn run(
     let shared = Arc::new(Shared {
         layout,
         db,
-        states: stages.iter().map(|_| AtomicU8::new(WAITING)).collect(),
+        states: StageStates::new(stages.len()),
         stages: stages.clone(),
         outputs: Mutex::new(HashMap::new()),
+        restored: Mutex::new(HashMap::new()),
+        files: FileHashes::default(),
         reports: Mutex::new(Vec::new()),
         running: Mutex::new(Vec::new()),
         failed: AtomicBool::new(false),
@@ -536,7 +599,7 @@ pub fn run(
     // joins the stage workers: every running stage has ended and reported
     drop(executor);
     for (i, stage) in stages.iter().enumerate() {
-        let mine = shared.states[i].load(Ordering::Acquire);
+        let mine = shared.states.get(i);
         if mine == DONE || mine == FAILED {
             continue;
         }
@@ -553,7 +616,7 @@ pub fn run(
                 stages
                     .iter()
                     .position(|s| s.name == *d)
-                    .is_some_and(|j| shared.states[j].load(Ordering::Acquire) != DONE)
+                    .is_some_and(|j| shared.states.get(j) != DONE)
             }) =>
             {
                 StageStatus::NotRun("a stage it reads did not succeed".into())
@@ -577,4 +640,41 @@ pub fn run(
 /// The folder holding the project's state (`.weir/`).
 pub fn state_dir(project: &Path) -> PathBuf {
     project.join(".weir")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seed 003: many workers advancing one stage from the state they read
+    /// at once: exactly one wins each step, and a stage never goes back.
+    #[test]
+    fn each_state_change_has_exactly_one_winner() {
+        for _ in 0..200 {
+            let states = Arc::new(StageStates::new(1));
+            let winners: Vec<(bool, bool, bool)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..4)
+                    .map(|_| {
+                        let states = states.clone();
+                        scope.spawn(move || {
+                            (
+                                states.advance(0, WAITING, PENDING),
+                                states.advance(0, PENDING, RUNNING),
+                                states.advance(0, RUNNING, DONE),
+                            )
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(winners.iter().filter(|w| w.0).count(), 1);
+            assert_eq!(winners.iter().filter(|w| w.1).count(), 1);
+            assert_eq!(winners.iter().filter(|w| w.2).count(), 1);
+            assert_eq!(states.get(0), DONE);
+            // advancing again from any earlier state changes nothing
+            assert!(!states.advance(0, WAITING, PENDING));
+            assert!(!states.advance(0, RUNNING, FAILED));
+            assert_eq!(states.get(0), DONE);
+        }
+    }
 }

@@ -448,3 +448,24 @@ fn cycles_missing_tables_and_duplicate_stages_are_errors_naming_them() {
     assert_eq!(code, 1);
     assert!(err.contains("no stage is named zzz"), "{err}");
 }
+
+#[test]
+fn stages_of_one_mutex_group_never_overlap() {
+    let heavy = "SELECT range % 10 AS k, count(*) AS n FROM range(300000) GROUP BY k";
+    let dir = project(&[
+        ("a.sql", &format!("-- mutex: g\n{heavy}")),
+        ("b.sql", &format!("-- mutex: g\n{heavy}")),
+        ("c.sql", &format!("-- mutex: g\n{heavy}")),
+    ]);
+    let (code, out, err) = run(dir.path(), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let l = lines(&out);
+    let mut spans: Vec<(f64, f64)> = ["a", "b", "c"]
+        .iter()
+        .map(|s| l[*s].span.expect("a span"))
+        .collect();
+    spans.sort_by(|x, y| x.0.total_cmp(&y.0));
+    for w in spans.windows(2) {
+        assert!(w[1].0 >= w[0].1, "one at a time: {out}");
+    }
+}

@@ -141,3 +141,43 @@ fn a_closed_pipe_ends_the_output_quietly() {
         );
     }
 }
+
+#[test]
+fn output_and_once_send_results_to_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = "\
+.mode csv
+.once once.csv
+SELECT 1 AS a;
+SELECT 2 AS b;
+.output all.csv
+SELECT 3 AS c;
+SELECT 4 AS d;
+.output
+SELECT 5 AS e;
+";
+    let out = weir()
+        .current_dir(dir.path())
+        .write_stdin(script)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "b\n2\ne\n5\n");
+    let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+    assert_eq!(read("once.csv"), "a\n1\n");
+    assert_eq!(read("all.csv"), "c\n3\nd\n4\n");
+    let out = weir()
+        .current_dir(dir.path())
+        .write_stdin(".once no-such-dir/x.csv\n")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot open \"no-such-dir/x.csv\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
