@@ -34,8 +34,8 @@ pub(crate) struct Dialect {
     pub(crate) skip: usize,
     /// Text read as NULL besides the empty field.
     pub(crate) null: Option<String>,
-    /// Gzip-compressed (`.gz`): read as a stream.
-    pub(crate) gzip: bool,
+    /// Compressed (`.gz`, `.zst`): read as one stream.
+    pub(crate) compressed: bool,
     /// Rows that do not parse are left out.
     pub(crate) ignore_errors: bool,
 }
@@ -91,21 +91,72 @@ impl Dialect {
     }
 }
 
-/// Whether `path` is read through gzip (by its extension, as DuckDB).
-pub(crate) fn is_gzip(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gz") || e.eq_ignore_ascii_case("gzip"))
+/// How a file is compressed, by its extension (as DuckDB tells it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+fn compression(path: &Path) -> Compression {
+    let e = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if e.eq_ignore_ascii_case("gz") || e.eq_ignore_ascii_case("gzip") {
+        Compression::Gzip
+    } else if e.eq_ignore_ascii_case("zst") || e.eq_ignore_ascii_case("zstd") {
+        Compression::Zstd
+    } else {
+        Compression::None
+    }
+}
+
+/// Whether `path` is compressed (by its extension).
+pub(crate) fn is_compressed(path: &Path) -> bool {
+    compression(path) != Compression::None
 }
 
 /// The bytes of a CSV file, decompressed.
 pub(crate) fn open_text(path: &Path) -> Result<Box<dyn Read + Send>> {
-    let file = open(path)?;
-    if is_gzip(path) {
-        Ok(Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(
-            file,
-        ))))
-    } else {
-        Ok(Box::new(file))
+    let file = BufReader::new(open(path)?);
+    Ok(match compression(path) {
+        Compression::None => Box::new(file),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),
+        Compression::Zstd => Box::new(ZstdFrames {
+            source: Some(file),
+            frame: None,
+        }),
+    })
+}
+
+/// The frames of a zstd stream, one after another.
+struct ZstdFrames<R: Read> {
+    /// The stream between frames.
+    source: Option<R>,
+    frame: Option<ruzstd::decoding::StreamingDecoder<R, ruzstd::decoding::FrameDecoder>>,
+}
+
+impl<R: BufRead> Read for ZstdFrames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if let Some(frame) = &mut self.frame {
+                let n = frame.read(buf)?;
+                if n > 0 || buf.is_empty() {
+                    return Ok(n);
+                }
+                let frame = self.frame.take().expect("a frame");
+                self.source = Some(frame.into_inner());
+            }
+            let Some(mut source) = self.source.take() else {
+                return Ok(0);
+            };
+            if source.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            let frame = ruzstd::decoding::StreamingDecoder::new(source).map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("zstd: {e}"))
+            })?;
+            self.frame = Some(frame);
+        }
     }
 }
 
@@ -146,7 +197,7 @@ fn sample(path: &Path, skip: usize, rows: usize) -> Result<Sample> {
     let mut text = BufReader::new(open_text(path)?);
     let start = skip_lines(&mut text, skip).map_err(err)?;
     let len = std::fs::metadata(path).map_err(err)?.len();
-    let plain = !is_gzip(path);
+    let plain = !is_compressed(path);
     if rows == usize::MAX || (plain && len.saturating_sub(start) <= 3 * SAMPLE_CHUNK) {
         // all of a small file (the sample's first `rows` rows are read)
         let mut bytes = Vec::new();
@@ -319,7 +370,7 @@ pub(crate) fn sniff(path: &Path, options: &CsvOptions) -> Result<Sniffed> {
         header: options.header.unwrap_or(false),
         skip: options.skip,
         null: options.null_string.clone(),
-        gzip: is_gzip(path),
+        compressed: is_compressed(path),
         ignore_errors: options.ignore_errors,
     };
     if options.no_auto_detect {

@@ -368,7 +368,7 @@ fn read_csv_in_parts(
 ) -> Result<CsvData> {
     let workers = runner.workers() as u64;
     // a compressed file is one stream
-    if workers < 2 || dialect.gzip {
+    if workers < 2 || dialect.compressed {
         return read_csv(path, schema, dialect, fixed, check);
     }
     let ranges = csv_parts(path, dialect, workers * 2, min_part_bytes, check)?;
@@ -881,7 +881,7 @@ mod tests {
             header: true,
             skip: 0,
             null: None,
-            gzip: false,
+            compressed: false,
             ignore_errors: false,
         }
     }

@@ -295,7 +295,7 @@ fn a_bad_value_names_the_file_line_and_column() {
 }
 
 #[test]
-fn gzip_files_are_read_by_extension() {
+fn gzip_and_zstd_files_are_read_by_extension() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::new().unwrap();
     let mut text = String::from("k;v\n");
@@ -326,6 +326,30 @@ fn gzip_files_are_read_by_extension() {
         ),
         ["50002"]
     );
+    // zstd, two frames one after the other (as `zstd -T` writes them)
+    let half = text.len() / 2;
+    let cut = half + text[half..].find('\n').unwrap() + 1;
+    let mut zst = Vec::new();
+    for part in [&text[..cut], &text[cut..]] {
+        zst.extend(ruzstd::encoding::compress_to_vec(
+            part.as_bytes(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        ));
+    }
+    let zst_path = dir.path().join("data.csv.zst");
+    std::fs::write(&zst_path, zst).unwrap();
+    let zst_path = zst_path.to_str().unwrap();
+    assert_eq!(
+        rows(
+            &db,
+            &format!("SELECT count(*), sum(k), sum(v) FROM '{zst_path}'")
+        ),
+        ["50001|1250025000|149997.5"]
+    );
+    // a file that is not what its extension says is an error naming it
+    let fake = write(dir.path(), "fake.csv.gz", "a,b\n1,2\n");
+    let e = error(&db, &format!("SELECT * FROM '{fake}'"));
+    assert!(e.contains("fake.csv.gz"), "{e}");
 }
 
 #[test]
