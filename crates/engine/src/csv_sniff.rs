@@ -434,7 +434,8 @@ pub(crate) fn sniff(path: &Path, options: &CsvOptions) -> Result<Sniffed> {
     let schema = match &options.columns {
         Some(columns) => columns_schema(columns),
         None => {
-            let count = typed.len().max(first.len());
+            // an empty file has one VARCHAR column, as in DuckDB
+            let count = typed.len().max(first.len()).max(1);
             let mut types = typed;
             types.resize(count, DataType::Utf8);
             let names: Vec<String> = (0..count)
@@ -457,9 +458,6 @@ pub(crate) fn sniff(path: &Path, options: &CsvOptions) -> Result<Sniffed> {
         }
     };
     let schema = apply_types(path, schema, &options.types)?;
-    if schema.fields().is_empty() {
-        return Err(io_error(path, "the file has no columns"));
-    }
     Ok(Sniffed { dialect, schema })
 }
 

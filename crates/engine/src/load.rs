@@ -998,6 +998,66 @@ mod tests {
     }
 
     #[test]
+    fn parts_start_after_skipped_lines_without_a_header() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        writeln!(f, "# junk\n# more junk").unwrap();
+        for i in 0..500 {
+            writeln!(f, "{i};\"x;{i}\"").unwrap();
+        }
+        // a row with a field too many, on line 503
+        writeln!(f, "1;2;3").unwrap();
+        f.flush().unwrap();
+        let dialect = Dialect {
+            delimiter: b';',
+            header: false,
+            skip: 2,
+            ..comma()
+        };
+        let schema = Schema::new(vec![
+            Field::new("column0", DataType::Int64, true),
+            Field::new("column1", DataType::Utf8, true),
+        ]);
+        let check = || Ok(());
+        let ranges = csv_parts(f.path(), &dialect, 8, 64, &check).unwrap();
+        assert!(ranges.len() >= 4, "{ranges:?}");
+        assert_eq!(ranges[0].2, 3, "the first part starts on line 3");
+        for parts in [false, true] {
+            let err = if parts {
+                read_csv_in_parts(
+                    f.path(),
+                    schema.clone(),
+                    &dialect,
+                    &[],
+                    &Backwards,
+                    &check,
+                    64,
+                )
+            } else {
+                read_csv(f.path(), schema.clone(), &dialect, &[], &check)
+            }
+            .err()
+            .unwrap()
+            .to_string();
+            assert!(err.contains("for line 503,"), "{parts}: {err}");
+        }
+        // without the bad row: the same rows, in order, either way
+        let text = std::fs::read_to_string(f.path()).unwrap();
+        let mut g = tempfile::NamedTempFile::new().unwrap();
+        g.write_all(text.trim_end_matches("1;2;3\n").as_bytes())
+            .unwrap();
+        g.flush().unwrap();
+        let whole = read_csv(g.path(), schema.clone(), &dialect, &[], &check).unwrap();
+        let parts =
+            read_csv_in_parts(g.path(), schema, &dialect, &[], &Backwards, &check, 64).unwrap();
+        assert_eq!(render(&parts.batches), render(&whole.batches));
+        assert_eq!(
+            whole.batches.iter().map(|b| b.num_rows()).sum::<usize>(),
+            500
+        );
+        assert!(render(&whole.batches).contains("| 0       | x;0     |"));
+    }
+
+    #[test]
     fn quote_check_tracks_lines_and_columns_across_reads() {
         let text = "a,b\n1,\"x\ny\"\n2,\"\"\"\"\n3, \"z\n4,\"open\n5,6\n";
         // one byte per read: every state crosses a buffer boundary

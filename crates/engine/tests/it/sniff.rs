@@ -134,6 +134,31 @@ fn a_header_is_detected_or_names_are_generated() {
     let names = columns(&db, &format!("'{wide}'"));
     assert_eq!(names[0], "column00 BIGINT");
     assert_eq!(names[10], "column10 BIGINT");
+    // DuckDB's answers for an empty file, a header alone, one row of
+    // numbers, and CRLF line ends
+    let empty = write(dir.path(), "empty.csv", "");
+    assert_eq!(columns(&db, &format!("'{empty}'")), ["column0 VARCHAR"]);
+    assert_eq!(rows(&db, &format!("SELECT count(*) FROM '{empty}'")), ["0"]);
+    let header_only = write(dir.path(), "hdr.csv", "a,b\n");
+    assert_eq!(
+        columns(&db, &format!("'{header_only}'")),
+        ["a VARCHAR", "b VARCHAR"]
+    );
+    assert_eq!(
+        rows(&db, &format!("SELECT count(*) FROM '{header_only}'")),
+        ["0"]
+    );
+    let one = write(dir.path(), "one.csv", "1,2\n");
+    assert_eq!(
+        columns(&db, &format!("'{one}'")),
+        ["column0 BIGINT", "column1 BIGINT"]
+    );
+    assert_eq!(rows(&db, &format!("SELECT * FROM '{one}'")), ["1|2"]);
+    let crlf = write(dir.path(), "crlf.csv", "a,b\r\n1,x\r\n2,y\r\n");
+    assert_eq!(
+        rows(&db, &format!("SELECT a + 1, b FROM '{crlf}'")),
+        ["2|x", "3|y"]
+    );
     // header=true / header=false override the sniffer
     assert_eq!(
         columns(&db, &format!("read_csv('{no_header}', header=true)")),
