@@ -32,7 +32,8 @@ pub(crate) struct Dialect {
     pub(crate) header: bool,
     /// Lines skipped before the header.
     pub(crate) skip: usize,
-    /// Text read as NULL besides the empty field.
+    /// Text read as NULL instead of the empty field (then a value, as in
+    /// DuckDB).
     pub(crate) null: Option<String>,
     /// Compressed (`.gz`, `.zst`): read as one stream.
     pub(crate) compressed: bool,
@@ -85,7 +86,7 @@ impl Dialect {
     fn null_regex(&self) -> Option<regex::Regex> {
         let null = self.null.as_ref()?;
         Some(
-            regex::Regex::new(&format!("^(?:{})?$", regex::escape(null)))
+            regex::Regex::new(&format!("^{}$", regex::escape(null)))
                 .expect("an escaped string is a valid regex"),
         )
     }
@@ -392,9 +393,9 @@ pub(crate) fn sniff(path: &Path, options: &CsvOptions) -> Result<Sniffed> {
         .unwrap_or_default();
     // the first record's length, to drop it from the sample
     let rest = after_first_record(&sample.bytes, dialect.quote);
+    let format = dialect.format();
     let infer = |bytes: &[u8], rows: Option<usize>| -> Result<Schema> {
-        let (schema, _) = dialect
-            .format()
+        let (schema, _) = format
             .infer_schema(bytes, rows)
             .map_err(|e| io_error(path, e))?;
         Ok(schema)
@@ -431,6 +432,23 @@ pub(crate) fn sniff(path: &Path, options: &CsvOptions) -> Result<Sniffed> {
             looks_like_header(&first, &typed, &dialect)
         };
     }
+    // the first row is data: its values count for the types too
+    let typed = if !dialect.header && options.columns.is_none() && !rest.is_empty() {
+        let whole = infer(&sample.bytes, sample.rows).or_else(|_| {
+            let head = &sample.bytes[..sample.head_len];
+            infer(head, sample.rows)
+        })?;
+        whole
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                DataType::Null => DataType::Utf8,
+                t => t.clone(),
+            })
+            .collect()
+    } else {
+        typed
+    };
     let schema = match &options.columns {
         Some(columns) => columns_schema(columns),
         None => {

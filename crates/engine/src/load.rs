@@ -193,7 +193,12 @@ fn failed_column(e: &arrow::error::ArrowError) -> Option<usize> {
     let arrow::error::ArrowError::ParseError(message) = e else {
         return None;
     };
-    let rest = &message[message.find(" for column ")? + " for column ".len()..];
+    // "... for column N at line L" (a value) or "Error parsing column N
+    // at line L" (a date or timestamp)
+    let at = [" for column ", "Error parsing column "]
+        .iter()
+        .find_map(|p| message.find(p).map(|i| i + p.len()))?;
+    let rest = &message[at..];
     let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     rest[..digits].parse().ok()
 }
@@ -311,16 +316,15 @@ fn csv_error(
 ) -> Error {
     let message = e.to_string();
     // a value's line is counted from 0, a record's from 1
-    let from_zero = message.contains("Error while parsing value");
+    let from_zero =
+        message.contains("Error while parsing value") || message.contains("Error parsing column");
     let mut message = shift_lines(&message, first_line + usize::from(from_zero));
     if let Some(i) = failed_column(e)
         && let Some(f) = schema.fields().get(i)
     {
-        message = message.replacen(
-            &format!("for column {i} "),
-            &format!("for column \"{}\" ", f.name()),
-            1,
-        );
+        for p in ["for column", "parsing column"] {
+            message = message.replacen(&format!("{p} {i} "), &format!("{p} \"{}\" ", f.name()), 1);
+        }
     }
     io_error(path, message)
 }

@@ -643,3 +643,30 @@ fn hive_partitions_give_columns_and_a_filter_on_them_skips_files() {
     assert_eq!(rows(&db, &sql), ["1"]);
     assert!(analyze(&sql).contains("(3 files)"));
 }
+
+#[test]
+fn a_timestamp_column_widens_past_the_sample_or_names_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::new().unwrap();
+    let mut text = String::from("t,n\n");
+    for i in 0..50 {
+        text.push_str(&format!("2024-01-02 03:04:{:02},{i}\n", i % 60));
+    }
+    text.push_str("soon,50\n");
+    let path = write(dir.path(), "t.csv", &text);
+    // sniffed TIMESTAMP from 10 rows; "soon" widens it to VARCHAR
+    assert_eq!(
+        rows(
+            &db,
+            &format!("SELECT count(*), max(t) FROM read_csv('{path}', sample_size=10)")
+        ),
+        ["51|soon"]
+    );
+    // a fixed type is an error naming the line (the header is line 1)
+    let e = error(
+        &db,
+        &format!("SELECT * FROM read_csv('{path}', types={{'t': 'TIMESTAMP'}})"),
+    );
+    assert!(e.contains("t.csv") && e.contains("line 52"), "{e}");
+    assert!(e.contains("column \"t\""), "{e}");
+}
