@@ -87,40 +87,74 @@ pub(crate) fn canonical_file_schema(schema: &Schema) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
-/// The columns of a Parquet file Weir reads (of a type it can store), or
-/// `None` when it reads them all.
-fn readable_columns(
-    schema: &Schema,
-    parquet: &parquet::schema::types::SchemaDescriptor,
-) -> Option<parquet::arrow::ProjectionMask> {
-    let readable: Vec<usize> = (0..schema.fields().len())
-        .filter(|&i| canonical_type(schema.field(i).data_type()).is_some())
-        .collect();
-    (readable.len() < schema.fields().len())
-        .then(|| parquet::arrow::ProjectionMask::roots(parquet, readable))
+/// Which columns of a Parquet file are read: those of a type Weir can
+/// store, of `needed` (the columns the query reads; `None`: all).
+fn read_columns(schema: &Schema, needed: Option<&[usize]>) -> Vec<bool> {
+    (0..schema.fields().len())
+        .map(|i| {
+            canonical_type(schema.field(i).data_type()).is_some()
+                && needed.is_none_or(|n| n.contains(&i))
+        })
+        .collect()
 }
 
-/// `table` (the readable columns of a Parquet file) as `full` (every
-/// column): the unsupported ones filled with NULLs, which no query reads.
-fn fill_unsupported(full: &SchemaRef, table: TableData) -> Result<TableData> {
-    if table.schema.fields().len() == full.fields().len() {
+/// The projection reading the columns `read` marks, or `None` for all.
+fn projection(
+    read: &[bool],
+    parquet: &parquet::schema::types::SchemaDescriptor,
+) -> Option<parquet::arrow::ProjectionMask> {
+    let roots: Vec<usize> = (0..read.len()).filter(|&i| read[i]).collect();
+    (roots.len() < read.len()).then(|| parquet::arrow::ProjectionMask::roots(parquet, roots))
+}
+
+/// `table` (the columns `read` marks) as `full` (every column of the
+/// file), the others filled with NULLs, which no query reads (one shared
+/// array per column, sliced for each batch).
+fn fill_unread(full: &SchemaRef, read: &[bool], table: TableData) -> Result<TableData> {
+    if read.iter().all(|r| *r) {
         return Ok(table);
     }
+    // the unread columns hold NULLs, whatever the file says
+    let full: SchemaRef = Arc::new(Schema::new(
+        full.fields()
+            .iter()
+            .zip(read)
+            .map(|(f, r)| f.as_ref().clone().with_nullable(f.is_nullable() || !r))
+            .collect::<Vec<_>>(),
+    ));
+    let full = &full;
+    let rows = table
+        .batches
+        .iter()
+        .map(|b| b.num_rows())
+        .max()
+        .unwrap_or(0);
+    let nulls: Vec<Option<ArrayRef>> = full
+        .fields()
+        .iter()
+        .zip(read)
+        .map(|(f, r)| (!r).then(|| arrow::array::new_null_array(f.data_type(), rows)))
+        .collect();
     let mut batches = Vec::with_capacity(table.batches.len());
     for batch in table.batches {
-        let mut read = batch.columns().iter();
-        let columns = full
-            .fields()
+        let mut columns_read = batch.columns().iter();
+        let columns = nulls
             .iter()
-            .map(|f| {
-                if weir_planner::catalog::unsupported_column(f).is_some() {
-                    arrow::array::new_null_array(f.data_type(), batch.num_rows())
-                } else {
-                    read.next().expect("a readable column per field").clone()
-                }
+            .map(|null| match null {
+                Some(n) => n.slice(0, batch.num_rows()),
+                None => columns_read
+                    .next()
+                    .expect("a read column per field")
+                    .clone(),
             })
             .collect();
-        batches.push(RecordBatch::try_new(full.clone(), columns)?);
+        let options =
+            arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        batches.push(RecordBatch::try_new_with_options(
+            full.clone(),
+            columns,
+            &options,
+        )?);
     }
     Ok(TableData::new(full.clone(), batches))
 }
@@ -519,6 +553,7 @@ fn finish_batch(
 /// once; the batches keep file order.
 pub(crate) fn read_parquet_parallel(
     path: &Path,
+    needed: Option<&[usize]>,
     runner: &dyn RunParts,
     check: &dyn Fn() -> Result<()>,
 ) -> Result<TableData> {
@@ -528,14 +563,12 @@ pub(crate) fn read_parquet_parallel(
         ArrowReaderMetadata::load(&file, Default::default()).map_err(|e| io_error(path, e))?;
     let groups = metadata.metadata().num_row_groups();
     if runner.workers() < 2 || groups < 2 {
-        return read_parquet(path, check);
+        return read_parquet(path, needed, check);
     }
     check()?;
     let full = canonical_file_schema(metadata.schema());
-    let mask = readable_columns(
-        metadata.schema(),
-        metadata.metadata().file_metadata().schema_descr(),
-    );
+    let read = read_columns(metadata.schema(), needed);
+    let mask = projection(&read, metadata.metadata().file_metadata().schema_descr());
     let parts: Vec<Part> = (0..groups)
         .map(|g| {
             let path = path.to_path_buf();
@@ -583,20 +616,26 @@ pub(crate) fn read_parquet_parallel(
     let schema = Arc::new(Schema::new(
         full.fields()
             .iter()
-            .filter(|f| weir_planner::catalog::unsupported_column(f).is_none())
-            .cloned()
+            .zip(&read)
+            .filter(|(_, r)| **r)
+            .map(|(f, _)| f.clone())
             .collect::<Vec<_>>(),
     ));
-    fill_unsupported(&full, TableData::new(schema, batches))
+    fill_unread(&full, &read, TableData::new(schema, batches))
 }
 
 /// Reads a Parquet file, calling `check` between batches.
-pub(crate) fn read_parquet(path: &Path, check: &dyn Fn() -> Result<()>) -> Result<TableData> {
+pub(crate) fn read_parquet(
+    path: &Path,
+    needed: Option<&[usize]>,
+    check: &dyn Fn() -> Result<()>,
+) -> Result<TableData> {
     let mut builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
         .map_err(|e| io_error(path, e))?
         .with_batch_size(READ_BATCH_ROWS);
     let full = canonical_file_schema(builder.schema());
-    if let Some(mask) = readable_columns(builder.schema(), builder.parquet_schema()) {
+    let read = read_columns(builder.schema(), needed);
+    if let Some(mask) = projection(&read, builder.parquet_schema()) {
         builder = builder.with_projection(mask);
     }
     let reader = builder.build().map_err(|e| io_error(path, e))?;
@@ -606,7 +645,7 @@ pub(crate) fn read_parquet(path: &Path, check: &dyn Fn() -> Result<()>) -> Resul
         check()?;
         batches.push(b.map_err(|e| io_error(path, e))?);
     }
-    fill_unsupported(&full, normalize(schema, batches)?)
+    fill_unread(&full, &read, normalize(schema, batches)?)
 }
 
 /// Passes a CSV file's bytes through, watching its quotes: a quoted field
@@ -830,7 +869,12 @@ pub(crate) fn normalize(schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<
         let batches = batches
             .into_iter()
             .filter(|b| b.num_rows() > 0)
-            .map(|b| RecordBatch::try_new(target.clone(), b.columns().to_vec()))
+            .map(|b| {
+                // a projection may read no column: keep the row count
+                let options =
+                    arrow::array::RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
+                RecordBatch::try_new_with_options(target.clone(), b.columns().to_vec(), &options)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         return Ok(TableData {
             schema: target,

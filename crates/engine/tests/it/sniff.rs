@@ -670,3 +670,70 @@ fn a_timestamp_column_widens_past_the_sample_or_names_its_line_and_column() {
     assert!(e.contains("t.csv") && e.contains("line 52"), "{e}");
     assert!(e.contains("column \"t\""), "{e}");
 }
+
+#[test]
+fn a_parquet_scan_reads_only_the_columns_the_query_uses() {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, RecordBatch, TimestampSecondArray};
+    use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+    use weir_engine::Config;
+
+    // `far` holds seconds too large to store as microseconds: reading it
+    // fails, so a query that succeeds did not read it
+    let dir = tempfile::tempdir().unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("n", DataType::Int64, false),
+        Field::new("far", DataType::Timestamp(TimeUnit::Second, None), true),
+        Field::new("m", DataType::Int64, false),
+    ]));
+    let count = 5_000i64;
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..count)),
+            Arc::new(TimestampSecondArray::from_iter_values(
+                (0..count).map(|_| i64::MAX / 4),
+            )),
+            Arc::new(Int64Array::from_iter_values((0..count).map(|i| i % 2))),
+        ],
+    )
+    .unwrap();
+    let path = dir.path().join("far.parquet");
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1000))
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&path).unwrap(),
+        schema,
+        Some(props),
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let path = path.to_str().unwrap();
+    for threads in [1, 4] {
+        let db = Database::with_config(Config {
+            threads,
+            ..Config::default()
+        })
+        .unwrap();
+        assert_eq!(
+            rows(&db, &format!("SELECT count(*) FROM '{path}'")),
+            ["5000"]
+        );
+        assert_eq!(
+            rows(&db, &format!("SELECT sum(n) FROM '{path}' WHERE m = 1")),
+            ["6250000"]
+        );
+        assert_eq!(
+            rows(
+                &db,
+                &format!("SELECT m, count(*) FROM '{path}' GROUP BY m ORDER BY m")
+            ),
+            ["0|2500", "1|2500"]
+        );
+        let e = error(&db, &format!("SELECT max(far) FROM '{path}'"));
+        assert!(e.contains("far"), "{e}");
+    }
+}
