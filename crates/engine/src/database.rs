@@ -670,7 +670,13 @@ impl Connection {
                 let types: Vec<String> = schema
                     .fields()
                     .iter()
-                    .map(|f| weir_planner::types::sql_type_name(f.data_type()))
+                    .map(|f| {
+                        // a file's column of a type Weir does not support
+                        match f.metadata().get(weir_planner::catalog::UNSUPPORTED_TYPE) {
+                            Some(t) => t.clone(),
+                            None => weir_planner::types::sql_type_name(f.data_type()),
+                        }
+                    })
                     .collect();
                 let nulls: Vec<&str> = schema
                     .fields()

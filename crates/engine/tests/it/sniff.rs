@@ -578,6 +578,9 @@ fn a_parquet_column_of_an_unsupported_type_blocks_only_queries_that_read_it() {
             ),
             ["7|1"]
         );
+        // DESCRIBE names the file's type
+        let described = rows(&db, &format!("DESCRIBE '{path}'"));
+        assert!(described[1].starts_with("l|List("), "{described:?}");
         for sql in [
             format!("SELECT * FROM '{path}'"),
             format!("SELECT n, l FROM read_parquet('{path}')"),
