@@ -414,7 +414,13 @@ impl Connection {
         let mut widened = 0;
         loop {
             match resolver
-                .load_file(path, format, &FileOptions::default(), &[], None)
+                .load_file(
+                    path,
+                    format,
+                    &FileOptions::default(),
+                    &[],
+                    load::ParquetReads::default(),
+                )
                 .map(|(table, ..)| table)
             {
                 // the wider schema is remembered: read again with it
@@ -981,6 +987,10 @@ struct Resolver<'a> {
     /// The columns the plan reads of each file scan (read once), when
     /// known: a Parquet file's other columns are not read.
     columns: Vec<(TableSource, Vec<usize>)>,
+    /// The rows the plan reads of each file scan (read once) under a LIMIT
+    /// with no filter, sort or aggregation between: a Parquet load stops
+    /// at the row group (and file) that holds them.
+    limits: Vec<(TableSource, usize)>,
 }
 
 /// One file loaded for a statement.
@@ -1021,6 +1031,7 @@ impl<'a> Resolver<'a> {
             loads: Mutex::new(Vec::new()),
             filters: Vec::new(),
             columns: Vec::new(),
+            limits: Vec::new(),
         }
     }
 
@@ -1061,6 +1072,7 @@ impl<'a> Resolver<'a> {
         }
         let mut columns = Vec::new();
         let mut above = chain.pop();
+        let unfiltered = !matches!(above, Some(LogicalPlan::Filter { .. }));
         while let Some(LogicalPlan::Filter { predicate, .. }) = above {
             if self.filters.is_empty() {
                 let conjuncts = predicate.conjuncts().into_iter().cloned().collect();
@@ -1076,7 +1088,20 @@ impl<'a> Resolver<'a> {
                 input: _,
                 exprs,
                 schema: _,
-            }) => columns.extend(exprs.iter().flat_map(|e| e.columns())),
+            }) => {
+                columns.extend(exprs.iter().flat_map(|e| e.columns()));
+                // the first rows of the file are the answer
+                if unfiltered
+                    && let Some(LogicalPlan::Limit {
+                        offset,
+                        fetch: Some(fetch),
+                        ..
+                    }) = chain.last()
+                {
+                    self.limits
+                        .push((source.clone(), offset.saturating_add(*fetch)));
+                }
+            }
             Some(LogicalPlan::Aggregate {
                 input: _,
                 group_by,
@@ -1129,7 +1154,7 @@ impl<'a> Resolver<'a> {
         format: FileFormat,
         csv: &FileOptions,
         filters: &[weir_planner::Expr],
-        columns: Option<&[usize]>,
+        reads: load::ParquetReads<'_>,
     ) -> Result<(TableData, usize, usize)> {
         let all_files = crate::files::expand(path, csv)?;
         let hive = crate::files::hive(&all_files, csv.hive_partitioning)?;
@@ -1172,14 +1197,20 @@ impl<'a> Resolver<'a> {
         let mut tables = Vec::with_capacity(files.len());
         match format {
             FileFormat::Parquet => {
+                let mut rows = 0;
                 for file in &files {
+                    if reads.rows.is_some_and(|n| rows >= n) {
+                        // a LIMIT has its rows: the other files stay unread
+                        break;
+                    }
                     check()?;
-                    tables.push(load::read_parquet_parallel(
-                        Path::new(file),
-                        columns,
-                        self,
-                        &check,
-                    )?);
+                    let reads = load::ParquetReads {
+                        rows: reads.rows.map(|n| n - rows),
+                        ..reads
+                    };
+                    let table = load::read_parquet_parallel(Path::new(file), reads, self, &check)?;
+                    rows += table.num_rows();
+                    tables.push(table);
                 }
             }
             FileFormat::Csv => {
@@ -1211,12 +1242,14 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
+        // a LIMIT may have left the last files unread
+        let files = &files[..tables.len()];
         if files.len() == 1 && !csv.filename && hive.is_none() {
             let table = tables.pop().expect("one file, one table");
-            return Ok((table, 1, 1));
+            return Ok((table, 1, all_files.len()));
         }
         let table = crate::files::combine(
-            &files,
+            files,
             tables,
             csv.filename,
             hive.as_ref().map(|h| (h, read.as_slice())),
@@ -1309,7 +1342,16 @@ impl SourceResolver for Resolver<'_> {
                     .iter()
                     .find(|(s, _)| s == source)
                     .map(|(_, c)| c.as_slice());
-                let loaded = self.load_file(path, *format, options, filters, columns);
+                let limit = self
+                    .limits
+                    .iter()
+                    .find(|(s, _)| s == source)
+                    .map(|(_, n)| *n);
+                let reads = load::ParquetReads {
+                    columns,
+                    rows: limit,
+                };
+                let loaded = self.load_file(path, *format, options, filters, reads);
                 let (read, files) = loaded.as_ref().map_or((1, 1), |(_, r, n)| (*r, *n));
                 let result = loaded.map(|(table, ..)| table);
                 let failure = match &result {

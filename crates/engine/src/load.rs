@@ -87,6 +87,33 @@ pub(crate) fn canonical_file_schema(schema: &Schema) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
+/// What a query reads of a Parquet file.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ParquetReads<'a> {
+    /// The columns it uses (`None`: all).
+    pub(crate) columns: Option<&'a [usize]>,
+    /// The first rows it needs (`None`: all): the row groups past them
+    /// are not read.
+    pub(crate) rows: Option<usize>,
+}
+
+/// The row groups that hold the first `rows` rows (all for `None`).
+fn row_groups(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    rows: Option<usize>,
+) -> Vec<usize> {
+    let mut groups = Vec::new();
+    let mut seen = 0usize;
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        if rows.is_some_and(|n| seen >= n) {
+            break;
+        }
+        seen = seen.saturating_add(usize::try_from(group.num_rows()).unwrap_or(usize::MAX));
+        groups.push(g);
+    }
+    groups
+}
+
 /// Which columns of a Parquet file are read: those of a type Weir can
 /// store, of `needed` (the columns the query reads; `None`: all).
 fn read_columns(schema: &Schema, needed: Option<&[usize]>) -> Vec<bool> {
@@ -553,7 +580,7 @@ fn finish_batch(
 /// once; the batches keep file order.
 pub(crate) fn read_parquet_parallel(
     path: &Path,
-    needed: Option<&[usize]>,
+    reads: ParquetReads<'_>,
     runner: &dyn RunParts,
     check: &dyn Fn() -> Result<()>,
 ) -> Result<TableData> {
@@ -561,15 +588,16 @@ pub(crate) fn read_parquet_parallel(
     let file = open(path)?;
     let metadata =
         ArrowReaderMetadata::load(&file, Default::default()).map_err(|e| io_error(path, e))?;
-    let groups = metadata.metadata().num_row_groups();
-    if runner.workers() < 2 || groups < 2 {
-        return read_parquet(path, needed, check);
+    let groups = row_groups(metadata.metadata(), reads.rows);
+    if runner.workers() < 2 || groups.len() < 2 {
+        return read_parquet(path, reads, check);
     }
     check()?;
     let full = canonical_file_schema(metadata.schema());
-    let read = read_columns(metadata.schema(), needed);
+    let read = read_columns(metadata.schema(), reads.columns);
     let mask = projection(&read, metadata.metadata().file_metadata().schema_descr());
-    let parts: Vec<Part> = (0..groups)
+    let parts: Vec<Part> = groups
+        .into_iter()
         .map(|g| {
             let path = path.to_path_buf();
             let metadata = metadata.clone();
@@ -627,16 +655,20 @@ pub(crate) fn read_parquet_parallel(
 /// Reads a Parquet file, calling `check` between batches.
 pub(crate) fn read_parquet(
     path: &Path,
-    needed: Option<&[usize]>,
+    reads: ParquetReads<'_>,
     check: &dyn Fn() -> Result<()>,
 ) -> Result<TableData> {
     let mut builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
         .map_err(|e| io_error(path, e))?
         .with_batch_size(READ_BATCH_ROWS);
     let full = canonical_file_schema(builder.schema());
-    let read = read_columns(builder.schema(), needed);
+    let read = read_columns(builder.schema(), reads.columns);
     if let Some(mask) = projection(&read, builder.parquet_schema()) {
         builder = builder.with_projection(mask);
+    }
+    if reads.rows.is_some() {
+        let groups = row_groups(builder.metadata(), reads.rows);
+        builder = builder.with_row_groups(groups);
     }
     let reader = builder.build().map_err(|e| io_error(path, e))?;
     let schema = reader.schema();

@@ -740,3 +740,78 @@ fn a_parquet_scan_reads_only_the_columns_the_query_uses() {
         assert!(e.contains("far"), "{e}");
     }
 }
+
+#[test]
+fn a_limit_without_order_reads_only_the_first_row_groups() {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use weir_engine::Config;
+
+    let dir = tempfile::tempdir().unwrap();
+    let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+    // two files of ten row groups of 1,000 rows
+    for (name, from) in [("a.parquet", 0i64), ("b.parquet", 10_000)] {
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(from..from + 10_000))],
+        )
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(1000))
+            .build();
+        let mut w = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(dir.path().join(name)).unwrap(),
+            schema.clone(),
+            Some(props),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+    let root = dir.path().to_str().unwrap();
+    let a = format!("'{root}/a.parquet'");
+    let both = format!("'{root}/*.parquet'");
+    for threads in [1, 4] {
+        let db = Database::with_config(Config {
+            threads,
+            ..Config::default()
+        })
+        .unwrap();
+        // the rows the load line says were read
+        let read = |sql: &str| -> String {
+            let plan = rows(&db, &format!("EXPLAIN ANALYZE {sql}")).join("\n");
+            let line = plan
+                .lines()
+                .find(|l| l.contains("read '"))
+                .unwrap_or_else(|| panic!("no read line: {plan}"))
+                .to_string();
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields[fields.len() - 5].to_string()
+        };
+        let sql = format!("SELECT n FROM {a} LIMIT 3");
+        assert_eq!(rows(&db, &sql), ["0", "1", "2"]);
+        assert_eq!(read(&sql), "1000");
+        let sql = format!("SELECT n * 2 FROM {a} LIMIT 2 OFFSET 2500");
+        assert_eq!(rows(&db, &sql), ["5000", "5002"]);
+        assert_eq!(read(&sql), "3000");
+        // the second file is not opened when the first has the rows
+        let sql = format!("SELECT n FROM {both} LIMIT 2 OFFSET 9999");
+        assert_eq!(rows(&db, &sql), ["9999", "10000"]);
+        let plan = rows(
+            &db,
+            &format!("EXPLAIN ANALYZE SELECT n FROM {both} LIMIT 5"),
+        )
+        .join("\n");
+        assert!(plan.contains("(1 of 2 files)"), "{plan}");
+        // a filter, a sort or an aggregate reads every row
+        for sql in [
+            format!("SELECT n FROM {a} WHERE n > 5 LIMIT 3"),
+            format!("SELECT n FROM {a} ORDER BY n DESC LIMIT 3"),
+            format!("SELECT count(*) FROM {a} LIMIT 3"),
+        ] {
+            assert_eq!(read(&sql), "10000", "{sql}");
+        }
+    }
+}
