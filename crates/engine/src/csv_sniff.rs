@@ -32,10 +32,11 @@ pub(crate) struct Dialect {
     pub(crate) header: bool,
     /// Lines skipped before the header.
     pub(crate) skip: usize,
-    /// Text read as NULL besides the empty field.
+    /// Text read as NULL instead of the empty field (then a value, as in
+    /// DuckDB).
     pub(crate) null: Option<String>,
-    /// Gzip-compressed (`.gz`): read as a stream.
-    pub(crate) gzip: bool,
+    /// Compressed (`.gz`, `.zst`): read as one stream.
+    pub(crate) compressed: bool,
     /// Rows that do not parse are left out.
     pub(crate) ignore_errors: bool,
 }
@@ -85,27 +86,78 @@ impl Dialect {
     fn null_regex(&self) -> Option<regex::Regex> {
         let null = self.null.as_ref()?;
         Some(
-            regex::Regex::new(&format!("^(?:{})?$", regex::escape(null)))
+            regex::Regex::new(&format!("^{}$", regex::escape(null)))
                 .expect("an escaped string is a valid regex"),
         )
     }
 }
 
-/// Whether `path` is read through gzip (by its extension, as DuckDB).
-pub(crate) fn is_gzip(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gz") || e.eq_ignore_ascii_case("gzip"))
+/// How a file is compressed, by its extension (as DuckDB tells it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+fn compression(path: &Path) -> Compression {
+    let e = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if e.eq_ignore_ascii_case("gz") || e.eq_ignore_ascii_case("gzip") {
+        Compression::Gzip
+    } else if e.eq_ignore_ascii_case("zst") || e.eq_ignore_ascii_case("zstd") {
+        Compression::Zstd
+    } else {
+        Compression::None
+    }
+}
+
+/// Whether `path` is compressed (by its extension).
+pub(crate) fn is_compressed(path: &Path) -> bool {
+    compression(path) != Compression::None
 }
 
 /// The bytes of a CSV file, decompressed.
 pub(crate) fn open_text(path: &Path) -> Result<Box<dyn Read + Send>> {
-    let file = open(path)?;
-    if is_gzip(path) {
-        Ok(Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(
-            file,
-        ))))
-    } else {
-        Ok(Box::new(file))
+    let file = BufReader::new(open(path)?);
+    Ok(match compression(path) {
+        Compression::None => Box::new(file),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),
+        Compression::Zstd => Box::new(ZstdFrames {
+            source: Some(file),
+            frame: None,
+        }),
+    })
+}
+
+/// The frames of a zstd stream, one after another.
+struct ZstdFrames<R: Read> {
+    /// The stream between frames.
+    source: Option<R>,
+    frame: Option<ruzstd::decoding::StreamingDecoder<R, ruzstd::decoding::FrameDecoder>>,
+}
+
+impl<R: BufRead> Read for ZstdFrames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if let Some(frame) = &mut self.frame {
+                let n = frame.read(buf)?;
+                if n > 0 || buf.is_empty() {
+                    return Ok(n);
+                }
+                let frame = self.frame.take().expect("a frame");
+                self.source = Some(frame.into_inner());
+            }
+            let Some(mut source) = self.source.take() else {
+                return Ok(0);
+            };
+            if source.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            let frame = ruzstd::decoding::StreamingDecoder::new(source).map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("zstd: {e}"))
+            })?;
+            self.frame = Some(frame);
+        }
     }
 }
 
@@ -146,7 +198,7 @@ fn sample(path: &Path, skip: usize, rows: usize) -> Result<Sample> {
     let mut text = BufReader::new(open_text(path)?);
     let start = skip_lines(&mut text, skip).map_err(err)?;
     let len = std::fs::metadata(path).map_err(err)?.len();
-    let plain = !is_gzip(path);
+    let plain = !is_compressed(path);
     if rows == usize::MAX || (plain && len.saturating_sub(start) <= 3 * SAMPLE_CHUNK) {
         // all of a small file (the sample's first `rows` rows are read)
         let mut bytes = Vec::new();
@@ -319,7 +371,7 @@ pub(crate) fn sniff(path: &Path, options: &CsvOptions) -> Result<Sniffed> {
         header: options.header.unwrap_or(false),
         skip: options.skip,
         null: options.null_string.clone(),
-        gzip: is_gzip(path),
+        compressed: is_compressed(path),
         ignore_errors: options.ignore_errors,
     };
     if options.no_auto_detect {
@@ -341,9 +393,9 @@ pub(crate) fn sniff(path: &Path, options: &CsvOptions) -> Result<Sniffed> {
         .unwrap_or_default();
     // the first record's length, to drop it from the sample
     let rest = after_first_record(&sample.bytes, dialect.quote);
+    let format = dialect.format();
     let infer = |bytes: &[u8], rows: Option<usize>| -> Result<Schema> {
-        let (schema, _) = dialect
-            .format()
+        let (schema, _) = format
             .infer_schema(bytes, rows)
             .map_err(|e| io_error(path, e))?;
         Ok(schema)
@@ -380,10 +432,28 @@ pub(crate) fn sniff(path: &Path, options: &CsvOptions) -> Result<Sniffed> {
             looks_like_header(&first, &typed, &dialect)
         };
     }
+    // the first row is data: its values count for the types too
+    let typed = if !dialect.header && options.columns.is_none() && !rest.is_empty() {
+        let whole = infer(&sample.bytes, sample.rows).or_else(|_| {
+            let head = &sample.bytes[..sample.head_len];
+            infer(head, sample.rows)
+        })?;
+        whole
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                DataType::Null => DataType::Utf8,
+                t => t.clone(),
+            })
+            .collect()
+    } else {
+        typed
+    };
     let schema = match &options.columns {
         Some(columns) => columns_schema(columns),
         None => {
-            let count = typed.len().max(first.len());
+            // an empty file has one VARCHAR column, as in DuckDB
+            let count = typed.len().max(first.len()).max(1);
             let mut types = typed;
             types.resize(count, DataType::Utf8);
             let names: Vec<String> = (0..count)
@@ -406,9 +476,6 @@ pub(crate) fn sniff(path: &Path, options: &CsvOptions) -> Result<Sniffed> {
         }
     };
     let schema = apply_types(path, schema, &options.types)?;
-    if schema.fields().is_empty() {
-        return Err(io_error(path, "the file has no columns"));
-    }
     Ok(Sniffed { dialect, schema })
 }
 

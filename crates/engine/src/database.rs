@@ -414,7 +414,13 @@ impl Connection {
         let mut widened = 0;
         loop {
             match resolver
-                .load_file(path, format, &FileOptions::default(), &[])
+                .load_file(
+                    path,
+                    format,
+                    &FileOptions::default(),
+                    &[],
+                    load::ParquetReads::default(),
+                )
                 .map(|(table, ..)| table)
             {
                 // the wider schema is remembered: read again with it
@@ -690,7 +696,13 @@ impl Connection {
                 let types: Vec<String> = schema
                     .fields()
                     .iter()
-                    .map(|f| weir_planner::types::sql_type_name(f.data_type()))
+                    .map(|f| {
+                        // a file's column of a type Weir does not support
+                        match f.metadata().get(weir_planner::catalog::UNSUPPORTED_TYPE) {
+                            Some(t) => t.clone(),
+                            None => weir_planner::types::sql_type_name(f.data_type()),
+                        }
+                    })
                     .collect();
                 let nulls: Vec<&str> = schema
                     .fields()
@@ -862,7 +874,7 @@ impl Connection {
             .push(cancel.clone());
         let executor = self.executor();
         let exec_options = self.exec_options(analyze, options, Some(cancel.clone()));
-        let resolver = Resolver::new(self, &exec_options, false).with_filters_of(plan);
+        let resolver = Resolver::new(self, &exec_options, false).with_plan(plan);
         let result = weir_pipeline::execute(plan, &resolver, &executor, &exec_options);
         self.running
             .lock()
@@ -1031,6 +1043,13 @@ struct Resolver<'a> {
     /// The WHERE conjuncts right above each file scan of the plan, which
     /// can skip a partitioned file without reading it.
     filters: Vec<(TableSource, Vec<weir_planner::Expr>)>,
+    /// The columns the plan reads of each file scan (read once), when
+    /// known: a Parquet file's other columns are not read.
+    columns: Vec<(TableSource, Vec<usize>)>,
+    /// The rows the plan reads of each file scan (read once) under a LIMIT
+    /// with no filter, sort or aggregation between: a Parquet load stops
+    /// at the row group (and file) that holds them.
+    limits: Vec<(TableSource, usize)>,
 }
 
 /// One file loaded for a statement.
@@ -1070,29 +1089,100 @@ impl<'a> Resolver<'a> {
             dry_run,
             loads: Mutex::new(Vec::new()),
             filters: Vec::new(),
+            columns: Vec::new(),
+            limits: Vec::new(),
         }
     }
 
-    /// Notes the filters right above the file scans of `plan`. A source
-    /// the plan reads more than once (a self-join) is never pruned: its
-    /// other reads may not be filtered. (The count looks at the whole plan
+    /// Notes what `plan` does with its file scan: the filters right above
+    /// it, and the columns read by those filters and the node above them
+    /// (a projection or an aggregation; any other node reads them all). A
+    /// source the plan reads more than once (a self-join) gets neither:
+    /// its other reads may need more. (The count looks at the whole plan
     /// through its debug form, whatever nodes it has.)
-    fn with_filters_of(mut self, plan: &LogicalPlan) -> Self {
-        let whole = format!("{plan:?}");
-        let mut node = Some(plan);
-        while let Some(n) = node {
-            if let LogicalPlan::Filter { input, predicate } = n
-                && let LogicalPlan::Scan {
-                    source: source @ TableSource::File { .. },
-                    ..
-                } = input.as_ref()
-                && whole.matches(&format!("{source:?}")).count() == 1
-            {
+    fn with_plan(mut self, plan: &LogicalPlan) -> Self {
+        let mut chain = vec![plan];
+        while let Some(input) = chain.last().and_then(|n| n.input()) {
+            chain.push(input);
+        }
+        // only plans of the nodes known here (a new kind of node, a join,
+        // must be thought through here before its scans are pruned)
+        for node in &chain {
+            match node {
+                LogicalPlan::Scan { .. }
+                | LogicalPlan::Values { .. }
+                | LogicalPlan::Filter { .. }
+                | LogicalPlan::Projection { .. }
+                | LogicalPlan::Aggregate { .. }
+                | LogicalPlan::Distinct { .. }
+                | LogicalPlan::Sort { .. }
+                | LogicalPlan::Limit { .. } => {}
+            }
+        }
+        let Some(LogicalPlan::Scan {
+            source: source @ TableSource::File { .. },
+            ..
+        }) = chain.pop()
+        else {
+            return self;
+        };
+        if format!("{plan:?}").matches(&format!("{source:?}")).count() != 1 {
+            return self;
+        }
+        let mut columns = Vec::new();
+        let mut above = chain.pop();
+        let unfiltered = !matches!(above, Some(LogicalPlan::Filter { .. }));
+        while let Some(LogicalPlan::Filter { predicate, .. }) = above {
+            if self.filters.is_empty() {
                 let conjuncts = predicate.conjuncts().into_iter().cloned().collect();
                 self.filters.push((source.clone(), conjuncts));
             }
-            node = n.input();
+            columns.extend(predicate.columns());
+            above = chain.pop();
         }
+        // every field listed: a new field that holds an expression must be
+        // added here
+        match above {
+            Some(LogicalPlan::Projection {
+                input: _,
+                exprs,
+                schema: _,
+            }) => {
+                columns.extend(exprs.iter().flat_map(|e| e.columns()));
+                // the first rows of the file are the answer
+                if unfiltered
+                    && let Some(LogicalPlan::Limit {
+                        offset,
+                        fetch: Some(fetch),
+                        ..
+                    }) = chain.last()
+                {
+                    self.limits
+                        .push((source.clone(), offset.saturating_add(*fetch)));
+                }
+            }
+            Some(LogicalPlan::Aggregate {
+                input: _,
+                group_by,
+                aggregates,
+                schema: _,
+            }) => {
+                columns.extend(group_by.iter().flat_map(|e| e.columns()));
+                for weir_planner::AggregateExpr {
+                    func: _,
+                    arg,
+                    key,
+                    distinct: _,
+                } in aggregates
+                {
+                    columns.extend(arg.iter().chain(key).flat_map(|e| e.columns()));
+                }
+            }
+            _ => return self,
+        }
+        columns.sort_unstable();
+        columns.dedup();
+        self.columns.push((source.clone(), columns));
         self
     }
 
@@ -1123,6 +1213,7 @@ impl<'a> Resolver<'a> {
         format: FileFormat,
         csv: &FileOptions,
         filters: &[weir_planner::Expr],
+        reads: load::ParquetReads<'_>,
     ) -> Result<(TableData, usize, usize)> {
         let all_files = crate::files::expand(path, csv)?;
         let hive = crate::files::hive(&all_files, csv.hive_partitioning)?;
@@ -1165,9 +1256,20 @@ impl<'a> Resolver<'a> {
         let mut tables = Vec::with_capacity(files.len());
         match format {
             FileFormat::Parquet => {
+                let mut rows = 0;
                 for file in &files {
+                    if reads.rows.is_some_and(|n| rows >= n) {
+                        // a LIMIT has its rows: the other files stay unread
+                        break;
+                    }
                     check()?;
-                    tables.push(load::read_parquet_parallel(Path::new(file), self, &check)?);
+                    let reads = load::ParquetReads {
+                        rows: reads.rows.map(|n| n - rows),
+                        ..reads
+                    };
+                    let table = load::read_parquet_parallel(Path::new(file), reads, self, &check)?;
+                    rows += table.num_rows();
+                    tables.push(table);
                 }
             }
             FileFormat::Csv => {
@@ -1199,12 +1301,14 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
+        // a LIMIT may have left the last files unread
+        let files = &files[..tables.len()];
         if files.len() == 1 && !csv.filename && hive.is_none() {
             let table = tables.pop().expect("one file, one table");
-            return Ok((table, 1, 1));
+            return Ok((table, 1, all_files.len()));
         }
         let table = crate::files::combine(
-            &files,
+            files,
             tables,
             csv.filename,
             hive.as_ref().map(|h| (h, read.as_slice())),
@@ -1292,7 +1396,21 @@ impl SourceResolver for Resolver<'_> {
                     .iter()
                     .find(|(s, _)| s == source)
                     .map_or(&[][..], |(_, f)| f.as_slice());
-                let loaded = self.load_file(path, *format, options, filters);
+                let columns = self
+                    .columns
+                    .iter()
+                    .find(|(s, _)| s == source)
+                    .map(|(_, c)| c.as_slice());
+                let limit = self
+                    .limits
+                    .iter()
+                    .find(|(s, _)| s == source)
+                    .map(|(_, n)| *n);
+                let reads = load::ParquetReads {
+                    columns,
+                    rows: limit,
+                };
+                let loaded = self.load_file(path, *format, options, filters, reads);
                 let (read, files) = loaded.as_ref().map_or((1, 1), |(_, r, n)| (*r, *n));
                 let result = loaded.map(|(table, ..)| table);
                 let failure = match &result {

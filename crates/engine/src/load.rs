@@ -87,40 +87,101 @@ pub(crate) fn canonical_file_schema(schema: &Schema) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
-/// The columns of a Parquet file Weir reads (of a type it can store), or
-/// `None` when it reads them all.
-fn readable_columns(
-    schema: &Schema,
-    parquet: &parquet::schema::types::SchemaDescriptor,
-) -> Option<parquet::arrow::ProjectionMask> {
-    let readable: Vec<usize> = (0..schema.fields().len())
-        .filter(|&i| canonical_type(schema.field(i).data_type()).is_some())
-        .collect();
-    (readable.len() < schema.fields().len())
-        .then(|| parquet::arrow::ProjectionMask::roots(parquet, readable))
+/// What a query reads of a Parquet file.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ParquetReads<'a> {
+    /// The columns it uses (`None`: all).
+    pub(crate) columns: Option<&'a [usize]>,
+    /// The first rows it needs (`None`: all): the row groups past them
+    /// are not read.
+    pub(crate) rows: Option<usize>,
 }
 
-/// `table` (the readable columns of a Parquet file) as `full` (every
-/// column): the unsupported ones filled with NULLs, which no query reads.
-fn fill_unsupported(full: &SchemaRef, table: TableData) -> Result<TableData> {
-    if table.schema.fields().len() == full.fields().len() {
+/// The row groups that hold the first `rows` rows (all for `None`).
+fn row_groups(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    rows: Option<usize>,
+) -> Vec<usize> {
+    let mut groups = Vec::new();
+    let mut seen = 0usize;
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        if rows.is_some_and(|n| seen >= n) {
+            break;
+        }
+        seen = seen.saturating_add(usize::try_from(group.num_rows()).unwrap_or(usize::MAX));
+        groups.push(g);
+    }
+    groups
+}
+
+/// Which columns of a Parquet file are read: those of a type Weir can
+/// store, of `needed` (the columns the query reads; `None`: all).
+fn read_columns(schema: &Schema, needed: Option<&[usize]>) -> Vec<bool> {
+    (0..schema.fields().len())
+        .map(|i| {
+            canonical_type(schema.field(i).data_type()).is_some()
+                && needed.is_none_or(|n| n.contains(&i))
+        })
+        .collect()
+}
+
+/// The projection reading the columns `read` marks, or `None` for all.
+fn projection(
+    read: &[bool],
+    parquet: &parquet::schema::types::SchemaDescriptor,
+) -> Option<parquet::arrow::ProjectionMask> {
+    let roots: Vec<usize> = (0..read.len()).filter(|&i| read[i]).collect();
+    (roots.len() < read.len()).then(|| parquet::arrow::ProjectionMask::roots(parquet, roots))
+}
+
+/// `table` (the columns `read` marks) as `full` (every column of the
+/// file), the others filled with NULLs, which no query reads (one shared
+/// array per column, sliced for each batch).
+fn fill_unread(full: &SchemaRef, read: &[bool], table: TableData) -> Result<TableData> {
+    if read.iter().all(|r| *r) {
         return Ok(table);
     }
+    // the unread columns hold NULLs, whatever the file says
+    let full: SchemaRef = Arc::new(Schema::new(
+        full.fields()
+            .iter()
+            .zip(read)
+            .map(|(f, r)| f.as_ref().clone().with_nullable(f.is_nullable() || !r))
+            .collect::<Vec<_>>(),
+    ));
+    let full = &full;
+    let rows = table
+        .batches
+        .iter()
+        .map(|b| b.num_rows())
+        .max()
+        .unwrap_or(0);
+    let nulls: Vec<Option<ArrayRef>> = full
+        .fields()
+        .iter()
+        .zip(read)
+        .map(|(f, r)| (!r).then(|| arrow::array::new_null_array(f.data_type(), rows)))
+        .collect();
     let mut batches = Vec::with_capacity(table.batches.len());
     for batch in table.batches {
-        let mut read = batch.columns().iter();
-        let columns = full
-            .fields()
+        let mut columns_read = batch.columns().iter();
+        let columns = nulls
             .iter()
-            .map(|f| {
-                if weir_planner::catalog::unsupported_column(f).is_some() {
-                    arrow::array::new_null_array(f.data_type(), batch.num_rows())
-                } else {
-                    read.next().expect("a readable column per field").clone()
-                }
+            .map(|null| match null {
+                Some(n) => n.slice(0, batch.num_rows()),
+                None => columns_read
+                    .next()
+                    .expect("a read column per field")
+                    .clone(),
             })
             .collect();
-        batches.push(RecordBatch::try_new(full.clone(), columns)?);
+        let options =
+            arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        batches.push(RecordBatch::try_new_with_options(
+            full.clone(),
+            columns,
+            &options,
+        )?);
     }
     Ok(TableData::new(full.clone(), batches))
 }
@@ -193,7 +254,12 @@ fn failed_column(e: &arrow::error::ArrowError) -> Option<usize> {
     let arrow::error::ArrowError::ParseError(message) = e else {
         return None;
     };
-    let rest = &message[message.find(" for column ")? + " for column ".len()..];
+    // "... for column N at line L" (a value) or "Error parsing column N
+    // at line L" (a date or timestamp)
+    let at = [" for column ", "Error parsing column "]
+        .iter()
+        .find_map(|p| message.find(p).map(|i| i + p.len()))?;
+    let rest = &message[at..];
     let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     rest[..digits].parse().ok()
 }
@@ -311,16 +377,15 @@ fn csv_error(
 ) -> Error {
     let message = e.to_string();
     // a value's line is counted from 0, a record's from 1
-    let from_zero = message.contains("Error while parsing value");
+    let from_zero =
+        message.contains("Error while parsing value") || message.contains("Error parsing column");
     let mut message = shift_lines(&message, first_line + usize::from(from_zero));
     if let Some(i) = failed_column(e)
         && let Some(f) = schema.fields().get(i)
     {
-        message = message.replacen(
-            &format!("for column {i} "),
-            &format!("for column \"{}\" ", f.name()),
-            1,
-        );
+        for p in ["for column", "parsing column"] {
+            message = message.replacen(&format!("{p} {i} "), &format!("{p} \"{}\" ", f.name()), 1);
+        }
     }
     io_error(path, message)
 }
@@ -368,7 +433,7 @@ fn read_csv_in_parts(
 ) -> Result<CsvData> {
     let workers = runner.workers() as u64;
     // a compressed file is one stream
-    if workers < 2 || dialect.gzip {
+    if workers < 2 || dialect.compressed {
         return read_csv(path, schema, dialect, fixed, check);
     }
     let ranges = csv_parts(path, dialect, workers * 2, min_part_bytes, check)?;
@@ -515,6 +580,7 @@ fn finish_batch(
 /// once; the batches keep file order.
 pub(crate) fn read_parquet_parallel(
     path: &Path,
+    reads: ParquetReads<'_>,
     runner: &dyn RunParts,
     check: &dyn Fn() -> Result<()>,
 ) -> Result<TableData> {
@@ -522,17 +588,16 @@ pub(crate) fn read_parquet_parallel(
     let file = open(path)?;
     let metadata =
         ArrowReaderMetadata::load(&file, Default::default()).map_err(|e| io_error(path, e))?;
-    let groups = metadata.metadata().num_row_groups();
-    if runner.workers() < 2 || groups < 2 {
-        return read_parquet(path, check);
+    let groups = row_groups(metadata.metadata(), reads.rows);
+    if runner.workers() < 2 || groups.len() < 2 {
+        return read_parquet(path, reads, check);
     }
     check()?;
     let full = canonical_file_schema(metadata.schema());
-    let mask = readable_columns(
-        metadata.schema(),
-        metadata.metadata().file_metadata().schema_descr(),
-    );
-    let parts: Vec<Part> = (0..groups)
+    let read = read_columns(metadata.schema(), reads.columns);
+    let mask = projection(&read, metadata.metadata().file_metadata().schema_descr());
+    let parts: Vec<Part> = groups
+        .into_iter()
         .map(|g| {
             let path = path.to_path_buf();
             let metadata = metadata.clone();
@@ -579,21 +644,31 @@ pub(crate) fn read_parquet_parallel(
     let schema = Arc::new(Schema::new(
         full.fields()
             .iter()
-            .filter(|f| weir_planner::catalog::unsupported_column(f).is_none())
-            .cloned()
+            .zip(&read)
+            .filter(|(_, r)| **r)
+            .map(|(f, _)| f.clone())
             .collect::<Vec<_>>(),
     ));
-    fill_unsupported(&full, TableData::new(schema, batches))
+    fill_unread(&full, &read, TableData::new(schema, batches))
 }
 
 /// Reads a Parquet file, calling `check` between batches.
-pub(crate) fn read_parquet(path: &Path, check: &dyn Fn() -> Result<()>) -> Result<TableData> {
+pub(crate) fn read_parquet(
+    path: &Path,
+    reads: ParquetReads<'_>,
+    check: &dyn Fn() -> Result<()>,
+) -> Result<TableData> {
     let mut builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
         .map_err(|e| io_error(path, e))?
         .with_batch_size(READ_BATCH_ROWS);
     let full = canonical_file_schema(builder.schema());
-    if let Some(mask) = readable_columns(builder.schema(), builder.parquet_schema()) {
+    let read = read_columns(builder.schema(), reads.columns);
+    if let Some(mask) = projection(&read, builder.parquet_schema()) {
         builder = builder.with_projection(mask);
+    }
+    if reads.rows.is_some() {
+        let groups = row_groups(builder.metadata(), reads.rows);
+        builder = builder.with_row_groups(groups);
     }
     let reader = builder.build().map_err(|e| io_error(path, e))?;
     let schema = reader.schema();
@@ -602,7 +677,7 @@ pub(crate) fn read_parquet(path: &Path, check: &dyn Fn() -> Result<()>) -> Resul
         check()?;
         batches.push(b.map_err(|e| io_error(path, e))?);
     }
-    fill_unsupported(&full, normalize(schema, batches)?)
+    fill_unread(&full, &read, normalize(schema, batches)?)
 }
 
 /// Passes a CSV file's bytes through, watching its quotes: a quoted field
@@ -826,7 +901,12 @@ pub(crate) fn normalize(schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<
         let batches = batches
             .into_iter()
             .filter(|b| b.num_rows() > 0)
-            .map(|b| RecordBatch::try_new(target.clone(), b.columns().to_vec()))
+            .map(|b| {
+                // a projection may read no column: keep the row count
+                let options =
+                    arrow::array::RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
+                RecordBatch::try_new_with_options(target.clone(), b.columns().to_vec(), &options)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         return Ok(TableData {
             schema: target,
@@ -881,7 +961,7 @@ mod tests {
             header: true,
             skip: 0,
             null: None,
-            gzip: false,
+            compressed: false,
             ignore_errors: false,
         }
     }
@@ -995,6 +1075,66 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.contains("for line 2502,"), "{err}");
+    }
+
+    #[test]
+    fn parts_start_after_skipped_lines_without_a_header() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        writeln!(f, "# junk\n# more junk").unwrap();
+        for i in 0..500 {
+            writeln!(f, "{i};\"x;{i}\"").unwrap();
+        }
+        // a row with a field too many, on line 503
+        writeln!(f, "1;2;3").unwrap();
+        f.flush().unwrap();
+        let dialect = Dialect {
+            delimiter: b';',
+            header: false,
+            skip: 2,
+            ..comma()
+        };
+        let schema = Schema::new(vec![
+            Field::new("column0", DataType::Int64, true),
+            Field::new("column1", DataType::Utf8, true),
+        ]);
+        let check = || Ok(());
+        let ranges = csv_parts(f.path(), &dialect, 8, 64, &check).unwrap();
+        assert!(ranges.len() >= 4, "{ranges:?}");
+        assert_eq!(ranges[0].2, 3, "the first part starts on line 3");
+        for parts in [false, true] {
+            let err = if parts {
+                read_csv_in_parts(
+                    f.path(),
+                    schema.clone(),
+                    &dialect,
+                    &[],
+                    &Backwards,
+                    &check,
+                    64,
+                )
+            } else {
+                read_csv(f.path(), schema.clone(), &dialect, &[], &check)
+            }
+            .err()
+            .unwrap()
+            .to_string();
+            assert!(err.contains("for line 503,"), "{parts}: {err}");
+        }
+        // without the bad row: the same rows, in order, either way
+        let text = std::fs::read_to_string(f.path()).unwrap();
+        let mut g = tempfile::NamedTempFile::new().unwrap();
+        g.write_all(text.trim_end_matches("1;2;3\n").as_bytes())
+            .unwrap();
+        g.flush().unwrap();
+        let whole = read_csv(g.path(), schema.clone(), &dialect, &[], &check).unwrap();
+        let parts =
+            read_csv_in_parts(g.path(), schema, &dialect, &[], &Backwards, &check, 64).unwrap();
+        assert_eq!(render(&parts.batches), render(&whole.batches));
+        assert_eq!(
+            whole.batches.iter().map(|b| b.num_rows()).sum::<usize>(),
+            500
+        );
+        assert!(render(&whole.batches).contains("| 0       | x;0     |"));
     }
 
     #[test]

@@ -989,16 +989,20 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         signature: "current_setting(VARCHAR) -> ANY",
         description: "the value of a setting (see weir_settings())",
     },
-    table("read_csv", "read_csv(VARCHAR)", "rows of a CSV file"),
+    table(
+        "read_csv",
+        "read_csv(VARCHAR | VARCHAR[], option := value, ...)",
+        "rows of CSV files (a path, a glob or a list; options: delim, header, quote, escape, columns, types, nullstr, sample_size, skip, ignore_errors, auto_detect, filename, hive_partitioning)",
+    ),
     table(
         "read_csv_auto",
-        "read_csv_auto(VARCHAR)",
+        "read_csv_auto(VARCHAR | VARCHAR[], option := value, ...)",
         "alias of read_csv",
     ),
     table(
         "read_parquet",
-        "read_parquet(VARCHAR)",
-        "rows of a Parquet file",
+        "read_parquet(VARCHAR | VARCHAR[], option := value, ...)",
+        "rows of Parquet files (a path, a glob or a list; options: filename, hive_partitioning)",
     ),
     table(
         "range",

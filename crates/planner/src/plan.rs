@@ -71,7 +71,8 @@ pub struct FileOptions {
     /// Every column's name and type (`columns={'a': 'INT', ...}`): no
     /// sniffing of names or types.
     pub columns: Option<Vec<(String, arrow_schema::DataType)>>,
-    /// The text read as NULL (`nullstr`; the empty field always is).
+    /// The text read as NULL (`nullstr`) instead of the empty field, which
+    /// is then an empty string, as in DuckDB.
     pub null_string: Option<String>,
     /// Lines skipped before the header (`skip`).
     pub skip: usize,

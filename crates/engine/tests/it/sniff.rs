@@ -134,6 +134,31 @@ fn a_header_is_detected_or_names_are_generated() {
     let names = columns(&db, &format!("'{wide}'"));
     assert_eq!(names[0], "column00 BIGINT");
     assert_eq!(names[10], "column10 BIGINT");
+    // DuckDB's answers for an empty file, a header alone, one row of
+    // numbers, and CRLF line ends
+    let empty = write(dir.path(), "empty.csv", "");
+    assert_eq!(columns(&db, &format!("'{empty}'")), ["column0 VARCHAR"]);
+    assert_eq!(rows(&db, &format!("SELECT count(*) FROM '{empty}'")), ["0"]);
+    let header_only = write(dir.path(), "hdr.csv", "a,b\n");
+    assert_eq!(
+        columns(&db, &format!("'{header_only}'")),
+        ["a VARCHAR", "b VARCHAR"]
+    );
+    assert_eq!(
+        rows(&db, &format!("SELECT count(*) FROM '{header_only}'")),
+        ["0"]
+    );
+    let one = write(dir.path(), "one.csv", "1,2\n");
+    assert_eq!(
+        columns(&db, &format!("'{one}'")),
+        ["column0 BIGINT", "column1 BIGINT"]
+    );
+    assert_eq!(rows(&db, &format!("SELECT * FROM '{one}'")), ["1|2"]);
+    let crlf = write(dir.path(), "crlf.csv", "a,b\r\n1,x\r\n2,y\r\n");
+    assert_eq!(
+        rows(&db, &format!("SELECT a + 1, b FROM '{crlf}'")),
+        ["2|x", "3|y"]
+    );
     // header=true / header=false override the sniffer
     assert_eq!(
         columns(&db, &format!("read_csv('{no_header}', header=true)")),
@@ -295,7 +320,7 @@ fn a_bad_value_names_the_file_line_and_column() {
 }
 
 #[test]
-fn gzip_files_are_read_by_extension() {
+fn gzip_and_zstd_files_are_read_by_extension() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::new().unwrap();
     let mut text = String::from("k;v\n");
@@ -326,6 +351,30 @@ fn gzip_files_are_read_by_extension() {
         ),
         ["50002"]
     );
+    // zstd, two frames one after the other (as `zstd -T` writes them)
+    let half = text.len() / 2;
+    let cut = half + text[half..].find('\n').unwrap() + 1;
+    let mut zst = Vec::new();
+    for part in [&text[..cut], &text[cut..]] {
+        zst.extend(ruzstd::encoding::compress_to_vec(
+            part.as_bytes(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        ));
+    }
+    let zst_path = dir.path().join("data.csv.zst");
+    std::fs::write(&zst_path, zst).unwrap();
+    let zst_path = zst_path.to_str().unwrap();
+    assert_eq!(
+        rows(
+            &db,
+            &format!("SELECT count(*), sum(k), sum(v) FROM '{zst_path}'")
+        ),
+        ["50001|1250025000|149997.5"]
+    );
+    // a file that is not what its extension says is an error naming it
+    let fake = write(dir.path(), "fake.csv.gz", "a,b\n1,2\n");
+    let e = error(&db, &format!("SELECT * FROM '{fake}'"));
+    assert!(e.contains("fake.csv.gz"), "{e}");
 }
 
 #[test]
@@ -529,6 +578,9 @@ fn a_parquet_column_of_an_unsupported_type_blocks_only_queries_that_read_it() {
             ),
             ["7|1"]
         );
+        // DESCRIBE names the file's type
+        let described = rows(&db, &format!("DESCRIBE '{path}'"));
+        assert!(described[1].starts_with("l|List("), "{described:?}");
         for sql in [
             format!("SELECT * FROM '{path}'"),
             format!("SELECT n, l FROM read_parquet('{path}')"),
@@ -593,4 +645,173 @@ fn hive_partitions_give_columns_and_a_filter_on_them_skips_files() {
     let sql = format!("SELECT count(*) FROM {all} WHERE a = 3");
     assert_eq!(rows(&db, &sql), ["1"]);
     assert!(analyze(&sql).contains("(3 files)"));
+}
+
+#[test]
+fn a_timestamp_column_widens_past_the_sample_or_names_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::new().unwrap();
+    let mut text = String::from("t,n\n");
+    for i in 0..50 {
+        text.push_str(&format!("2024-01-02 03:04:{:02},{i}\n", i % 60));
+    }
+    text.push_str("soon,50\n");
+    let path = write(dir.path(), "t.csv", &text);
+    // sniffed TIMESTAMP from 10 rows; "soon" widens it to VARCHAR
+    assert_eq!(
+        rows(
+            &db,
+            &format!("SELECT count(*), max(t) FROM read_csv('{path}', sample_size=10)")
+        ),
+        ["51|soon"]
+    );
+    // a fixed type is an error naming the line (the header is line 1)
+    let e = error(
+        &db,
+        &format!("SELECT * FROM read_csv('{path}', types={{'t': 'TIMESTAMP'}})"),
+    );
+    assert!(e.contains("t.csv") && e.contains("line 52"), "{e}");
+    assert!(e.contains("column \"t\""), "{e}");
+}
+
+#[test]
+fn a_parquet_scan_reads_only_the_columns_the_query_uses() {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, RecordBatch, TimestampSecondArray};
+    use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+    use weir_engine::Config;
+
+    // `far` holds seconds too large to store as microseconds: reading it
+    // fails, so a query that succeeds did not read it
+    let dir = tempfile::tempdir().unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("n", DataType::Int64, false),
+        Field::new("far", DataType::Timestamp(TimeUnit::Second, None), true),
+        Field::new("m", DataType::Int64, false),
+    ]));
+    let count = 5_000i64;
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..count)),
+            Arc::new(TimestampSecondArray::from_iter_values(
+                (0..count).map(|_| i64::MAX / 4),
+            )),
+            Arc::new(Int64Array::from_iter_values((0..count).map(|i| i % 2))),
+        ],
+    )
+    .unwrap();
+    let path = dir.path().join("far.parquet");
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1000))
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&path).unwrap(),
+        schema,
+        Some(props),
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let path = path.to_str().unwrap();
+    for threads in [1, 4] {
+        let db = Database::with_config(Config {
+            threads,
+            ..Config::default()
+        })
+        .unwrap();
+        assert_eq!(
+            rows(&db, &format!("SELECT count(*) FROM '{path}'")),
+            ["5000"]
+        );
+        assert_eq!(
+            rows(&db, &format!("SELECT sum(n) FROM '{path}' WHERE m = 1")),
+            ["6250000"]
+        );
+        assert_eq!(
+            rows(
+                &db,
+                &format!("SELECT m, count(*) FROM '{path}' GROUP BY m ORDER BY m")
+            ),
+            ["0|2500", "1|2500"]
+        );
+        let e = error(&db, &format!("SELECT max(far) FROM '{path}'"));
+        assert!(e.contains("far"), "{e}");
+    }
+}
+
+#[test]
+fn a_limit_without_order_reads_only_the_first_row_groups() {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use weir_engine::Config;
+
+    let dir = tempfile::tempdir().unwrap();
+    let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+    // two files of ten row groups of 1,000 rows
+    for (name, from) in [("a.parquet", 0i64), ("b.parquet", 10_000)] {
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(from..from + 10_000))],
+        )
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(1000))
+            .build();
+        let mut w = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(dir.path().join(name)).unwrap(),
+            schema.clone(),
+            Some(props),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+    let root = dir.path().to_str().unwrap();
+    let a = format!("'{root}/a.parquet'");
+    let both = format!("'{root}/*.parquet'");
+    for threads in [1, 4] {
+        let db = Database::with_config(Config {
+            threads,
+            ..Config::default()
+        })
+        .unwrap();
+        // the rows the load line says were read
+        let read = |sql: &str| -> String {
+            let plan = rows(&db, &format!("EXPLAIN ANALYZE {sql}")).join("\n");
+            let line = plan
+                .lines()
+                .find(|l| l.contains("read '"))
+                .unwrap_or_else(|| panic!("no read line: {plan}"))
+                .to_string();
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields[fields.len() - 5].to_string()
+        };
+        let sql = format!("SELECT n FROM {a} LIMIT 3");
+        assert_eq!(rows(&db, &sql), ["0", "1", "2"]);
+        assert_eq!(read(&sql), "1000");
+        let sql = format!("SELECT n * 2 FROM {a} LIMIT 2 OFFSET 2500");
+        assert_eq!(rows(&db, &sql), ["5000", "5002"]);
+        assert_eq!(read(&sql), "3000");
+        // the second file is not opened when the first has the rows
+        let sql = format!("SELECT n FROM {both} LIMIT 2 OFFSET 9999");
+        assert_eq!(rows(&db, &sql), ["9999", "10000"]);
+        let plan = rows(
+            &db,
+            &format!("EXPLAIN ANALYZE SELECT n FROM {both} LIMIT 5"),
+        )
+        .join("\n");
+        assert!(plan.contains("(1 of 2 files)"), "{plan}");
+        // a filter, a sort or an aggregate reads every row
+        for sql in [
+            format!("SELECT n FROM {a} WHERE n > 5 LIMIT 3"),
+            format!("SELECT n FROM {a} ORDER BY n DESC LIMIT 3"),
+            format!("SELECT count(*) FROM {a} LIMIT 3"),
+        ] {
+            assert_eq!(read(&sql), "10000", "{sql}");
+        }
+    }
 }

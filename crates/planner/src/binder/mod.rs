@@ -873,9 +873,9 @@ pub(crate) fn single_name(name: &ObjectName) -> Result<&ast::Ident> {
 pub(crate) fn format_from_extension(id: &ast::Ident) -> Result<FileFormat> {
     let lower = id.value.to_ascii_lowercase();
     // compressed CSV is read by its extension too
-    let lower = lower
-        .strip_suffix(".gz")
-        .or_else(|| lower.strip_suffix(".gzip"))
+    let lower = [".gz", ".gzip", ".zst", ".zstd"]
+        .iter()
+        .find_map(|c| lower.strip_suffix(c))
         .unwrap_or(&lower);
     if lower.ends_with(".csv") || lower.ends_with(".tsv") {
         Ok(FileFormat::Csv)
@@ -883,7 +883,7 @@ pub(crate) fn format_from_extension(id: &ast::Ident) -> Result<FileFormat> {
         Ok(FileFormat::Parquet)
     } else {
         Err(bind_err(format!(
-            "cannot tell the format of file '{}' from its extension (expected .csv, .tsv, .csv.gz or .parquet); \
+            "cannot tell the format of file '{}' from its extension (expected .csv, .tsv, .csv.gz, .csv.zst or .parquet); \
              use read_csv('...') or read_parquet('...'){}",
             id.value,
             at(id.span)
