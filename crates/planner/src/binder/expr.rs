@@ -1134,6 +1134,12 @@ impl<'s> ExprBinder<'s> {
                 (args, distinct)
             }
         };
+        if name == "columns" {
+            return Err(unsupported(format!(
+                "COLUMNS(...) is only supported as a whole SELECT item, not inside an expression: \"{e}\"{}",
+                at(e.span())
+            )));
+        }
         let def = functions::lookup(&name);
         let aggregate = match def.map(|d| d.kind) {
             Some(FunctionKind::Aggregate(f)) => Some((f, None)),
