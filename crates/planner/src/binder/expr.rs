@@ -1274,6 +1274,15 @@ impl<'s> ExprBinder<'s> {
                 | FunctionKind::BoolOr,
             )
             | None => {
+                if let Some((_, why)) = functions::NOT_SUPPORTED
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&name))
+                {
+                    return Err(unsupported(format!(
+                        "{name}() is not supported yet: {why}{}",
+                        at(e.span())
+                    )));
+                }
                 let names = functions::FUNCTIONS
                     .iter()
                     .filter(|f| f.kind != FunctionKind::Table)
