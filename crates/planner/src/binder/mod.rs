@@ -112,6 +112,7 @@ fn plan_here(
     catalog: &dyn Catalog,
     evaluator: Option<&dyn ConstantEvaluator>,
 ) -> Result<Vec<Statement>> {
+    expr::start_statement_time();
     let statements = Parser::new(&DuckDbDialect {})
         .with_recursion_limit(PARSER_RECURSION_LIMIT)
         .try_with_sql(sql)?
