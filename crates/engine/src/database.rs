@@ -107,6 +107,21 @@ struct Shared {
     csv_schemas: Mutex<HashMap<CsvKey, CsvSchema>>,
     /// The executor; its thread count is the global `threads` setting.
     executor: RwLock<Arc<PipelineExecutor>>,
+    /// The global `default_null_order` setting, as DuckDB shows it
+    /// (`NULLS_LAST`, ...).
+    null_order: RwLock<String>,
+}
+
+/// `default_null_order`'s value for what `SET` was given, as DuckDB
+/// accepts it.
+fn null_order(value: &str) -> Option<&'static str> {
+    Some(match value.trim().to_ascii_lowercase().as_str() {
+        "nulls_first" | "nulls first" | "first" => "NULLS_FIRST",
+        "nulls_last" | "nulls last" | "last" => "NULLS_LAST",
+        "nulls_first_on_asc_last_on_desc" | "sqlite" | "mysql" => "NULLS_FIRST_ON_ASC_LAST_ON_DESC",
+        "nulls_last_on_asc_first_on_desc" | "postgres" => "NULLS_LAST_ON_ASC_FIRST_ON_DESC",
+        _ => return None,
+    })
 }
 
 /// A CSV file read with some options.
@@ -181,6 +196,7 @@ impl Database {
             initial: config,
             csv_schemas: Mutex::new(HashMap::new()),
             executor: RwLock::new(Arc::new(executor)),
+            null_order: RwLock::new("NULLS_LAST".into()),
         });
         Ok(Self {
             conn: Connection::new(shared),
@@ -674,6 +690,10 @@ impl Connection {
                             }
                         }
                         "statement_timeout" => self.set_timeout(initial.timeout),
+                        "default_null_order" => self.set(
+                            "default_null_order",
+                            &ScalarValue::Utf8("nulls_last".into()),
+                        )?,
                         other => {
                             return Err(Error::Catalog(format!(
                                 "unrecognized configuration parameter \"{other}\""
@@ -749,6 +769,22 @@ impl Connection {
                     .into(),
                 scope: SettingScope::Local,
             },
+            Setting {
+                name: "default_null_order".into(),
+                aliases: vec!["null_order".into()],
+                value: ScalarValue::Utf8(
+                    self.shared
+                        .null_order
+                        .read()
+                        .expect("settings poisoned")
+                        .clone(),
+                ),
+                description: "The NULL ordering used when none is specified: NULLS_FIRST, \
+                              NULLS_LAST (the default), NULLS_FIRST_ON_ASC_LAST_ON_DESC \
+                              (or SQLite, MySQL), NULLS_LAST_ON_ASC_FIRST_ON_DESC (or Postgres)"
+                    .into(),
+                scope: SettingScope::Global,
+            },
         ]
     }
 
@@ -794,6 +830,18 @@ impl Connection {
                     return Err(invalid("expected a number of seconds, 0 or more"));
                 }
                 self.set_timeout((secs > 0.0).then(|| Duration::from_secs_f64(secs)));
+                Ok(())
+            }
+            "default_null_order" => {
+                let ScalarValue::Utf8(s) = value else {
+                    return Err(invalid("expected a string"));
+                };
+                let order = null_order(s).ok_or_else(|| {
+                    Error::InvalidInput(format!(
+                        "Unrecognized parameter for option NULL_ORDER \"{s}\", expected either NULLS FIRST, NULLS LAST, SQLite, MySQL or Postgres"
+                    ))
+                })?;
+                *self.shared.null_order.write().expect("settings poisoned") = order.into();
                 Ok(())
             }
             other => Err(Error::Catalog(format!(
@@ -1117,6 +1165,10 @@ impl<'a> Resolver<'a> {
                 | LogicalPlan::Distinct { .. }
                 | LogicalPlan::Sort { .. }
                 | LogicalPlan::Limit { .. } => {}
+                // a join ends the chain (`input` is None): its scans are
+                // not pruned; a window reads every column of its input, so
+                // right above a scan's filters it keeps them all (below)
+                LogicalPlan::Join { .. } | LogicalPlan::Window { .. } => {}
             }
         }
         let Some(LogicalPlan::Scan {

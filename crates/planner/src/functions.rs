@@ -1026,6 +1026,57 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     ),
 ];
 
+/// DuckDB functions Weir knows of but does not support yet, with why:
+/// calling one is refused with that reason instead of "does not exist".
+pub const NOT_SUPPORTED: &[(&str, &str)] = &[
+    (
+        "first",
+        "it keeps NULLs and depends on the input order; use any_value or arg_min",
+    ),
+    (
+        "last",
+        "it keeps NULLs and depends on the input order; use any_value or arg_max",
+    ),
+    (
+        "arbitrary",
+        "it keeps NULLs and depends on the input order; use any_value",
+    ),
+    ("list", "LIST values are not supported"),
+    ("array_agg", "LIST values are not supported"),
+    ("list_value", "LIST values are not supported"),
+    (
+        "string_split",
+        "it returns a LIST, and LIST values are not supported",
+    ),
+    (
+        "str_split",
+        "it returns a LIST, and LIST values are not supported",
+    ),
+    (
+        "string_to_array",
+        "it returns a LIST, and LIST values are not supported",
+    ),
+    (
+        "regexp_split_to_array",
+        "it returns a LIST, and LIST values are not supported",
+    ),
+    (
+        "regexp_extract_all",
+        "it returns a LIST, and LIST values are not supported",
+    ),
+    ("unnest", "LIST values are not supported"),
+    ("struct_pack", "STRUCT values are not supported"),
+    (
+        "hash",
+        "its value is DuckDB's implementation detail (a UBIGINT); use md5",
+    ),
+    ("date_sub", "use date_diff, which counts part boundaries"),
+    (
+        "to_timestamp",
+        "TIMESTAMP WITH TIME ZONE is not supported; use make_timestamp or epoch_ms",
+    ),
+];
+
 /// The entry named `name` (case-insensitive).
 pub fn lookup(name: &str) -> Option<&'static FunctionDef> {
     FUNCTIONS.iter().find(|f| f.name.eq_ignore_ascii_case(name))

@@ -147,6 +147,7 @@ fn render(s: &Statement) -> String {
             format!("DropTable {name} if_exists={if_exists}\n")
         }
         Statement::ShowTables => "ShowTables\n".into(),
+        Statement::Dbgen { sf } => format!("Dbgen sf={sf}\n"),
         Statement::Set { name, value } => format!("Set {name} = {value}\n"),
         Statement::Reset { name } => format!("Reset {name:?}\n"),
         Statement::Describe { name, schema } => {

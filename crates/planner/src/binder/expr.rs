@@ -1240,6 +1240,12 @@ impl<'s> ExprBinder<'s> {
                 (args, distinct)
             }
         };
+        if name == "columns" {
+            return Err(unsupported(format!(
+                "COLUMNS(...) is only supported as a whole SELECT item, not inside an expression: \"{e}\"{}",
+                at(e.span())
+            )));
+        }
         let def = functions::lookup(&name);
         let aggregate = match def.map(|d| d.kind) {
             Some(FunctionKind::Aggregate(f)) => Some((f, None)),
@@ -1374,6 +1380,15 @@ impl<'s> ExprBinder<'s> {
                 | FunctionKind::BoolOr,
             )
             | None => {
+                if let Some((_, why)) = functions::NOT_SUPPORTED
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&name))
+                {
+                    return Err(unsupported(format!(
+                        "{name}() is not supported yet: {why}{}",
+                        at(e.span())
+                    )));
+                }
                 let names = functions::FUNCTIONS
                     .iter()
                     .filter(|f| f.kind != FunctionKind::Table)
@@ -2029,20 +2044,29 @@ impl<'s> ExprBinder<'s> {
 }
 
 thread_local! {
-    /// What now() and current_date give, read once per planning thread:
-    /// each `plan_sql_with` call plans on a thread of its own, so every
-    /// now() of a statement agrees, as DuckDB's transaction time.
-    static STATEMENT_TIME: std::cell::OnceCell<i64> = const { std::cell::OnceCell::new() };
+    /// What now() and current_date give: read at the first now() of a
+    /// planning call and kept until the next call starts
+    /// ([`start_statement_time`]), so every now() of a statement agrees,
+    /// as DuckDB's transaction time.
+    static STATEMENT_TIME: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Forgets the time of the previous planning call on this thread.
+pub(crate) fn start_statement_time() {
+    STATEMENT_TIME.with(|t| t.set(None));
 }
 
 /// The statement's time, in microseconds since 1970-01-01 (UTC).
 fn statement_time() -> i64 {
-    STATEMENT_TIME.with(|t| {
-        *t.get_or_init(|| {
-            std::time::SystemTime::now()
+    STATEMENT_TIME.with(|t| match t.get() {
+        Some(now) => now,
+        None => {
+            let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_micros() as i64)
-        })
+                .map_or(0, |d| d.as_micros() as i64);
+            t.set(Some(now));
+            now
+        }
     })
 }
 

@@ -116,6 +116,7 @@ fn plan_here(
     catalog: &dyn Catalog,
     evaluator: Option<&dyn ConstantEvaluator>,
 ) -> Result<Vec<Statement>> {
+    expr::start_statement_time();
     let statements = parse_statements(sql).map_err(|e| match e {
         ParserError::RecursionLimitExceeded => Error::Parse(ParserError::ParserError(format!(
             "Max expression depth limit of {MAX_EXPR_DEPTH} exceeded"

@@ -562,17 +562,27 @@ fn select_over(
 ) -> Result<LogicalPlan> {
     let mut plan = plan;
     let mut items = expand_items(parts.projection, scope)?;
+    // SELECT aliases a name that is no column may stand for, as in DuckDB:
+    // in WHERE, HAVING and ORDER BY any of them, in a SELECT item those
+    // before it (`(item index, alias, expression)`)
+    let aliases: Vec<(usize, String, ast::Expr)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(k, it)| match it.kind {
+            ItemKind::Ast(e) if it.aliased => Some((k, it.name.clone(), e.clone())),
+            _ => None,
+        })
+        .collect();
+    let aliases_before = |k: usize| -> Vec<(String, ast::Expr)> {
+        aliases
+            .iter()
+            .filter(|(j, ..)| *j < k)
+            .map(|(_, name, e)| (name.clone(), e.clone()))
+            .collect()
+    };
     if let Some(w) = parts.selection {
         let mut eb = ExprBinder::new(scope, fold, false, "WHERE clause cannot contain aggregates");
-        eb.set_select_aliases(
-            items
-                .iter()
-                .filter_map(|it| match it.kind {
-                    ItemKind::Ast(e) if it.aliased => Some((it.name.clone(), e.clone())),
-                    _ => None,
-                })
-                .collect(),
-        );
+        eb.set_select_aliases(aliases_before(usize::MAX));
         let predicate = eb.predicate_without_windows(
             w,
             "WHERE",
@@ -617,9 +627,12 @@ fn select_over(
     }
 
     let mut exprs = Vec::with_capacity(items.len());
-    for item in &mut items {
+    for (k, item) in items.iter_mut().enumerate() {
         exprs.push(match item.kind {
             ItemKind::Ast(e) => {
+                if !aliases.is_empty() {
+                    eb.set_select_aliases(aliases_before(k));
+                }
                 let bound = eb.bind(e)?;
                 if item.name.is_empty() {
                     item.name = expr_text(e);
@@ -628,6 +641,9 @@ fn select_over(
             }
             ItemKind::Column(i) => Expr::column(i, scope.schema.field(i).name().clone()),
         });
+    }
+    if !aliases.is_empty() {
+        eb.set_select_aliases(aliases_before(usize::MAX));
     }
     let having = parts
         .having
@@ -889,6 +905,15 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
     };
     for item in projection {
         match item {
+            SelectItem::UnnamedExpr(e) if columns_call(e).is_some() => {
+                for i in columns_expression(e, scope)? {
+                    out.push(Item {
+                        kind: ItemKind::Column(i),
+                        name: scope.schema.field(i).name().clone(),
+                        aliased: false,
+                    });
+                }
+            }
             SelectItem::UnnamedExpr(e) => {
                 let name = match e {
                     ast::Expr::Identifier(id) => column_name(scope, id),
@@ -937,6 +962,76 @@ fn expand_items<'q>(projection: Option<&'q [SelectItem]>, scope: &Scope) -> Resu
         }
     }
     Ok(out)
+}
+
+/// `e` if it is a call of `COLUMNS(...)`.
+fn columns_call(e: &ast::Expr) -> Option<&ast::Function> {
+    match e {
+        ast::Expr::Function(f)
+            if matches!(f.name.0.as_slice(),
+                [ast::ObjectNamePart::Identifier(id)] if id.value.eq_ignore_ascii_case("columns")) =>
+        {
+            Some(f)
+        }
+        _ => None,
+    }
+}
+
+/// The scope's columns a SELECT item `COLUMNS(*)` or `COLUMNS('regex')`
+/// stands for, in order; the regular expression matches anywhere in a
+/// name, as DuckDB's.
+fn columns_expression(e: &ast::Expr, scope: &Scope) -> Result<Vec<usize>> {
+    let refused = || {
+        unsupported(format!(
+            "{e} is not supported: COLUMNS takes * or a constant regular expression{}",
+            at(e.span())
+        ))
+    };
+    let Some(f) = columns_call(e) else {
+        return Err(refused());
+    };
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Err(refused());
+    };
+    let fields = scope.schema.fields();
+    match list.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)] if list.clauses.is_empty() => {
+            if fields.is_empty() {
+                return Err(bind_err("SELECT * with no tables specified is not valid"));
+            }
+            Ok((0..fields.len()).collect())
+        }
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))]
+            if list.clauses.is_empty() =>
+        {
+            let ast::Value::SingleQuotedString(pattern) = &v.value else {
+                return Err(refused());
+            };
+            let re = regex::Regex::new(pattern).map_err(|err| {
+                let text = err.to_string();
+                let why = text
+                    .lines()
+                    .find_map(|l| l.trim().strip_prefix("error: "))
+                    .unwrap_or(&text)
+                    .to_string();
+                bind_err(format!(
+                    "Failed to compile regex \"{pattern}\": {why}{}",
+                    at(e.span())
+                ))
+            })?;
+            let matched: Vec<usize> = (0..fields.len())
+                .filter(|&i| re.is_match(fields[i].name()))
+                .collect();
+            if matched.is_empty() {
+                return Err(bind_err(format!(
+                    "No matching columns found that match regex \"{pattern}\"{}",
+                    at(e.span())
+                )));
+            }
+            Ok(matched)
+        }
+        _ => Err(refused()),
+    }
 }
 
 /// The columns `* REPLACE (...)` replaces, with their new expressions.
@@ -1058,7 +1153,11 @@ pub(super) fn sort_options(o: &ast::OrderByOptions) -> Result<(bool, bool)> {
         }
     };
     // DuckDB's default: NULLs last in both directions
-    Ok((asc, o.nulls_first.unwrap_or(false)))
+    Ok((
+        asc,
+        o.nulls_first
+            .unwrap_or_else(|| super::settings::default_nulls_first(asc)),
+    ))
 }
 
 /// `Some(k)` if `e` is an integer literal naming output column `k + 1`.

@@ -41,6 +41,28 @@ impl Drop for SettingsGuard {
     }
 }
 
+/// Whether NULLs sort first in an ORDER BY term that does not say, by the
+/// `default_null_order` setting (NULLS LAST, DuckDB's default, without
+/// one).
+pub(super) fn default_nulls_first(ascending: bool) -> bool {
+    SETTINGS.with(|s| {
+        let order = s
+            .borrow()
+            .iter()
+            .find(|s| s.name == "default_null_order")
+            .and_then(|s| match &s.value {
+                ScalarValue::Utf8(v) => Some(v.to_ascii_uppercase()),
+                _ => None,
+            });
+        match order.as_deref() {
+            Some("NULLS_FIRST") => true,
+            Some("NULLS_FIRST_ON_ASC_LAST_ON_DESC") => ascending,
+            Some("NULLS_LAST_ON_ASC_FIRST_ON_DESC") => !ascending,
+            _ => false,
+        }
+    })
+}
+
 /// The setting called `name` (or one of its aliases), or an error naming
 /// it with the closest setting.
 fn find(settings: &[Setting], name: &str, span: sqlparser::tokenizer::Span) -> Result<Setting> {
@@ -94,6 +116,8 @@ pub(super) fn settings_table(catalog: &dyn Catalog) -> LogicalPlan {
         .map(|s| {
             let value = match &s.value {
                 ScalarValue::Null(_) => ScalarValue::Null(DataType::Utf8),
+                // a string shows as itself, as in duckdb_settings()
+                ScalarValue::Utf8(v) => ScalarValue::Utf8(v.clone()),
                 v => ScalarValue::Utf8(v.to_string()),
             };
             vec![
