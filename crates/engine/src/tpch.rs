@@ -29,3 +29,54 @@ pub fn lineitem(sf: f64) -> Result<Vec<RecordBatch>> {
     }
     Ok(out)
 }
+
+/// The TPC-H tables, by name.
+pub const TABLES: [&str; 8] = [
+    "region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem",
+];
+
+/// Generates TPC-H table `name` (one of [`TABLES`]) at scale factor `sf`
+/// in one part, the rows `tpchgen-cli` writes for it.
+pub fn table(name: &str, sf: f64) -> Result<Vec<RecordBatch>> {
+    use tpchgen::generators::{
+        CustomerGenerator, NationGenerator, OrderGenerator, PartGenerator, PartSuppGenerator,
+        RegionGenerator, SupplierGenerator,
+    };
+    use tpchgen_arrow::{
+        CustomerArrow, NationArrow, OrderArrow, PartArrow, PartSuppArrow, RegionArrow,
+        SupplierArrow,
+    };
+    const BATCH: usize = 65_536;
+    let batches: Vec<std::result::Result<RecordBatch, _>> = match name {
+        "region" => RegionArrow::new(RegionGenerator::new(sf, 1, 1))
+            .with_batch_size(BATCH)
+            .collect(),
+        "nation" => NationArrow::new(NationGenerator::new(sf, 1, 1))
+            .with_batch_size(BATCH)
+            .collect(),
+        "supplier" => SupplierArrow::new(SupplierGenerator::new(sf, 1, 1))
+            .with_batch_size(BATCH)
+            .collect(),
+        "customer" => CustomerArrow::new(CustomerGenerator::new(sf, 1, 1))
+            .with_batch_size(BATCH)
+            .collect(),
+        "part" => PartArrow::new(PartGenerator::new(sf, 1, 1))
+            .with_batch_size(BATCH)
+            .collect(),
+        "partsupp" => PartSuppArrow::new(PartSuppGenerator::new(sf, 1, 1))
+            .with_batch_size(BATCH)
+            .collect(),
+        "orders" => OrderArrow::new(OrderGenerator::new(sf, 1, 1))
+            .with_batch_size(BATCH)
+            .collect(),
+        "lineitem" => return lineitem_part(sf, 1, 1),
+        other => {
+            return Err(crate::error::Error::InvalidInput(format!(
+                "no TPC-H table named {other}"
+            )));
+        }
+    };
+    Ok(batches
+        .into_iter()
+        .collect::<std::result::Result<Vec<_>, _>>()?)
+}

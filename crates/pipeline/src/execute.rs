@@ -1080,36 +1080,107 @@ pub fn explain(
             let _ = writeln!(out, "  {line}");
         }
     }
-    let physical = rewritten.as_ref().unwrap_or(plan);
-    for (i, segment) in segments(physical)?.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "Pipeline {}{}: {}",
-            i + 1,
-            if i == 0 {
-                String::new()
-            } else {
-                format!(" (after pipeline {i})")
-            },
-            segment_name(segment)
-        );
-        if i > 0 {
-            // its input does not exist before the query runs
+    let mut state = ExplainState {
+        sources,
+        split: executor.split(),
+        options,
+        pipelines: 0,
+        joins: 0,
+    };
+    state.chain(plan, &mut out)?;
+    Ok(out)
+}
+
+/// Numbering of EXPLAIN's pipelines and joins, in the order the DAG is
+/// built (inputs first).
+struct ExplainState<'a> {
+    sources: &'a dyn SourceResolver,
+    split: (usize, usize),
+    options: &'a ExecOptions,
+    pipelines: usize,
+    joins: usize,
+}
+
+impl ExplainState<'_> {
+    /// Describes the pipelines (and joins) computing `plan`; returns the
+    /// name of the one whose result is `plan`'s.
+    fn chain(&mut self, plan: &LogicalPlan, out: &mut String) -> Result<String> {
+        if matches!(plan, LogicalPlan::Join { .. }) {
+            return self.join(plan, out);
+        }
+        let rewritten = split_distinct(plan);
+        let physical = rewritten.as_ref().unwrap_or(plan);
+        let segments = segments(physical)?;
+        let mut previous = match segments.first().and_then(|s| s.leaf) {
+            Some(join @ LogicalPlan::Join { .. }) => Some(self.join(join, out)?),
+            _ => None,
+        };
+        for segment in &segments {
+            self.pipelines += 1;
             let _ = writeln!(
                 out,
-                "  job over the result of pipeline {i}: {}",
-                describe_segment(segment)
+                "Pipeline {}{}: {}",
+                self.pipelines,
+                previous
+                    .as_ref()
+                    .map_or(String::new(), |p| format!(" (after {p})")),
+                segment_name(segment)
             );
-            continue;
+            match &previous {
+                Some(p) => {
+                    // its input does not exist before the query runs
+                    let _ = writeln!(
+                        out,
+                        "  job over the result of {p}: {}",
+                        describe_segment(segment)
+                    );
+                }
+                None => {
+                    let pipeline =
+                        Pipeline::build(segment, self.sources, self.split, self.options)?;
+                    let mut job = String::new();
+                    pipeline.describe(&mut job);
+                    for line in job.lines() {
+                        let _ = writeln!(out, "  {line}");
+                    }
+                }
+            }
+            previous = Some(format!("pipeline {}", self.pipelines));
         }
-        let pipeline = Pipeline::build(segment, sources, executor.split(), options)?;
-        let mut job = String::new();
-        pipeline.describe(&mut job);
-        for line in job.lines() {
-            let _ = writeln!(out, "  {line}");
-        }
+        previous.ok_or_else(|| Error::Internal("a plan without pipelines".into()))
     }
-    Ok(out)
+
+    /// Describes a join's inputs, then its build and probe.
+    fn join(&mut self, plan: &LogicalPlan, out: &mut String) -> Result<String> {
+        let LogicalPlan::Join { left, right, .. } = plan else {
+            return Err(Error::Internal("a join of a node that is no join".into()));
+        };
+        let probe = self.chain(left, out)?;
+        let build = self.chain(right, out)?;
+        let spec = JoinSpec::new(plan)?;
+        self.joins += 1;
+        let k = self.joins;
+        let _ = writeln!(
+            out,
+            "Join {k} (after {build} and {probe}): {}",
+            spec.describe()
+        );
+        let _ = writeln!(
+            out,
+            "  build (after {build}): key rows and hashes per batch, then one hash table per partition, in parallel"
+        );
+        let _ = writeln!(
+            out,
+            "  probe (after the build and {probe}): a task per morsel of the result of {probe}"
+        );
+        if matches!(spec.kind, JoinKind::Right | JoinKind::Full) {
+            let _ = writeln!(
+                out,
+                "  unmatched (after the probe): build rows without a match, padded with NULLs, a task per batch"
+            );
+        }
+        Ok(format!("join {k}"))
+    }
 }
 
 /// A one-line summary of a later pipeline for EXPLAIN.

@@ -5,3 +5,4 @@ mod differential;
 mod fairness;
 mod files;
 mod tpch;
+mod tpch_queries;

@@ -889,8 +889,8 @@ fn unsupported_constructs_are_named() {
             "window functions are not supported (row_number ... OVER)",
         ),
         (
-            "WITH a AS (SELECT 1) SELECT * FROM a",
-            "WITH (common table expressions) is not supported",
+            "WITH RECURSIVE a AS (SELECT 1) SELECT * FROM a",
+            "WITH RECURSIVE is not supported",
         ),
         ("SELECT 1 UNION SELECT 2", "UNION is not supported"),
         ("SELECT 1 EXCEPT SELECT 2", "EXCEPT is not supported"),

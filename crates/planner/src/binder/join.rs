@@ -24,6 +24,11 @@ use crate::expr::{BinaryOp, Expr};
 use crate::plan::{JoinKind, LogicalPlan};
 use crate::scalar::ScalarValue;
 
+/// Marks the qualifier of an enclosing query's relation in a correlated
+/// subquery's scope: its names are found only where the subquery's own
+/// relations have none.
+const OUTER: char = '\u{1}';
+
 /// Estimated rows of a relation whose size the catalog does not know.
 const UNKNOWN_ROWS: f64 = 1000.0;
 
@@ -51,6 +56,19 @@ impl Scope {
             )]
         } else {
             self.relations.clone()
+        }
+    }
+
+    /// This scope as the enclosing query's, seen from a subquery.
+    fn as_outer(&self) -> Scope {
+        Scope {
+            qualifier: None,
+            schema: self.schema.clone(),
+            relations: self
+                .parts()
+                .into_iter()
+                .map(|(q, cols)| (format!("{OUTER}{}", q.trim_start_matches(OUTER)), cols))
+                .collect(),
         }
     }
 
@@ -107,9 +125,18 @@ impl Scope {
             });
         }
         let mut found: Vec<(usize, &str)> = Vec::new();
-        for (q, cols) in &self.relations {
-            if let Some(c) = self.find_in(cols, &name.value) {
-                found.push((c, q));
+        // the subquery's own relations shadow the outer query's
+        for outer in [false, true] {
+            for (q, cols) in &self.relations {
+                if q.starts_with(OUTER) != outer {
+                    continue;
+                }
+                if let Some(c) = self.find_in(cols, &name.value) {
+                    found.push((c, q.trim_start_matches(OUTER)));
+                }
+            }
+            if !found.is_empty() {
+                break;
             }
         }
         match found.as_slice() {
@@ -144,16 +171,21 @@ impl Scope {
     /// The columns of relation `q` (for `q.*` and `q.x`).
     pub(crate) fn relation_columns(&self, q: &Ident) -> Result<Vec<usize>> {
         let parts = self.parts();
-        if let Some((_, cols)) = parts
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(&q.value))
-        {
-            return Ok(cols.clone());
+        for outer in [false, true] {
+            if let Some((_, cols)) = parts.iter().find(|(name, _)| {
+                name.starts_with(OUTER) == outer
+                    && name
+                        .trim_start_matches(OUTER)
+                        .eq_ignore_ascii_case(&q.value)
+            }) {
+                return Ok(cols.clone());
+            }
         }
         let names: Vec<String> = parts
             .iter()
-            .filter(|(n, _)| !n.is_empty() && !n.starts_with("__"))
-            .map(|(n, _)| format!("\"{n}\""))
+            .map(|(n, _)| n.trim_start_matches(OUTER))
+            .filter(|n| !n.is_empty() && !n.starts_with("__"))
+            .map(|n| format!("\"{n}\""))
             .collect();
         Err(bind_err(format!(
             "Referenced table \"{}\" not found! Candidate tables: {}{}",
@@ -274,6 +306,62 @@ pub(crate) fn map_columns(e: &Expr, f: &impl Fn(usize) -> usize) -> Expr {
             Err(never) => match never {},
         },
     }
+}
+
+/// The terms of `(a AND x) OR (a AND y)`: `a` and `x OR y`, so a join
+/// key repeated in every branch of an OR (TPC-H Q19) is a key.
+fn factor_or(e: Expr) -> Vec<Expr> {
+    fn disjuncts(e: &Expr, out: &mut Vec<Expr>) {
+        match e {
+            Expr::Binary {
+                op: BinaryOp::Or,
+                left,
+                right,
+            } => {
+                disjuncts(left, out);
+                disjuncts(right, out);
+            }
+            other => out.push(other.clone()),
+        }
+    }
+    if !matches!(
+        e,
+        Expr::Binary {
+            op: BinaryOp::Or,
+            ..
+        }
+    ) {
+        return vec![e];
+    }
+    let mut branches = Vec::new();
+    disjuncts(&e, &mut branches);
+    let lists: Vec<Vec<Expr>> = branches
+        .iter()
+        .map(|b| b.conjuncts().into_iter().cloned().collect())
+        .collect();
+    let common: Vec<Expr> = lists[0]
+        .iter()
+        .filter(|t| lists[1..].iter().all(|l| l.contains(t)))
+        .cloned()
+        .collect();
+    if common.is_empty() {
+        return vec![e];
+    }
+    let mut rest = Vec::new();
+    for l in lists {
+        let left: Vec<Expr> = l.into_iter().filter(|t| !common.contains(t)).collect();
+        match conjunction(left) {
+            Some(x) => rest.push(x),
+            // a branch that is only the common terms: the OR is TRUE
+            None => return common,
+        }
+    }
+    let mut out = common;
+    out.extend(
+        rest.into_iter()
+            .reduce(|a, b| Expr::binary(a, BinaryOp::Or, b)),
+    );
+    out
 }
 
 fn conjunction(terms: Vec<Expr>) -> Option<Expr> {
@@ -741,6 +829,8 @@ impl Binder<'_> {
             }
             terms.extend(p.conjuncts().into_iter().cloned());
         }
+        let terms: Vec<Expr> = terms.into_iter().flat_map(factor_or).collect();
+        let mut terms = terms;
         // subquery predicates: scalar ones add a relation and a term,
         // the others a SEMI/ANTI join over the result
         let mut scope = scope;
@@ -1178,7 +1268,7 @@ impl Binder<'_> {
         let selection = conjunction_ast(uncorrelated);
         let (plan, scope) = self.plan_relations(rels, conds, selection.as_ref())?;
         let both = Scope::concat(
-            outer,
+            &outer.as_outer(),
             &scope,
             join_schema(&outer.schema, &scope.schema, JoinKind::Inner),
         );
@@ -1217,7 +1307,7 @@ impl Binder<'_> {
                 continue;
             }
             let both = Scope::concat(
-                outer,
+                &outer.as_outer(),
                 inner,
                 join_schema(&outer.schema, &inner.schema, JoinKind::Inner),
             );
@@ -1362,7 +1452,7 @@ impl Binder<'_> {
         };
         // the correlation terms over the outer scope then the relation
         let both = Scope::concat(
-            outer,
+            &outer.as_outer(),
             &rscope,
             join_schema(&outer.schema, &rschema, JoinKind::Inner),
         );

@@ -53,11 +53,33 @@ enum SortTarget {
 impl Binder<'_> {
     /// Plans a query.
     pub(crate) fn query(&self, q: &ast::Query) -> Result<LogicalPlan> {
-        if q.with.is_some() {
-            return Err(unsupported(format!(
-                "WITH (common table expressions) is not supported{}",
-                at(q.span())
-            )));
+        if let Some(with) = &q.with {
+            if with.recursive {
+                return Err(unsupported(format!(
+                    "WITH RECURSIVE is not supported{}",
+                    at(q.span())
+                )));
+            }
+            let before = self.ctes.borrow().len();
+            let bound = (|| {
+                for cte in &with.cte_tables {
+                    let alias = ast::TableAlias {
+                        explicit: true,
+                        name: cte.alias.name.clone(),
+                        columns: cte.alias.columns.clone(),
+                        at: None,
+                    };
+                    let (plan, scope) = self.derived(&cte.query, Some(&alias))?;
+                    self.ctes
+                        .borrow_mut()
+                        .push((cte.alias.name.value.clone(), plan, scope.schema));
+                }
+                let mut inner = q.clone();
+                inner.with = None;
+                self.query(&inner)
+            })();
+            self.ctes.borrow_mut().truncate(before);
+            return bound;
         }
         if q.fetch.is_some() {
             return Err(unsupported("FETCH FIRST is not supported; use LIMIT"));
@@ -331,6 +353,14 @@ impl Binder<'_> {
                 options: FileOptions::default(),
             };
             (source, schema, file_stem(&id.value))
+        } else if let Some((plan, schema)) = self.cte(&id.value) {
+            // a CTE: its plan, inlined where it is named
+            let scope = Scope {
+                qualifier: Some(alias.unwrap_or_else(|| id.value.clone())),
+                schema: rename_columns(schema, &column_aliases, id)?,
+                relations: Vec::new(),
+            };
+            return Ok((plan, scope));
         } else {
             let (canonical, schema) = self.lookup_table(id)?;
             (TableSource::Table(canonical), schema, id.value.clone())
@@ -343,6 +373,16 @@ impl Binder<'_> {
             relations: Vec::new(),
         };
         Ok((LogicalPlan::Scan { source, schema }, scope))
+    }
+
+    /// The innermost CTE named `name`, if any.
+    fn cte(&self, name: &str) -> Option<(LogicalPlan, SchemaRef)> {
+        self.ctes
+            .borrow()
+            .iter()
+            .rev()
+            .find(|(n, _, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, p, s)| (p.clone(), s.clone()))
     }
 
     fn table_function(
