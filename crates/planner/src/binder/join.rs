@@ -833,6 +833,9 @@ impl Binder<'_> {
         let mut terms = terms;
         // subquery predicates: scalar ones add a relation and a term,
         // the others a SEMI/ANTI join over the result
+        // SEMI/ANTI joins apply to the block's columns, without those of
+        // the scalar subqueries joined as relations
+        let base = scope.clone();
         let mut scope = scope;
         let mut filters = Vec::new();
         for (p, s) in subs {
@@ -864,7 +867,7 @@ impl Binder<'_> {
                     let bound = eb.bind_predicate(&replaced, "WHERE")?;
                     terms.extend(bound.conjuncts().into_iter().cloned());
                 }
-                other => filters.push(self.filter_subquery(other, &scope)?),
+                other => filters.push(self.filter_subquery(other, &base)?),
             }
         }
         let (plan, cols) = self.greedy(rels, terms)?;

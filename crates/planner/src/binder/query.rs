@@ -137,7 +137,23 @@ impl Binder<'_> {
                 "subqueries are not supported{}",
                 at(inner.span())
             ))),
-            SetExpr::SetOperation { op, .. } => Err(unsupported(format!("{op} is not supported"))),
+            SetExpr::SetOperation { .. } => {
+                let plan = self.set_operation(q.body.as_ref())?;
+                let scope = Scope {
+                    qualifier: None,
+                    schema: plan.schema(),
+                    relations: Vec::new(),
+                };
+                let parts = SelectParts {
+                    distinct: false,
+                    projection: None,
+                    selection: None,
+                    group_by: &[],
+                    group_all: false,
+                    having: None,
+                };
+                select_over(self.fold, plan, &scope, parts, order_by, limit)
+            }
             other => Err(unsupported(format!("query {other} is not supported"))),
         }
     }
@@ -373,6 +389,116 @@ impl Binder<'_> {
             relations: Vec::new(),
         };
         Ok((LogicalPlan::Scan { source, schema }, scope))
+    }
+
+    /// A term of a set operation: `UNION [ALL]` of two terms (the other
+    /// set operations are refused), a SELECT, a parenthesised query or
+    /// VALUES.
+    fn set_operation(&self, e: &SetExpr) -> Result<LogicalPlan> {
+        let (op, quantifier, left, right) = match e {
+            SetExpr::SetOperation {
+                op,
+                set_quantifier,
+                left,
+                right,
+            } => (op, set_quantifier, left, right),
+            SetExpr::Select(s) => return self.select(s, Ordering::default(), (0, None)),
+            SetExpr::Query(q) => return self.query(q),
+            SetExpr::Values(v) => return values(self.fold, v),
+            other => return Err(unsupported(format!("query {other} is not supported"))),
+        };
+        if *op != ast::SetOperator::Union {
+            return Err(unsupported(format!("{op} is not supported")));
+        }
+        let all = match quantifier {
+            ast::SetQuantifier::All => true,
+            ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
+            other => return Err(unsupported(format!("UNION {other} is not supported"))),
+        };
+        let l = self.set_operation(left)?;
+        let r = self.set_operation(right)?;
+        let (ls, rs) = (l.schema(), r.schema());
+        if ls.fields().len() != rs.fields().len() {
+            return Err(bind_err(format!(
+                "Set operations can only apply to expressions with the same number of result columns ({} and {})",
+                ls.fields().len(),
+                rs.fields().len()
+            )));
+        }
+        let mut fields = Vec::new();
+        for (a, b) in ls.fields().iter().zip(rs.fields()) {
+            let t = if a.data_type() == b.data_type() {
+                a.data_type().clone()
+            } else {
+                comparison_type(a.data_type(), b.data_type()).ok_or_else(|| {
+                    bind_err(format!(
+                        "Cannot combine types {} and {} in UNION (column \"{}\")",
+                        sql_type_name(a.data_type()),
+                        sql_type_name(b.data_type()),
+                        a.name()
+                    ))
+                })?
+            };
+            fields.push(Field::new(a.name(), t, a.is_nullable() || b.is_nullable()));
+        }
+        let schema = SchemaRef::new(Schema::new(fields));
+        let conform = |plan: LogicalPlan| -> LogicalPlan {
+            let from = plan.schema();
+            if from
+                .fields()
+                .iter()
+                .zip(schema.fields())
+                .all(|(f, t)| f.data_type() == t.data_type())
+            {
+                return plan;
+            }
+            let exprs = from
+                .fields()
+                .iter()
+                .zip(schema.fields())
+                .enumerate()
+                .map(|(i, (f, t))| {
+                    let c = Expr::column(i, f.name().clone());
+                    if f.data_type() == t.data_type() {
+                        c
+                    } else {
+                        Expr::Cast {
+                            expr: Box::new(c),
+                            to: t.data_type().clone(),
+                        }
+                    }
+                })
+                .collect();
+            let out: Vec<Field> = from
+                .fields()
+                .iter()
+                .zip(schema.fields())
+                .map(|(f, t)| f.as_ref().clone().with_data_type(t.data_type().clone()))
+                .collect();
+            LogicalPlan::Projection {
+                input: Box::new(plan),
+                exprs,
+                schema: SchemaRef::new(Schema::new(out)),
+            }
+        };
+        let mut inputs = Vec::new();
+        for side in [l, r] {
+            match side {
+                // UNION ALL chains flatten into one union
+                LogicalPlan::Union { inputs: more, .. } => {
+                    inputs.extend(more.into_iter().map(conform))
+                }
+                other => inputs.push(conform(other)),
+            }
+        }
+        let union = LogicalPlan::Union { inputs, schema };
+        Ok(if all {
+            union
+        } else {
+            LogicalPlan::Distinct {
+                input: Box::new(union),
+            }
+        })
     }
 
     /// The innermost CTE named `name`, if any.
