@@ -199,16 +199,45 @@ impl Scope {
 /// True if a top-level conjunct of `selection` is a subquery predicate
 /// (`IN (SELECT ...)`, `EXISTS`, a comparison with a scalar subquery).
 pub(crate) fn has_subquery(selection: Option<&ast::Expr>) -> bool {
-    let Some(e) = selection else {
-        return false;
+    selection.is_some_and(|e| {
+        let mut parts = Vec::new();
+        split_and(e, &mut parts);
+        parts.iter().any(|c| subquery_of(c).is_some())
+    })
+}
+
+/// The scalar subquery compared by a HAVING conjunct (`agg op (q)` or
+/// `(q) op agg`): the other side, the operator (as written with the
+/// subquery on the right) and the subquery.
+pub(crate) fn scalar_comparison(
+    e: &ast::Expr,
+) -> Option<(&ast::Expr, ast::BinaryOperator, &ast::Query)> {
+    use ast::BinaryOperator as B;
+    let ast::Expr::BinaryOp { left, op, right } = e else {
+        return None;
     };
-    let mut parts = Vec::new();
-    split_and(e, &mut parts);
-    parts.iter().any(|c| subquery_of(c).is_some())
+    if !is_comparison(op) {
+        return None;
+    }
+    match (&**left, &**right) {
+        (ast::Expr::Subquery(_), ast::Expr::Subquery(_)) => None,
+        (other, ast::Expr::Subquery(q)) => Some((other, op.clone(), q)),
+        (ast::Expr::Subquery(q), other) => {
+            let flipped = match op {
+                B::Lt => B::Gt,
+                B::LtEq => B::GtEq,
+                B::Gt => B::Lt,
+                B::GtEq => B::LtEq,
+                o => o.clone(),
+            };
+            Some((other, flipped, q))
+        }
+        _ => None,
+    }
 }
 
 /// The top-level AND terms of `e` (parentheses looked through).
-fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+pub(crate) fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
     let mut stack = vec![e];
     while let Some(e) = stack.pop() {
         match e {

@@ -223,6 +223,145 @@ impl Binder<'_> {
             group_all,
             having: s.having.as_ref(),
         };
+        if let Some(h) = &s.having {
+            let mut terms = Vec::new();
+            super::join::split_and(h, &mut terms);
+            if terms
+                .iter()
+                .any(|t| super::join::scalar_comparison(t).is_some())
+            {
+                return self.having_subqueries(plan, &scope, parts, &terms, order_by, limit);
+            }
+        }
+        select_over(self.fold, plan, &scope, parts, order_by, limit)
+    }
+
+    /// A SELECT whose HAVING compares with uncorrelated scalar subqueries
+    /// (TPC-H Q11): the block is planned with the compared expressions as
+    /// extra output columns, each subquery joined as a SINGLE join (one
+    /// row at most), the comparisons filter, the extra columns go, and
+    /// ORDER BY and LIMIT apply to that result.
+    fn having_subqueries(
+        &self,
+        plan: LogicalPlan,
+        scope: &Scope,
+        parts: SelectParts<'_>,
+        terms: &[&ast::Expr],
+        order_by: Ordering<'_>,
+        limit: (usize, Option<usize>),
+    ) -> Result<LogicalPlan> {
+        let Some(projection) = parts.projection else {
+            return Err(unsupported("a subquery in HAVING needs a SELECT list"));
+        };
+        let mut items: Vec<SelectItem> = projection.to_vec();
+        let mut rest: Vec<ast::Expr> = Vec::new();
+        let mut compared = Vec::new();
+        for t in terms {
+            match super::join::scalar_comparison(t) {
+                Some((other, op, q)) => {
+                    let k = compared.len();
+                    items.push(SelectItem::ExprWithAlias {
+                        expr: other.clone(),
+                        alias: ast::Ident::new(format!("__having{k}")),
+                    });
+                    compared.push((op, q));
+                }
+                None => rest.push((*t).clone()),
+            }
+        }
+        let having = rest.into_iter().reduce(|a, b| ast::Expr::BinaryOp {
+            left: Box::new(a),
+            op: ast::BinaryOperator::And,
+            right: Box::new(b),
+        });
+        let inner_parts = SelectParts {
+            projection: Some(&items),
+            having: having.as_ref(),
+            ..parts
+        };
+        let mut plan = select_over(
+            self.fold,
+            plan,
+            scope,
+            inner_parts,
+            Ordering::default(),
+            (0, None),
+        )?;
+        let width = projection_width(&plan) - compared.len();
+        let mut predicates = Vec::new();
+        for (k, (op, q)) in compared.into_iter().enumerate() {
+            let sub = self.query(q)?;
+            let ss = sub.schema();
+            if ss.fields().len() != 1 {
+                return Err(bind_err(format!(
+                    "Subquery returns {} columns - expected 1{}",
+                    ss.fields().len(),
+                    at(q.span())
+                )));
+            }
+            let left = plan.schema();
+            let value = SchemaRef::new(Schema::new(vec![
+                ss.field(0)
+                    .clone()
+                    .with_name(format!("__value{k}"))
+                    .with_nullable(true),
+            ]));
+            let schema = super::join::join_schema(&left, &value, crate::plan::JoinKind::Single);
+            plan = LogicalPlan::Join {
+                left: Box::new(plan),
+                right: Box::new(sub),
+                kind: crate::plan::JoinKind::Single,
+                on: Vec::new(),
+                filter: None,
+                schema,
+            };
+            predicates.push(ast::Expr::BinaryOp {
+                left: Box::new(ast::Expr::Identifier(ast::Ident::new(format!(
+                    "__having{k}"
+                )))),
+                op,
+                right: Box::new(ast::Expr::Identifier(ast::Ident::new(format!(
+                    "__value{k}"
+                )))),
+            });
+        }
+        let joined = Scope {
+            qualifier: None,
+            schema: plan.schema(),
+            relations: Vec::new(),
+        };
+        for p in predicates {
+            let mut eb = ExprBinder::new(&joined, self.fold, false, "");
+            let predicate = eb.bind_predicate(&p, "HAVING")?;
+            plan = LogicalPlan::Filter {
+                input: Box::new(plan),
+                predicate,
+            };
+        }
+        let schema = plan.schema();
+        let fields: Vec<Field> = (0..width).map(|i| schema.field(i).clone()).collect();
+        let exprs = (0..width)
+            .map(|i| Expr::column(i, schema.field(i).name().clone()))
+            .collect();
+        let out = SchemaRef::new(Schema::new(fields));
+        let plan = LogicalPlan::Projection {
+            input: Box::new(plan),
+            exprs,
+            schema: out.clone(),
+        };
+        let scope = Scope {
+            qualifier: None,
+            schema: out,
+            relations: Vec::new(),
+        };
+        let parts = SelectParts {
+            distinct: false,
+            projection: None,
+            selection: None,
+            group_by: &[],
+            group_all: false,
+            having: None,
+        };
         select_over(self.fold, plan, &scope, parts, order_by, limit)
     }
 
@@ -666,6 +805,11 @@ impl Binder<'_> {
             }
         }
     }
+}
+
+/// Columns of a planned SELECT block's output.
+fn projection_width(plan: &LogicalPlan) -> usize {
+    plan.schema().fields().len()
 }
 
 /// `SELECT items FROM plan GROUP BY group` over `scope` (a decorrelated
