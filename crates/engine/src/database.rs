@@ -1165,10 +1165,12 @@ impl<'a> Resolver<'a> {
                 | LogicalPlan::Distinct { .. }
                 | LogicalPlan::Sort { .. }
                 | LogicalPlan::Limit { .. } => {}
-                // a join ends the chain (`input` is None): its scans are
+                // a join or a union ends the chain (`input` is None): its scans are
                 // not pruned; a window reads every column of its input, so
                 // right above a scan's filters it keeps them all (below)
-                LogicalPlan::Join { .. } | LogicalPlan::Window { .. } => {}
+                LogicalPlan::Join { .. }
+                | LogicalPlan::Union { .. }
+                | LogicalPlan::Window { .. } => {}
             }
         }
         let Some(LogicalPlan::Scan {

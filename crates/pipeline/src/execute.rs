@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use arrow::array::RecordBatch;
+use arrow::array::{RecordBatch, RecordBatchOptions};
 use arrow::datatypes::SchemaRef;
 use crossbeam_channel::Receiver;
 use hashbrown::HashTable;
@@ -173,7 +173,8 @@ pub fn execute(
 struct Output {
     result: Slot<Finish>,
     then: Vec<PassThrough>,
-    node: String,
+    /// The DAG nodes after which the result is there.
+    after: Vec<String>,
 }
 
 /// The DAG of a query as it is built: a plan tree becomes chains of
@@ -200,14 +201,17 @@ struct DagBuild<'a> {
 impl DagBuild<'_> {
     /// Adds the nodes computing `plan`; returns where its result lands.
     fn plan(&mut self, plan: &LogicalPlan) -> Result<Output> {
-        if matches!(plan, LogicalPlan::Join { .. }) {
-            return self.join(plan);
+        match plan {
+            LogicalPlan::Join { .. } => return self.join(plan),
+            LogicalPlan::Union { .. } => return self.union(plan),
+            _ => {}
         }
         let rewritten = split_distinct(plan);
         let physical = rewritten.as_ref().unwrap_or(plan);
         let segments = segments(physical)?;
         let mut previous: Option<Output> = match segments.first().and_then(|s| s.leaf) {
             Some(join @ LogicalPlan::Join { .. }) => Some(self.join(join)?),
+            Some(union @ LogicalPlan::Union { .. }) => Some(self.union(union)?),
             _ => None,
         };
         for segment in &segments {
@@ -268,21 +272,22 @@ impl DagBuild<'_> {
                     let memory = Arc::clone(&self.memory);
                     let ops = Arc::clone(&self.ops);
                     let analyze = self.options.analyze;
-                    let after = input.node.clone();
-                    self.dag.push(
-                        Node::lazy(lanes_node.clone(), move || {
-                            slots.record(|| {
-                                let finish = take(&input.result, "a pipeline's input")?;
-                                let (schema, batches) =
-                                    finish_with(finish, &input.then, &ops, analyze)?;
-                                let input_bytes = batches.iter().map(batch_bytes).sum();
-                                pipeline.set_input(Arc::new(TableData::new(schema, batches)));
-                                let shared = Arc::new(LaneShared::new(pipeline, &later, memory));
-                                Ok(slots.lanes_job(shared, input_bytes))
-                            })
+                    let after = input.after.clone();
+                    let mut node = Node::lazy(lanes_node.clone(), move || {
+                        slots.record(|| {
+                            let finish = take(&input.result, "a pipeline's input")?;
+                            let (schema, batches) =
+                                finish_with(finish, &input.then, &ops, analyze)?;
+                            let input_bytes = batches.iter().map(batch_bytes).sum();
+                            pipeline.set_input(Arc::new(TableData::new(schema, batches)));
+                            let shared = Arc::new(LaneShared::new(pipeline, &later, memory));
+                            Ok(slots.lanes_job(shared, input_bytes))
                         })
-                        .after(after),
-                    );
+                    });
+                    for a in after {
+                        node = node.after(a);
+                    }
+                    self.dag.push(node);
                 }
             }
             let merge_slots = slots.clone();
@@ -295,7 +300,7 @@ impl DagBuild<'_> {
             previous = Some(Output {
                 result: Arc::clone(&slots.result),
                 then: Vec::new(),
-                node: merge_node,
+                after: vec![merge_node],
             });
             self.nodes.push(slots);
         }
@@ -364,7 +369,7 @@ impl DagBuild<'_> {
                         Ok(job)
                     })
                 })
-                .after(build_side.node.clone()),
+                .after_all(&build_side.after),
             );
         }
         // 2. one hash table per partition
@@ -467,7 +472,7 @@ impl DagBuild<'_> {
                     })
                 })
                 .after(format!("{name} build table"))
-                .after(probe_side.node.clone()),
+                .after_all(&probe_side.after),
             );
         }
         let mut last = format!("{name} probe");
@@ -532,8 +537,63 @@ impl DagBuild<'_> {
         Ok(Output {
             result: Arc::clone(&slots.result),
             then: Vec::new(),
-            node: last,
+            after: vec![last],
         })
+    }
+
+    /// Adds a UNION ALL: its inputs; its result is theirs one after the
+    /// other, assembled by its reader (no job of its own).
+    fn union(&mut self, node: &LogicalPlan) -> Result<Output> {
+        let LogicalPlan::Union { inputs, schema } = node else {
+            return Err(Error::Internal("a union of a node that is no union".into()));
+        };
+        let mut parts = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            parts.push(self.plan(input)?);
+        }
+        self.index += 1;
+        let after = parts.iter().flat_map(|p| p.after.clone()).collect();
+        let schema = Arc::clone(schema);
+        let ops = Arc::clone(&self.ops);
+        let analyze = self.options.analyze;
+        let finish: Finish = Box::new(move || {
+            let mut batches = Vec::new();
+            for part in parts {
+                let finish = take(&part.result, "an input of a union")?;
+                let (_, rows) = finish_with(finish, &part.then, &ops, analyze)?;
+                for b in rows {
+                    let options = RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
+                    batches.push(
+                        RecordBatch::try_new_with_options(
+                            Arc::clone(&schema),
+                            b.columns().to_vec(),
+                            &options,
+                        )
+                        .map_err(Error::arrow)?,
+                    );
+                }
+            }
+            Ok((schema, batches))
+        });
+        Ok(Output {
+            result: Arc::new(Mutex::new(Some(finish))),
+            then: Vec::new(),
+            after,
+        })
+    }
+}
+
+/// A node after each of `after`.
+trait AfterAll {
+    fn after_all(self, after: &[String]) -> Self;
+}
+
+impl AfterAll for Node {
+    fn after_all(mut self, after: &[String]) -> Self {
+        for a in after {
+            self = self.after(a.clone());
+        }
+        self
     }
 }
 
@@ -1120,36 +1180,117 @@ pub fn explain(
             let _ = writeln!(out, "  {line}");
         }
     }
-    let physical = rewritten.as_ref().unwrap_or(plan);
-    for (i, segment) in segments(physical)?.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "Pipeline {}{}: {}",
-            i + 1,
-            if i == 0 {
-                String::new()
-            } else {
-                format!(" (after pipeline {i})")
-            },
-            segment_name(segment)
-        );
-        if i > 0 {
-            // its input does not exist before the query runs
+    let mut state = ExplainState {
+        sources,
+        split: executor.split(),
+        options,
+        pipelines: 0,
+        joins: 0,
+    };
+    state.chain(plan, &mut out)?;
+    Ok(out)
+}
+
+/// Numbering of EXPLAIN's pipelines and joins, in the order the DAG is
+/// built (inputs first).
+struct ExplainState<'a> {
+    sources: &'a dyn SourceResolver,
+    split: (usize, usize),
+    options: &'a ExecOptions,
+    pipelines: usize,
+    joins: usize,
+}
+
+impl ExplainState<'_> {
+    /// Describes the pipelines (and joins) computing `plan`; returns the
+    /// name of the one whose result is `plan`'s.
+    fn chain(&mut self, plan: &LogicalPlan, out: &mut String) -> Result<String> {
+        match plan {
+            LogicalPlan::Join { .. } => return self.join(plan, out),
+            LogicalPlan::Union { inputs, .. } => {
+                let mut names = Vec::new();
+                for input in inputs {
+                    names.push(self.chain(input, out)?);
+                }
+                return Ok(names.join(" and "));
+            }
+            _ => {}
+        }
+        let rewritten = split_distinct(plan);
+        let physical = rewritten.as_ref().unwrap_or(plan);
+        let segments = segments(physical)?;
+        let mut previous = match segments.first().and_then(|s| s.leaf) {
+            Some(leaf @ (LogicalPlan::Join { .. } | LogicalPlan::Union { .. })) => {
+                Some(self.chain(leaf, out)?)
+            }
+            _ => None,
+        };
+        for segment in &segments {
+            self.pipelines += 1;
             let _ = writeln!(
                 out,
-                "  job over the result of pipeline {i}: {}",
-                describe_segment(segment)
+                "Pipeline {}{}: {}",
+                self.pipelines,
+                previous
+                    .as_ref()
+                    .map_or(String::new(), |p| format!(" (after {p})")),
+                segment_name(segment)
             );
-            continue;
+            match &previous {
+                Some(p) => {
+                    // its input does not exist before the query runs
+                    let _ = writeln!(
+                        out,
+                        "  job over the result of {p}: {}",
+                        describe_segment(segment)
+                    );
+                }
+                None => {
+                    let pipeline =
+                        Pipeline::build(segment, self.sources, self.split, self.options)?;
+                    let mut job = String::new();
+                    pipeline.describe(&mut job);
+                    for line in job.lines() {
+                        let _ = writeln!(out, "  {line}");
+                    }
+                }
+            }
+            previous = Some(format!("pipeline {}", self.pipelines));
         }
-        let pipeline = Pipeline::build(segment, sources, executor.split(), options)?;
-        let mut job = String::new();
-        pipeline.describe(&mut job);
-        for line in job.lines() {
-            let _ = writeln!(out, "  {line}");
-        }
+        previous.ok_or_else(|| Error::Internal("a plan without pipelines".into()))
     }
-    Ok(out)
+
+    /// Describes a join's inputs, then its build and probe.
+    fn join(&mut self, plan: &LogicalPlan, out: &mut String) -> Result<String> {
+        let LogicalPlan::Join { left, right, .. } = plan else {
+            return Err(Error::Internal("a join of a node that is no join".into()));
+        };
+        let probe = self.chain(left, out)?;
+        let build = self.chain(right, out)?;
+        let spec = JoinSpec::new(plan)?;
+        self.joins += 1;
+        let k = self.joins;
+        let _ = writeln!(
+            out,
+            "Join {k} (after {build} and {probe}): {}",
+            spec.describe()
+        );
+        let _ = writeln!(
+            out,
+            "  build (after {build}): key rows and hashes per batch, then one hash table per partition, in parallel"
+        );
+        let _ = writeln!(
+            out,
+            "  probe (after the build and {probe}): a task per morsel of the result of {probe}"
+        );
+        if matches!(spec.kind, JoinKind::Right | JoinKind::Full) {
+            let _ = writeln!(
+                out,
+                "  unmatched (after the probe): build rows without a match, padded with NULLs, a task per batch"
+            );
+        }
+        Ok(format!("join {k}"))
+    }
 }
 
 /// A one-line summary of a later pipeline for EXPLAIN.

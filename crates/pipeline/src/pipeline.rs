@@ -359,7 +359,7 @@ impl Pipeline {
         let (source, table) = match segment.leaf {
             // built before the previous pipeline (or the join it reads)
             // ran: its result comes through `set_input`
-            None | Some(LogicalPlan::Join { .. }) => (
+            None | Some(LogicalPlan::Join { .. } | LogicalPlan::Union { .. }) => (
                 "previous pipeline".to_owned(),
                 ScanData::Table(Arc::new(TableData::new(
                     Arc::clone(&segment.input),

@@ -91,7 +91,10 @@ fn with_input(node: &LogicalPlan, input: LogicalPlan) -> LogicalPlan {
         | LogicalPlan::Distinct { input: slot }
         | LogicalPlan::Sort { input: slot, .. }
         | LogicalPlan::Limit { input: slot, .. } => **slot = input,
-        LogicalPlan::Scan { .. } | LogicalPlan::Values { .. } | LogicalPlan::Join { .. } => {}
+        LogicalPlan::Scan { .. }
+        | LogicalPlan::Values { .. }
+        | LogicalPlan::Join { .. }
+        | LogicalPlan::Union { .. } => {}
     }
     node
 }

@@ -536,6 +536,14 @@ pub enum LogicalPlan {
         /// Their schema.
         schema: SchemaRef,
     },
+    /// The rows of every input, one input after the other (`UNION ALL`);
+    /// every input has the schema's column types.
+    Union {
+        /// The inputs, two or more.
+        inputs: Vec<LogicalPlan>,
+        /// The output schema (the first input's names).
+        schema: SchemaRef,
+    },
     /// Keeps the rows where `predicate` is TRUE (not FALSE, not NULL).
     Filter {
         /// The input.
@@ -613,6 +621,7 @@ impl LogicalPlan {
             | Self::Projection { schema, .. }
             | Self::Aggregate { schema, .. }
             | Self::Join { schema, .. }
+            | Self::Union { schema, .. }
             | Self::Window { schema, .. } => schema.clone(),
             Self::Filter { input, .. }
             | Self::Distinct { input }
@@ -625,7 +634,9 @@ impl LogicalPlan {
     /// see [`LogicalPlan::children`]).
     pub fn input(&self) -> Option<&LogicalPlan> {
         match self {
-            Self::Scan { .. } | Self::Values { .. } | Self::Join { .. } => None,
+            Self::Scan { .. } | Self::Values { .. } | Self::Join { .. } | Self::Union { .. } => {
+                None
+            }
             Self::Filter { input, .. }
             | Self::Projection { input, .. }
             | Self::Aggregate { input, .. }
@@ -641,6 +652,7 @@ impl LogicalPlan {
     pub fn children(&self) -> Vec<&LogicalPlan> {
         match self {
             Self::Join { left, right, .. } => vec![left, right],
+            Self::Union { inputs, .. } => inputs.iter().collect(),
             other => other.input().into_iter().collect(),
         }
     }
@@ -686,6 +698,7 @@ impl LogicalPlan {
                 format!("Scan: {what} ({} columns)", schema.fields().len())
             }
             Self::Values { rows, .. } => format!("Values: {} rows", rows.len()),
+            Self::Union { inputs, .. } => format!("Union: {} inputs", inputs.len()),
             Self::Join {
                 kind, on, filter, ..
             } => {

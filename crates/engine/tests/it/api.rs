@@ -321,3 +321,29 @@ fn clones_run_queries_from_many_threads_on_one_executor() {
         }
     }
 }
+
+#[test]
+fn explain_shows_the_join_dag_and_analyze_its_build_and_probe() {
+    let db = Database::new().unwrap();
+    db.execute("CREATE TABLE big AS SELECT range AS k, range % 7 AS v FROM range(1000)")
+        .unwrap();
+    db.execute("CREATE TABLE small AS SELECT range AS k FROM range(10)")
+        .unwrap();
+    let sql = "SELECT count(*) FROM big, small WHERE big.k = small.k AND big.v > 0";
+    let plan = db.execute(&format!("EXPLAIN {sql}")).unwrap().to_string();
+    // the probe side (the bigger table) and the build side are pipelines
+    // of their own; the join waits for both, the count for the join
+    assert!(plan.contains("INNER Join: k = k"), "{plan}");
+    assert!(plan.contains("Pipeline 1: Filter"), "{plan}");
+    assert!(
+        plan.contains("Join 1 (after pipeline 2 and pipeline 1): INNER join, hash on k = k"),
+        "{plan}"
+    );
+    assert!(plan.contains("Pipeline 3 (after join 1)"), "{plan}");
+    let analyzed = db
+        .execute(&format!("EXPLAIN ANALYZE {sql}"))
+        .unwrap()
+        .to_string();
+    assert!(analyzed.contains("build hash table"), "{analyzed}");
+    assert!(analyzed.contains("probe"), "{analyzed}");
+}

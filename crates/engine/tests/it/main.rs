@@ -6,3 +6,4 @@ mod fairness;
 mod files;
 mod sniff;
 mod tpch;
+mod tpch_queries;

@@ -899,10 +899,10 @@ fn unsupported_constructs_are_named() {
             "window functions are not supported (row_number ... OVER)",
         ),
         (
-            "WITH a AS (SELECT 1) SELECT * FROM a",
-            "WITH (common table expressions) is not supported",
+            "WITH RECURSIVE a AS (SELECT 1) SELECT * FROM a",
+            "WITH RECURSIVE is not supported",
         ),
-        ("SELECT 1 UNION SELECT 2", "UNION is not supported"),
+        ("SELECT 1 INTERSECT SELECT 2", "INTERSECT is not supported"),
         ("SELECT 1 EXCEPT SELECT 2", "EXCEPT is not supported"),
         (
             "SELECT INTERVAL '1' DAY TO SECOND",
@@ -952,7 +952,7 @@ fn unsupported_constructs_are_named() {
         check_err(sql, expect);
     }
     assert!(matches!(
-        plan_sql("SELECT 1 UNION SELECT 2", &TestCatalog),
+        plan_sql("SELECT 1 INTERSECT SELECT 2", &TestCatalog),
         Err(Error::Unsupported(_))
     ));
     assert!(matches!(

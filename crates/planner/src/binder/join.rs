@@ -24,6 +24,11 @@ use crate::expr::{BinaryOp, Expr};
 use crate::plan::{JoinKind, LogicalPlan};
 use crate::scalar::ScalarValue;
 
+/// Marks the qualifier of an enclosing query's relation in a correlated
+/// subquery's scope: its names are found only where the subquery's own
+/// relations have none.
+const OUTER: char = '\u{1}';
+
 /// Estimated rows of a relation whose size the catalog does not know.
 const UNKNOWN_ROWS: f64 = 1000.0;
 
@@ -51,6 +56,19 @@ impl Scope {
             )]
         } else {
             self.relations.clone()
+        }
+    }
+
+    /// This scope as the enclosing query's, seen from a subquery.
+    fn as_outer(&self) -> Scope {
+        Scope {
+            qualifier: None,
+            schema: self.schema.clone(),
+            relations: self
+                .parts()
+                .into_iter()
+                .map(|(q, cols)| (format!("{OUTER}{}", q.trim_start_matches(OUTER)), cols))
+                .collect(),
         }
     }
 
@@ -107,9 +125,18 @@ impl Scope {
             });
         }
         let mut found: Vec<(usize, &str)> = Vec::new();
-        for (q, cols) in &self.relations {
-            if let Some(c) = self.find_in(cols, &name.value) {
-                found.push((c, q));
+        // the subquery's own relations shadow the outer query's
+        for outer in [false, true] {
+            for (q, cols) in &self.relations {
+                if q.starts_with(OUTER) != outer {
+                    continue;
+                }
+                if let Some(c) = self.find_in(cols, &name.value) {
+                    found.push((c, q.trim_start_matches(OUTER)));
+                }
+            }
+            if !found.is_empty() {
+                break;
             }
         }
         match found.as_slice() {
@@ -144,16 +171,21 @@ impl Scope {
     /// The columns of relation `q` (for `q.*` and `q.x`).
     pub(crate) fn relation_columns(&self, q: &Ident) -> Result<Vec<usize>> {
         let parts = self.parts();
-        if let Some((_, cols)) = parts
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(&q.value))
-        {
-            return Ok(cols.clone());
+        for outer in [false, true] {
+            if let Some((_, cols)) = parts.iter().find(|(name, _)| {
+                name.starts_with(OUTER) == outer
+                    && name
+                        .trim_start_matches(OUTER)
+                        .eq_ignore_ascii_case(&q.value)
+            }) {
+                return Ok(cols.clone());
+            }
         }
         let names: Vec<String> = parts
             .iter()
-            .filter(|(n, _)| !n.is_empty() && !n.starts_with("__"))
-            .map(|(n, _)| format!("\"{n}\""))
+            .map(|(n, _)| n.trim_start_matches(OUTER))
+            .filter(|n| !n.is_empty() && !n.starts_with("__"))
+            .map(|n| format!("\"{n}\""))
             .collect();
         Err(bind_err(format!(
             "Referenced table \"{}\" not found! Candidate tables: {}{}",
@@ -167,16 +199,45 @@ impl Scope {
 /// True if a top-level conjunct of `selection` is a subquery predicate
 /// (`IN (SELECT ...)`, `EXISTS`, a comparison with a scalar subquery).
 pub(crate) fn has_subquery(selection: Option<&ast::Expr>) -> bool {
-    let Some(e) = selection else {
-        return false;
+    selection.is_some_and(|e| {
+        let mut parts = Vec::new();
+        split_and(e, &mut parts);
+        parts.iter().any(|c| subquery_of(c).is_some())
+    })
+}
+
+/// The scalar subquery compared by a HAVING conjunct (`agg op (q)` or
+/// `(q) op agg`): the other side, the operator (as written with the
+/// subquery on the right) and the subquery.
+pub(crate) fn scalar_comparison(
+    e: &ast::Expr,
+) -> Option<(&ast::Expr, ast::BinaryOperator, &ast::Query)> {
+    use ast::BinaryOperator as B;
+    let ast::Expr::BinaryOp { left, op, right } = e else {
+        return None;
     };
-    let mut parts = Vec::new();
-    split_and(e, &mut parts);
-    parts.iter().any(|c| subquery_of(c).is_some())
+    if !is_comparison(op) {
+        return None;
+    }
+    match (&**left, &**right) {
+        (ast::Expr::Subquery(_), ast::Expr::Subquery(_)) => None,
+        (other, ast::Expr::Subquery(q)) => Some((other, op.clone(), q)),
+        (ast::Expr::Subquery(q), other) => {
+            let flipped = match op {
+                B::Lt => B::Gt,
+                B::LtEq => B::GtEq,
+                B::Gt => B::Lt,
+                B::GtEq => B::LtEq,
+                o => o.clone(),
+            };
+            Some((other, flipped, q))
+        }
+        _ => None,
+    }
 }
 
 /// The top-level AND terms of `e` (parentheses looked through).
-fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+pub(crate) fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
     let mut stack = vec![e];
     while let Some(e) = stack.pop() {
         match e {
@@ -274,6 +335,62 @@ pub(crate) fn map_columns(e: &Expr, f: &impl Fn(usize) -> usize) -> Expr {
             Err(never) => match never {},
         },
     }
+}
+
+/// The terms of `(a AND x) OR (a AND y)`: `a` and `x OR y`, so a join
+/// key repeated in every branch of an OR (TPC-H Q19) is a key.
+fn factor_or(e: Expr) -> Vec<Expr> {
+    fn disjuncts(e: &Expr, out: &mut Vec<Expr>) {
+        match e {
+            Expr::Binary {
+                op: BinaryOp::Or,
+                left,
+                right,
+            } => {
+                disjuncts(left, out);
+                disjuncts(right, out);
+            }
+            other => out.push(other.clone()),
+        }
+    }
+    if !matches!(
+        e,
+        Expr::Binary {
+            op: BinaryOp::Or,
+            ..
+        }
+    ) {
+        return vec![e];
+    }
+    let mut branches = Vec::new();
+    disjuncts(&e, &mut branches);
+    let lists: Vec<Vec<Expr>> = branches
+        .iter()
+        .map(|b| b.conjuncts().into_iter().cloned().collect())
+        .collect();
+    let common: Vec<Expr> = lists[0]
+        .iter()
+        .filter(|t| lists[1..].iter().all(|l| l.contains(t)))
+        .cloned()
+        .collect();
+    if common.is_empty() {
+        return vec![e];
+    }
+    let mut rest = Vec::new();
+    for l in lists {
+        let left: Vec<Expr> = l.into_iter().filter(|t| !common.contains(t)).collect();
+        match conjunction(left) {
+            Some(x) => rest.push(x),
+            // a branch that is only the common terms: the OR is TRUE
+            None => return common,
+        }
+    }
+    let mut out = common;
+    out.extend(
+        rest.into_iter()
+            .reduce(|a, b| Expr::binary(a, BinaryOp::Or, b)),
+    );
+    out
 }
 
 fn conjunction(terms: Vec<Expr>) -> Option<Expr> {
@@ -741,8 +858,13 @@ impl Binder<'_> {
             }
             terms.extend(p.conjuncts().into_iter().cloned());
         }
+        let terms: Vec<Expr> = terms.into_iter().flat_map(factor_or).collect();
+        let mut terms = terms;
         // subquery predicates: scalar ones add a relation and a term,
         // the others a SEMI/ANTI join over the result
+        // SEMI/ANTI joins apply to the block's columns, without those of
+        // the scalar subqueries joined as relations
+        let base = scope.clone();
         let mut scope = scope;
         let mut filters = Vec::new();
         for (p, s) in subs {
@@ -774,7 +896,7 @@ impl Binder<'_> {
                     let bound = eb.bind_predicate(&replaced, "WHERE")?;
                     terms.extend(bound.conjuncts().into_iter().cloned());
                 }
-                other => filters.push(self.filter_subquery(other, &scope)?),
+                other => filters.push(self.filter_subquery(other, &base)?),
             }
         }
         let (plan, cols) = self.greedy(rels, terms)?;
@@ -1178,7 +1300,7 @@ impl Binder<'_> {
         let selection = conjunction_ast(uncorrelated);
         let (plan, scope) = self.plan_relations(rels, conds, selection.as_ref())?;
         let both = Scope::concat(
-            outer,
+            &outer.as_outer(),
             &scope,
             join_schema(&outer.schema, &scope.schema, JoinKind::Inner),
         );
@@ -1217,7 +1339,7 @@ impl Binder<'_> {
                 continue;
             }
             let both = Scope::concat(
-                outer,
+                &outer.as_outer(),
                 inner,
                 join_schema(&outer.schema, &inner.schema, JoinKind::Inner),
             );
@@ -1362,7 +1484,7 @@ impl Binder<'_> {
         };
         // the correlation terms over the outer scope then the relation
         let both = Scope::concat(
-            outer,
+            &outer.as_outer(),
             &rscope,
             join_schema(&outer.schema, &rschema, JoinKind::Inner),
         );

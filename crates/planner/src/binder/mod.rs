@@ -128,6 +128,7 @@ fn plan_here(
         catalog,
         overrides: Vec::new(),
         fold: Folder::new(evaluator),
+        ctes: std::cell::RefCell::new(Vec::new()),
     };
     statements
         .iter()
@@ -180,6 +181,9 @@ pub(crate) struct Binder<'a> {
     overrides: Vec<(String, Option<SchemaRef>)>,
     /// Constant folding.
     pub(crate) fold: Folder<'a>,
+    /// The common table expressions in scope (`WITH`), innermost last:
+    /// name, plan, and the scope its columns go by.
+    pub(crate) ctes: std::cell::RefCell<Vec<(String, LogicalPlan, SchemaRef)>>,
 }
 
 impl Binder<'_> {

@@ -57,11 +57,33 @@ enum SortTarget {
 impl Binder<'_> {
     /// Plans a query.
     pub(crate) fn query(&self, q: &ast::Query) -> Result<LogicalPlan> {
-        if q.with.is_some() {
-            return Err(unsupported(format!(
-                "WITH (common table expressions) is not supported{}",
-                at(q.span())
-            )));
+        if let Some(with) = &q.with {
+            if with.recursive {
+                return Err(unsupported(format!(
+                    "WITH RECURSIVE is not supported{}",
+                    at(q.span())
+                )));
+            }
+            let before = self.ctes.borrow().len();
+            let bound = (|| {
+                for cte in &with.cte_tables {
+                    let alias = ast::TableAlias {
+                        explicit: true,
+                        name: cte.alias.name.clone(),
+                        columns: cte.alias.columns.clone(),
+                        at: None,
+                    };
+                    let (plan, scope) = self.derived(&cte.query, Some(&alias))?;
+                    self.ctes
+                        .borrow_mut()
+                        .push((cte.alias.name.value.clone(), plan, scope.schema));
+                }
+                let mut inner = q.clone();
+                inner.with = None;
+                self.query(&inner)
+            })();
+            self.ctes.borrow_mut().truncate(before);
+            return bound;
         }
         if q.fetch.is_some() {
             return Err(unsupported("FETCH FIRST is not supported; use LIMIT"));
@@ -121,7 +143,25 @@ impl Binder<'_> {
                 "subqueries are not supported{}",
                 at(inner.span())
             ))),
-            SetExpr::SetOperation { op, .. } => Err(unsupported(format!("{op} is not supported"))),
+            SetExpr::SetOperation { .. } => {
+                let plan = self.set_operation(q.body.as_ref())?;
+                let scope = Scope {
+                    qualifier: None,
+                    schema: plan.schema(),
+                    relations: Vec::new(),
+                };
+                let parts = SelectParts {
+                    distinct: false,
+                    projection: None,
+                    selection: None,
+                    group_by: &[],
+                    group_all: false,
+                    having: None,
+                    named_windows: &[],
+                    qualify: None,
+                };
+                select_over(self.fold, plan, &scope, parts, order_by, limit)
+            }
             other => Err(unsupported(format!("query {other} is not supported"))),
         }
     }
@@ -190,6 +230,147 @@ impl Binder<'_> {
             having: s.having.as_ref(),
             named_windows: &s.named_window,
             qualify: s.qualify.as_ref(),
+        };
+        if let Some(h) = &s.having {
+            let mut terms = Vec::new();
+            super::join::split_and(h, &mut terms);
+            if terms
+                .iter()
+                .any(|t| super::join::scalar_comparison(t).is_some())
+            {
+                return self.having_subqueries(plan, &scope, parts, &terms, order_by, limit);
+            }
+        }
+        select_over(self.fold, plan, &scope, parts, order_by, limit)
+    }
+
+    /// A SELECT whose HAVING compares with uncorrelated scalar subqueries
+    /// (TPC-H Q11): the block is planned with the compared expressions as
+    /// extra output columns, each subquery joined as a SINGLE join (one
+    /// row at most), the comparisons filter, the extra columns go, and
+    /// ORDER BY and LIMIT apply to that result.
+    fn having_subqueries(
+        &self,
+        plan: LogicalPlan,
+        scope: &Scope,
+        parts: SelectParts<'_>,
+        terms: &[&ast::Expr],
+        order_by: Ordering<'_>,
+        limit: (usize, Option<usize>),
+    ) -> Result<LogicalPlan> {
+        let Some(projection) = parts.projection else {
+            return Err(unsupported("a subquery in HAVING needs a SELECT list"));
+        };
+        let mut items: Vec<SelectItem> = projection.to_vec();
+        let mut rest: Vec<ast::Expr> = Vec::new();
+        let mut compared = Vec::new();
+        for t in terms {
+            match super::join::scalar_comparison(t) {
+                Some((other, op, q)) => {
+                    let k = compared.len();
+                    items.push(SelectItem::ExprWithAlias {
+                        expr: other.clone(),
+                        alias: ast::Ident::new(format!("__having{k}")),
+                    });
+                    compared.push((op, q));
+                }
+                None => rest.push((*t).clone()),
+            }
+        }
+        let having = rest.into_iter().reduce(|a, b| ast::Expr::BinaryOp {
+            left: Box::new(a),
+            op: ast::BinaryOperator::And,
+            right: Box::new(b),
+        });
+        let inner_parts = SelectParts {
+            projection: Some(&items),
+            having: having.as_ref(),
+            ..parts
+        };
+        let mut plan = select_over(
+            self.fold,
+            plan,
+            scope,
+            inner_parts,
+            Ordering::default(),
+            (0, None),
+        )?;
+        let width = projection_width(&plan) - compared.len();
+        let mut predicates = Vec::new();
+        for (k, (op, q)) in compared.into_iter().enumerate() {
+            let sub = self.query(q)?;
+            let ss = sub.schema();
+            if ss.fields().len() != 1 {
+                return Err(bind_err(format!(
+                    "Subquery returns {} columns - expected 1{}",
+                    ss.fields().len(),
+                    at(q.span())
+                )));
+            }
+            let left = plan.schema();
+            let value = SchemaRef::new(Schema::new(vec![
+                ss.field(0)
+                    .clone()
+                    .with_name(format!("__value{k}"))
+                    .with_nullable(true),
+            ]));
+            let schema = super::join::join_schema(&left, &value, crate::plan::JoinKind::Single);
+            plan = LogicalPlan::Join {
+                left: Box::new(plan),
+                right: Box::new(sub),
+                kind: crate::plan::JoinKind::Single,
+                on: Vec::new(),
+                filter: None,
+                schema,
+            };
+            predicates.push(ast::Expr::BinaryOp {
+                left: Box::new(ast::Expr::Identifier(ast::Ident::new(format!(
+                    "__having{k}"
+                )))),
+                op,
+                right: Box::new(ast::Expr::Identifier(ast::Ident::new(format!(
+                    "__value{k}"
+                )))),
+            });
+        }
+        let joined = Scope {
+            qualifier: None,
+            schema: plan.schema(),
+            relations: Vec::new(),
+        };
+        for p in predicates {
+            let mut eb = ExprBinder::new(&joined, self.fold, false, "");
+            let predicate = eb.bind_predicate(&p, "HAVING")?;
+            plan = LogicalPlan::Filter {
+                input: Box::new(plan),
+                predicate,
+            };
+        }
+        let schema = plan.schema();
+        let fields: Vec<Field> = (0..width).map(|i| schema.field(i).clone()).collect();
+        let exprs = (0..width)
+            .map(|i| Expr::column(i, schema.field(i).name().clone()))
+            .collect();
+        let out = SchemaRef::new(Schema::new(fields));
+        let plan = LogicalPlan::Projection {
+            input: Box::new(plan),
+            exprs,
+            schema: out.clone(),
+        };
+        let scope = Scope {
+            qualifier: None,
+            schema: out,
+            relations: Vec::new(),
+        };
+        let parts = SelectParts {
+            distinct: false,
+            projection: None,
+            selection: None,
+            group_by: &[],
+            group_all: false,
+            having: None,
+            named_windows: &[],
+            qualify: None,
         };
         select_over(self.fold, plan, &scope, parts, order_by, limit)
     }
@@ -337,6 +518,14 @@ impl Binder<'_> {
                 options: FileOptions::default(),
             };
             (source, schema, file_stem(&id.value))
+        } else if let Some((plan, schema)) = self.cte(&id.value) {
+            // a CTE: its plan, inlined where it is named
+            let scope = Scope {
+                qualifier: Some(alias.unwrap_or_else(|| id.value.clone())),
+                schema: rename_columns(schema, &column_aliases, id)?,
+                relations: Vec::new(),
+            };
+            return Ok((plan, scope));
         } else {
             let (canonical, schema) = self.lookup_table(id)?;
             (TableSource::Table(canonical), schema, id.value.clone())
@@ -349,6 +538,126 @@ impl Binder<'_> {
             relations: Vec::new(),
         };
         Ok((LogicalPlan::Scan { source, schema }, scope))
+    }
+
+    /// A term of a set operation: `UNION [ALL]` of two terms (the other
+    /// set operations are refused), a SELECT, a parenthesised query or
+    /// VALUES.
+    fn set_operation(&self, e: &SetExpr) -> Result<LogicalPlan> {
+        let (op, quantifier, left, right) = match e {
+            SetExpr::SetOperation {
+                op,
+                set_quantifier,
+                left,
+                right,
+            } => (op, set_quantifier, left, right),
+            SetExpr::Select(s) => return self.select(s, Ordering::default(), (0, None)),
+            SetExpr::Query(q) => return self.query(q),
+            SetExpr::Values(v) => return values(self.fold, v),
+            other => return Err(unsupported(format!("query {other} is not supported"))),
+        };
+        if *op != ast::SetOperator::Union {
+            return Err(unsupported(format!("{op} is not supported")));
+        }
+        let all = match quantifier {
+            ast::SetQuantifier::All => true,
+            ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
+            other => return Err(unsupported(format!("UNION {other} is not supported"))),
+        };
+        let l = self.set_operation(left)?;
+        let r = self.set_operation(right)?;
+        let (ls, rs) = (l.schema(), r.schema());
+        if ls.fields().len() != rs.fields().len() {
+            return Err(bind_err(format!(
+                "Set operations can only apply to expressions with the same number of result columns ({} and {})",
+                ls.fields().len(),
+                rs.fields().len()
+            )));
+        }
+        let mut fields = Vec::new();
+        for (a, b) in ls.fields().iter().zip(rs.fields()) {
+            let t = if a.data_type() == b.data_type() {
+                a.data_type().clone()
+            } else {
+                comparison_type(a.data_type(), b.data_type()).ok_or_else(|| {
+                    bind_err(format!(
+                        "Cannot combine types {} and {} in UNION (column \"{}\")",
+                        sql_type_name(a.data_type()),
+                        sql_type_name(b.data_type()),
+                        a.name()
+                    ))
+                })?
+            };
+            fields.push(Field::new(a.name(), t, a.is_nullable() || b.is_nullable()));
+        }
+        let schema = SchemaRef::new(Schema::new(fields));
+        let conform = |plan: LogicalPlan| -> LogicalPlan {
+            let from = plan.schema();
+            if from
+                .fields()
+                .iter()
+                .zip(schema.fields())
+                .all(|(f, t)| f.data_type() == t.data_type())
+            {
+                return plan;
+            }
+            let exprs = from
+                .fields()
+                .iter()
+                .zip(schema.fields())
+                .enumerate()
+                .map(|(i, (f, t))| {
+                    let c = Expr::column(i, f.name().clone());
+                    if f.data_type() == t.data_type() {
+                        c
+                    } else {
+                        Expr::Cast {
+                            expr: Box::new(c),
+                            to: t.data_type().clone(),
+                        }
+                    }
+                })
+                .collect();
+            let out: Vec<Field> = from
+                .fields()
+                .iter()
+                .zip(schema.fields())
+                .map(|(f, t)| f.as_ref().clone().with_data_type(t.data_type().clone()))
+                .collect();
+            LogicalPlan::Projection {
+                input: Box::new(plan),
+                exprs,
+                schema: SchemaRef::new(Schema::new(out)),
+            }
+        };
+        let mut inputs = Vec::new();
+        for side in [l, r] {
+            match side {
+                // UNION ALL chains flatten into one union
+                LogicalPlan::Union { inputs: more, .. } => {
+                    inputs.extend(more.into_iter().map(conform))
+                }
+                other => inputs.push(conform(other)),
+            }
+        }
+        let union = LogicalPlan::Union { inputs, schema };
+        Ok(if all {
+            union
+        } else {
+            LogicalPlan::Distinct {
+                input: Box::new(union),
+            }
+        })
+    }
+
+    /// The innermost CTE named `name`, if any.
+    fn cte(&self, name: &str) -> Option<(LogicalPlan, SchemaRef)> {
+        self.ctes
+            .borrow()
+            .iter()
+            .rev()
+            .find(|(n, _, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, p, s)| (p.clone(), s.clone()))
     }
 
     fn table_function(
@@ -475,6 +784,11 @@ impl Binder<'_> {
             }
         }
     }
+}
+
+/// Columns of a planned SELECT block's output.
+fn projection_width(plan: &LogicalPlan) -> usize {
+    plan.schema().fields().len()
 }
 
 /// `SELECT items FROM plan GROUP BY group` over `scope` (a decorrelated
