@@ -5,6 +5,7 @@
 //! the typing rules and constant folding.
 
 mod coerce;
+mod dml;
 mod expr;
 mod query;
 mod settings;
@@ -254,6 +255,8 @@ impl Binder<'_> {
             S::Pragma { name, value, .. } => self.pragma(name, value.as_ref()),
             S::CreateTable(ct) => self.create_table(ct),
             S::Insert(ins) => self.insert(ins),
+            S::Update(u) => self.update(u),
+            S::Delete(d) => self.delete(d),
             S::AlterTable(at) => self.alter_table(at),
             S::Drop {
                 object_type,

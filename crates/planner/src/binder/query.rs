@@ -191,7 +191,7 @@ impl Binder<'_> {
 
     /// Plans the FROM clause: a Scan (or one empty row without FROM) and
     /// the scope its columns are named in.
-    fn from(&self, from: &[ast::TableWithJoins]) -> Result<(LogicalPlan, Scope)> {
+    pub(super) fn from(&self, from: &[ast::TableWithJoins]) -> Result<(LogicalPlan, Scope)> {
         let twj = match from {
             [] => {
                 let schema = SchemaRef::new(Schema::empty());
