@@ -536,6 +536,51 @@ impl Connection {
         Ok(())
     }
 
+    /// Stores `batches` as the rows of `table` (UPDATE, DELETE), checking
+    /// NOT NULL; fails if the table changed since `before` was read (a
+    /// statement of another connection ran in between).
+    fn replace_rows(
+        &self,
+        table: &str,
+        before: Option<Table>,
+        batches: Vec<RecordBatch>,
+        what: &str,
+    ) -> Result<()> {
+        let mut tables = self.shared.tables.write().expect("catalog poisoned");
+        let Some(existing) = tables.get_mut(&table.to_lowercase()) else {
+            return Err(Error::Catalog(format!(
+                "Table with name {table} does not exist!"
+            )));
+        };
+        if !before.is_some_and(|b| Arc::ptr_eq(&b.data, &existing.data)) {
+            return Err(Error::InvalidInput(format!(
+                "{what} on \"{table}\" conflicts with a change made to it while it ran; run it again"
+            )));
+        }
+        let schema = existing.data.schema.clone();
+        let mut out = Vec::with_capacity(batches.len());
+        for b in batches.into_iter().filter(|b| b.num_rows() > 0) {
+            for (field, column) in schema.fields().iter().zip(b.columns()) {
+                if !field.is_nullable() && column.null_count() > 0 {
+                    return Err(Error::Constraint(format!(
+                        "NOT NULL constraint failed: {}.{}",
+                        existing.name,
+                        field.name()
+                    )));
+                }
+            }
+            out.push(
+                RecordBatch::try_new(schema.clone(), b.columns().to_vec())
+                    .map_err(|e| Error::InvalidInput(format!("{what} of \"{table}\": {e}")))?,
+            );
+        }
+        existing.data = Arc::new(TableData {
+            schema,
+            batches: out,
+        });
+        Ok(())
+    }
+
     fn run_statement(&self, statement: Statement, options: &ExecuteOptions) -> Result<QueryResult> {
         match statement {
             Statement::Query(plan) => {
@@ -647,6 +692,30 @@ impl Connection {
                 }
                 existing.data = Arc::new(TableData { schema, batches });
                 Ok(QueryResult::no_rows(Some(rows)))
+            }
+            Statement::Update { table, plan } => {
+                let before = self.table(&table);
+                let out = self.run_plan(&plan, false, options)?;
+                let mut updated = 0u64;
+                let mut batches = Vec::with_capacity(out.batches.len());
+                for b in out.batches {
+                    let n = b.num_columns() - 1;
+                    let flags = arrow::array::AsArray::as_boolean(b.column(n));
+                    updated += flags.true_count() as u64;
+                    batches.push(b.project(&(0..n).collect::<Vec<_>>())?);
+                }
+                self.replace_rows(&table, before, batches, "UPDATE")?;
+                Ok(QueryResult::no_rows(Some(updated)))
+            }
+            Statement::Delete { table, plan } => {
+                let before = self.table(&table);
+                let old_rows: u64 = before.as_ref().map_or(0, |t| {
+                    t.data.batches.iter().map(|b| b.num_rows() as u64).sum()
+                });
+                let out = self.run_plan(&plan, false, options)?;
+                let kept: u64 = out.batches.iter().map(|b| b.num_rows() as u64).sum();
+                self.replace_rows(&table, before, out.batches, "DELETE")?;
+                Ok(QueryResult::no_rows(Some(old_rows - kept)))
             }
             Statement::AlterTable {
                 name,

@@ -2,13 +2,15 @@
 //!
 //! Lanes collect their rows; at its end each lane evaluates the partition
 //! keys, order keys and function arguments once, appends them (and each
-//! row's input position) to its rows, and cuts them into buckets by a
-//! hash of the partition keys (all rows in one bucket without PARTITION
-//! BY). The merge is a parallel job of one task per bucket: it puts the
-//! bucket's rows of every lane together, sorts them by (partition keys,
-//! order keys, input position) in Arrow's row format, and computes each
-//! function over each partition. The input position as the last key makes
-//! the answer independent of the number of threads.
+//! row's input position) to its rows, cuts them into buckets by a hash of
+//! the partition keys (all rows in one bucket without PARTITION BY) and
+//! sorts each bucket by (partition keys, order keys, input position) in
+//! Arrow's row format. The merge is a parallel job of one task per
+//! bucket: it merges the lanes' sorted runs of its bucket and computes
+//! each function over each partition. Without PARTITION BY the sort is
+//! still parallel (one run per lane), only the merge and the functions
+//! run on one worker. The input position as the last key makes the
+//! answer independent of the number of threads.
 //!
 //! Frames are never rescanned row by row: running and moving sums and
 //! counts use prefix sums (a segment tree for DOUBLE sums over frames that
@@ -16,14 +18,17 @@
 //! sum), MIN/MAX a monotonic deque (frame bounds only move forward), RANGE
 //! offsets a binary search on the order key.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, AsArray, Decimal128Array, Float64Array, Int64Array, RecordBatch, UInt32Array,
     new_null_array,
 };
-use arrow::compute::{SortOptions, cast, concat_batches, interleave, take, take_record_batch};
+use arrow::compute::{
+    SortOptions, cast, concat_batches, interleave, interleave_record_batch, take, take_record_batch,
+};
 use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
 use arrow::row::{RowConverter, Rows, SortField};
 use weir_planner::{
@@ -56,7 +61,9 @@ pub(crate) struct WindowPlan {
 
 /// A lane's rows, cut into buckets (each a list of `work` batches).
 pub(crate) struct WindowLane {
-    pub(crate) buckets: Vec<Vec<RecordBatch>>,
+    /// Per bucket, the lane's rows sorted by (partition keys, order keys,
+    /// position), if it has any.
+    pub(crate) buckets: Vec<Option<RecordBatch>>,
 }
 
 impl WindowLane {
@@ -64,7 +71,7 @@ impl WindowLane {
         self.buckets
             .iter()
             .flatten()
-            .map(RecordBatch::get_array_memory_size)
+            .map(|b| b.get_array_memory_size())
             .sum()
     }
 
@@ -204,28 +211,25 @@ impl WindowPlan {
                 buckets[b].push(part);
             }
         }
+        let buckets = buckets
+            .into_iter()
+            .map(|parts| self.sort_run(parts))
+            .collect::<Result<_>>()?;
         Ok(WindowLane { buckets })
     }
 
-    /// Sorts bucket `b` of every lane and computes the functions over it.
-    pub(crate) fn compute(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
-        let parts: Vec<&RecordBatch> = lanes.iter().flat_map(|l| &l.buckets[b]).collect();
-        if parts.iter().all(|p| p.num_rows() == 0) {
-            return Ok(None);
-        }
-        let all = concat_batches(&self.work, parts).map_err(Error::arrow)?;
-        let n_in = self.input.fields().len();
+    /// The sort key of `work` rows: partition keys, order keys, position.
+    fn sort_rows(&self, work: &RecordBatch) -> Result<Rows> {
         let start = self.key_start();
-        let (np, no) = (self.partition_by.len(), self.order_by.len());
-        // sort by partition keys, order keys, input position
-        let mut fields = Vec::with_capacity(np + no + 1);
-        let mut keys = Vec::with_capacity(np + no + 1);
+        let np = self.partition_by.len();
+        let mut fields = Vec::with_capacity(np + self.order_by.len() + 1);
+        let mut keys = Vec::with_capacity(np + self.order_by.len() + 1);
         for i in 0..np {
-            fields.push(SortField::new(all.column(start + i).data_type().clone()));
-            keys.push(Arc::clone(all.column(start + i)));
+            fields.push(SortField::new(work.column(start + i).data_type().clone()));
+            keys.push(Arc::clone(work.column(start + i)));
         }
         for (i, k) in self.order_by.iter().enumerate() {
-            let c = all.column(start + np + i);
+            let c = work.column(start + np + i);
             fields.push(SortField::new_with_options(
                 c.data_type().clone(),
                 SortOptions {
@@ -236,14 +240,64 @@ impl WindowPlan {
             keys.push(Arc::clone(c));
         }
         fields.push(SortField::new(DataType::UInt64));
-        keys.push(Arc::clone(all.column(n_in)));
+        keys.push(Arc::clone(work.column(self.input.fields().len())));
         let converter = RowConverter::new(fields).map_err(Error::arrow)?;
-        let rows = converter.convert_columns(&keys).map_err(Error::arrow)?;
+        converter.convert_columns(&keys).map_err(Error::arrow)
+    }
+
+    /// A lane's rows of one bucket as one batch sorted by [`Self::sort_rows`].
+    fn sort_run(&self, parts: Vec<RecordBatch>) -> Result<Option<RecordBatch>> {
+        if parts.is_empty() {
+            return Ok(None);
+        }
+        let all = concat_batches(&self.work, &parts).map_err(Error::arrow)?;
+        drop(parts);
+        let rows = self.sort_rows(&all)?;
         let mut order: Vec<u32> = (0..all.num_rows() as u32).collect();
         order.sort_unstable_by(|&a, &c| rows.row(a as usize).cmp(&rows.row(c as usize)));
         drop(rows);
-        let sorted = take_record_batch(&all, &UInt32Array::from(order)).map_err(Error::arrow)?;
-        drop(all);
+        take_record_batch(&all, &UInt32Array::from(order))
+            .map(Some)
+            .map_err(Error::arrow)
+    }
+
+    /// The lanes' sorted runs of one bucket merged into one sorted batch.
+    fn merge_runs(&self, runs: &[&RecordBatch]) -> Result<RecordBatch> {
+        let keys = runs
+            .iter()
+            .map(|r| self.sort_rows(r))
+            .collect::<Result<Vec<Rows>>>()?;
+        let total: usize = runs.iter().map(|r| r.num_rows()).sum();
+        let mut heap = BinaryHeap::with_capacity(runs.len());
+        for (r, k) in keys.iter().enumerate() {
+            heap.push(Reverse((k.row(0), r, 0usize)));
+        }
+        let mut picks = Vec::with_capacity(total);
+        while let Some(Reverse((_, r, i))) = heap.pop() {
+            picks.push((r, i));
+            if i + 1 < runs[r].num_rows() {
+                heap.push(Reverse((keys[r].row(i + 1), r, i + 1)));
+            }
+        }
+        let batches: Vec<&RecordBatch> = runs.to_vec();
+        interleave_record_batch(&batches, &picks).map_err(Error::arrow)
+    }
+
+    /// Sorts bucket `b` of every lane and computes the functions over it.
+    pub(crate) fn compute(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
+        let runs: Vec<&RecordBatch> = lanes
+            .iter()
+            .filter_map(|l| l.buckets[b].as_ref())
+            .filter(|r| r.num_rows() > 0)
+            .collect();
+        let sorted = match runs.as_slice() {
+            [] => return Ok(None),
+            [one] => (*one).clone(),
+            _ => self.merge_runs(&runs)?,
+        };
+        let n_in = self.input.fields().len();
+        let start = self.key_start();
+        let (np, no) = (self.partition_by.len(), self.order_by.len());
         let n = sorted.num_rows();
         // partitions and peer groups, as runs of equal keys
         let same = |cols: &[ArrayRef]| -> Result<Vec<bool>> {

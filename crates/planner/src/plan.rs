@@ -6,8 +6,12 @@
 //!
 //! ```text
 //! Scan -> [Filter] -> [Aggregate] -> [Filter (HAVING)] -> [Window ...]
-//!      -> [Filter (QUALIFY)] -> Projection -> [Distinct] -> [Sort] -> [Projection (drops hidden sort keys)] -> [Limit]
+//!      -> [Filter (QUALIFY)] -> Projection -> [Distinct] -> [Sort]
+//!      -> [Projection (drops hidden sort keys)] -> [Limit]
 //! ```
+//!
+//! There is one Window node per distinct (PARTITION BY, ORDER BY) of the
+//! query's window functions, each adding its functions' columns.
 //!
 //! `Values` replaces `Scan` for `SELECT` without `FROM` and for
 //! `INSERT ... VALUES`. Each node's [`LogicalPlan::schema`] is its output;
@@ -811,6 +815,23 @@ pub enum Statement {
         /// Table name.
         table: String,
         /// Rows in the table's schema.
+        plan: LogicalPlan,
+    },
+    /// `UPDATE name SET ... [WHERE ...]`: `plan` gives every row of the
+    /// table (in its order) with its new values, in the table's columns,
+    /// then a BOOLEAN column that is TRUE for the rows updated.
+    Update {
+        /// Table name.
+        table: String,
+        /// The rows afterwards, and which changed.
+        plan: LogicalPlan,
+    },
+    /// `DELETE FROM name [WHERE ...]`: `plan` gives the rows kept, in the
+    /// table's order.
+    Delete {
+        /// Table name.
+        table: String,
+        /// The rows kept.
         plan: LogicalPlan,
     },
     /// `ALTER TABLE name ...`: column `k` of the altered table is column

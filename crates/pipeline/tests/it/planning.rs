@@ -128,6 +128,12 @@ fn render(s: &Statement) -> String {
             render_schema(&plan.schema()),
             render_plan(plan)
         ),
+        Statement::Update { table, plan } => {
+            format!("Update {table}\n{}", render_plan(plan))
+        }
+        Statement::Delete { table, plan } => {
+            format!("Delete {table}\n{}", render_plan(plan))
+        }
         Statement::Insert { table, plan } => format!(
             "Insert {table} [{}]\n{}",
             render_schema(&plan.schema()),
@@ -895,8 +901,8 @@ fn unsupported_constructs_are_named() {
             "LEFT JOIN needs a join condition (ON, USING or NATURAL)",
         ),
         (
-            "SELECT row_number() OVER () FROM t",
-            "window functions are not supported (row_number ... OVER)",
+            "SELECT row_number() OVER (ORDER BY i GROUPS 1 PRECEDING) FROM t",
+            "GROUPS window frames are not supported",
         ),
         (
             "WITH RECURSIVE a AS (SELECT 1) SELECT * FROM a",
@@ -932,13 +938,14 @@ fn unsupported_constructs_are_named() {
             "SELECT * FROM main.lineitem",
             "qualified name main.lineitem is not supported",
         ),
-        ("SELECT i FROM t QUALIFY i > 1", "QUALIFY is not supported"),
+        (
+            "SELECT string_agg(s) OVER () FROM t",
+            "string_agg is not supported as a window function",
+        ),
         (
             "SELECT i IS DISTINCT FROM 1 FROM t",
             "IS [NOT] DISTINCT FROM is not supported",
         ),
-        ("UPDATE t SET i = 1", "UPDATE statements are not supported"),
-        ("DELETE FROM t", "DELETE statements are not supported"),
         (
             "CREATE VIEW v AS SELECT 1",
             "CREATE VIEW statements are not supported",
@@ -1238,4 +1245,73 @@ fn division_follows_duckdb() {
           Values: 1 rows
         ",
     );
+}
+
+#[test]
+fn window_functions_plan_a_window_node_per_partition_and_order() {
+    // two specifications: two Window nodes; QUALIFY filters above them;
+    // the final projection reads the windows' columns
+    check(
+        "SELECT i, row_number() OVER (PARTITION BY s ORDER BY i), i - lag(i) OVER w \
+         FROM t QUALIFY sum(d) OVER (PARTITION BY s ORDER BY i) > 1 WINDOW w AS (ORDER BY ts)",
+        "
+        Projection: i, row_number() OVER (PARTITION BY s ORDER BY i), (i - lag(i) OVER w)
+          Filter: (sum(d) OVER (PARTITION BY s ORDER BY i) > 1.0)
+            Window: partitionBy=[], orderBy=[ts ASC NULLS LAST], functions=[lag(i, 1)]
+              Window: partitionBy=[s], orderBy=[i ASC NULLS LAST], functions=[row_number(), sum(d) RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW]
+                Scan: t (5 columns)
+        ",
+    );
+    // over GROUP BY: the windows read the Aggregate's output
+    check(
+        "SELECT s, rank() OVER (ORDER BY count(*) DESC) FROM t GROUP BY s",
+        "
+        Projection: s, rank() OVER (ORDER BY count(*) DESC)
+          Window: partitionBy=[], orderBy=[count(*) DESC NULLS LAST], functions=[rank()]
+            Aggregate: groupBy=[s], aggr=[count(*)]
+              Scan: t (5 columns)
+        ",
+    );
+    check_schema(
+        "SELECT row_number() OVER () AS r, avg(i) OVER () AS a, sum(i) OVER () AS s, \
+         lag(d, 1, 0) OVER () AS l, ntile(2) OVER () AS n FROM t",
+        "r BIGINT NOT NULL, a DOUBLE, s BIGINT, l DOUBLE, n BIGINT",
+    );
+    check_err(
+        "SELECT i FROM t WHERE rank() OVER () = 1",
+        "WHERE clause cannot contain window functions",
+    );
+    check_err(
+        "SELECT sum(i) OVER (ROWS BETWEEN -1 PRECEDING AND CURRENT ROW) FROM t",
+        "ROWS frame offsets must be non-negative integer constants",
+    );
+    check_err(
+        "SELECT sum(i) OVER (ORDER BY s RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+        "RANGE frames with an offset need a numeric ORDER BY key, not VARCHAR",
+    );
+}
+
+#[test]
+fn update_and_delete_plan_queries_over_the_table() {
+    check(
+        "UPDATE t SET i = i + 1, s = 'x' WHERE d > 0",
+        "
+        Update t
+        Projection: CASE WHEN (d > 0.0) THEN (i + 1) ELSE i END, d, CASE WHEN (d > 0.0) THEN 'x' ELSE s END, b, ts, CASE WHEN (d > 0.0) THEN TRUE ELSE FALSE END
+          Scan: t (5 columns)
+        ",
+    );
+    check(
+        "DELETE FROM t WHERE i = 1",
+        "
+        Delete t
+        Filter: NOT CASE WHEN (i = 1) THEN TRUE ELSE FALSE END
+          Scan: t (5 columns)
+        ",
+    );
+    check_err(
+        "UPDATE t SET nope = 1",
+        "Referenced update column nope not found",
+    );
+    check_err("DELETE FROM lineitem USING t", "DELETE options");
 }

@@ -6,6 +6,7 @@
 
 mod coerce;
 mod copy;
+mod dml;
 mod expr;
 mod files;
 mod join;
@@ -298,6 +299,8 @@ impl Binder<'_> {
             S::Pragma { name, value, .. } => self.pragma(name, value.as_ref()),
             S::CreateTable(ct) => self.create_table(ct),
             S::Insert(ins) => self.insert(ins),
+            S::Update(u) => self.update(u),
+            S::Delete(d) => self.delete(d),
             S::AlterTable(at) => self.alter_table(at),
             S::Drop {
                 object_type,

@@ -379,7 +379,7 @@ impl Binder<'_> {
     /// the scope its columns are named in; several tables and joins go
     /// through `binder/join.rs`, which also places the WHERE conjuncts
     /// (`selection`, then consumed: the returned flag is true).
-    fn from(
+    pub(super) fn from(
         &self,
         from: &[ast::TableWithJoins],
         selection: Option<&ast::Expr>,
