@@ -253,7 +253,7 @@ const EMPTY: u32 = u32::MAX;
 
 /// An open-addressing hash table of fixed-width keys with linear probing:
 /// slots hold the keys themselves (no separate tag bytes, so a lookup
-/// touches one cache line where hashbrown touches two), at most half full.
+/// touches one cache line where hashbrown touches two), at most three quarters full.
 #[derive(Clone, Debug)]
 struct FixedTable<const K: usize> {
     slots: Vec<FixedSlot<K>>,
@@ -278,7 +278,7 @@ impl<const K: usize> FixedTable<K> {
         hash: u64,
         new_id: impl FnOnce() -> u32,
     ) -> (u32, bool) {
-        if 2 * (self.len + 1) > self.slots.len() {
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
             self.grow();
         }
         let mask = self.slots.len() - 1;
