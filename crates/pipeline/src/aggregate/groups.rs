@@ -251,9 +251,12 @@ struct FixedSlot<const K: usize> {
 /// The id of an empty slot.
 const EMPTY: u32 = u32::MAX;
 
+/// Rows whose home slots are read before any of them is probed.
+const PROBE_AHEAD: usize = 16;
+
 /// An open-addressing hash table of fixed-width keys with linear probing:
 /// slots hold the keys themselves (no separate tag bytes, so a lookup
-/// touches one cache line where hashbrown touches two), at most half full.
+/// touches one cache line where hashbrown touches two), at most three quarters full.
 #[derive(Clone, Debug)]
 struct FixedTable<const K: usize> {
     slots: Vec<FixedSlot<K>>,
@@ -278,7 +281,7 @@ impl<const K: usize> FixedTable<K> {
         hash: u64,
         new_id: impl FnOnce() -> u32,
     ) -> (u32, bool) {
-        if 2 * (self.len + 1) > self.slots.len() {
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
             self.grow();
         }
         let mask = self.slots.len() - 1;
@@ -462,16 +465,35 @@ impl<const K: usize> FixedGroups<K> {
         let nulls = std::mem::take(&mut self.scratch_nulls);
         ids.clear();
         ids.reserve(keys.len());
+        let hashes: Vec<u64> = keys
+            .iter()
+            .zip(&nulls)
+            .map(|(k, &m)| hash_fixed(k, m))
+            .collect();
         // neighbouring rows often share their group (data arrives in
-        // runs): compare with the previous row before hashing
+        // runs): compare with the previous row before probing
         let mut last: Option<([u64; K], u32, u32)> = None;
-        for (&key, &mask) in keys.iter().zip(&nulls) {
-            let id = match last {
-                Some((k, m, id)) if k == key && m == mask => id,
-                _ => self.find_or_insert(key, mask, hash_fixed(&key, mask)),
-            };
-            last = Some((key, mask, id));
-            ids.push(id);
+        for (chunk, start) in hashes.chunks(PROBE_AHEAD).zip((0..).step_by(PROBE_AHEAD)) {
+            // read the home slot of each row of the chunk first: the loads
+            // are independent, so their cache misses overlap instead of
+            // each probe below waiting for its own
+            let mut touched = 0u32;
+            for &h in chunk {
+                let slots = &self.tables[radix(h)].slots;
+                if !slots.is_empty() {
+                    touched ^= slots[h as usize & (slots.len() - 1)].id;
+                }
+            }
+            std::hint::black_box(touched);
+            for (i, &h) in (start..).zip(chunk) {
+                let (key, mask) = (keys[i], nulls[i]);
+                let id = match last {
+                    Some((k, m, id)) if k == key && m == mask => id,
+                    _ => self.find_or_insert(key, mask, h),
+                };
+                last = Some((key, mask, id));
+                ids.push(id);
+            }
         }
         self.scratch_keys = keys;
         self.scratch_nulls = nulls;
