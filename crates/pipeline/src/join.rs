@@ -174,7 +174,10 @@ impl JoinSpec {
             .map(|k| evaluate(k, batch).map_err(Error::from))
             .collect::<Result<Vec<ArrayRef>>>()?;
         let mut valid = vec![true; batch.num_rows()];
-        for c in &columns {
+        // INTERSECT and EXCEPT compare NULLs as equal (the row format
+        // encodes them alike)
+        let nulls_equal = matches!(self.kind, JoinKind::Intersect | JoinKind::Except);
+        for c in columns.iter().filter(|_| !nulls_equal) {
             if let Some(nulls) = c.logical_nulls() {
                 for (v, ok) in valid.iter_mut().zip(nulls.iter()) {
                     *v &= ok;
@@ -353,8 +356,8 @@ impl JoinSpec {
         // probe rows by whether they matched
         let unmatched_kept = match self.kind {
             JoinKind::Left | JoinKind::Full | JoinKind::Single => Some(false),
-            JoinKind::Semi => Some(true),
-            JoinKind::Anti => Some(false),
+            JoinKind::Semi | JoinKind::Intersect => Some(true),
+            JoinKind::Anti | JoinKind::Except => Some(false),
             JoinKind::NullAwareAnti => Some(false),
             JoinKind::Inner | JoinKind::Right => None,
         };

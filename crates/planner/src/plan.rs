@@ -411,12 +411,19 @@ pub enum JoinKind {
     /// An uncorrelated scalar subquery: as `Left` without keys, the right
     /// side holding at most one row (more is an error).
     Single,
+    /// `INTERSECT`: as `Semi`, NULL keys equal to each other.
+    Intersect,
+    /// `EXCEPT`: as `Anti`, NULL keys equal to each other.
+    Except,
 }
 
 impl JoinKind {
     /// True when the output has the right input's columns.
     pub fn keeps_right(self) -> bool {
-        !matches!(self, Self::Semi | Self::Anti | Self::NullAwareAnti)
+        !matches!(
+            self,
+            Self::Semi | Self::Anti | Self::NullAwareAnti | Self::Intersect | Self::Except
+        )
     }
 
     /// The SQL name, as EXPLAIN shows it.
@@ -430,6 +437,8 @@ impl JoinKind {
             Self::Anti => "ANTI",
             Self::NullAwareAnti => "NULL-AWARE ANTI",
             Self::Single => "SINGLE",
+            Self::Intersect => "INTERSECT",
+            Self::Except => "EXCEPT",
         }
     }
 }

@@ -908,8 +908,14 @@ fn unsupported_constructs_are_named() {
             "WITH RECURSIVE a AS (SELECT 1) SELECT * FROM a",
             "WITH RECURSIVE is not supported",
         ),
-        ("SELECT 1 INTERSECT SELECT 2", "INTERSECT is not supported"),
-        ("SELECT 1 EXCEPT SELECT 2", "EXCEPT is not supported"),
+        (
+            "SELECT 1 INTERSECT ALL SELECT 2",
+            "INTERSECT ALL is not supported",
+        ),
+        (
+            "SELECT 1 EXCEPT ALL SELECT 2",
+            "EXCEPT ALL is not supported",
+        ),
         (
             "SELECT INTERVAL '1' DAY TO SECOND",
             "INTERVAL ... TO ... and precisions are not supported",
@@ -959,7 +965,7 @@ fn unsupported_constructs_are_named() {
         check_err(sql, expect);
     }
     assert!(matches!(
-        plan_sql("SELECT 1 INTERSECT SELECT 2", &TestCatalog),
+        plan_sql("SELECT 1 INTERSECT ALL SELECT 2", &TestCatalog),
         Err(Error::Unsupported(_))
     ));
     assert!(matches!(

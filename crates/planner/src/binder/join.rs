@@ -1461,6 +1461,13 @@ impl Binder<'_> {
                 )));
             }
         };
+        // a group with no rows is no row here, where count() would be 0
+        if value.to_string().to_ascii_lowercase().contains("count") {
+            return Err(unsupported(format!(
+                "a correlated scalar subquery with count() is not supported{}",
+                at(query.span())
+            )));
+        }
         items.push(ast::SelectItem::UnnamedExpr(value));
         let group: Vec<ast::Expr> = keys.iter().map(|(_, i)| i.clone()).collect();
         let grouped = super::query::select_grouped(self.fold, plan, &scope, &items, &group)?;

@@ -556,8 +556,14 @@ impl Binder<'_> {
             SetExpr::Values(v) => return values(self.fold, v),
             other => return Err(unsupported(format!("query {other} is not supported"))),
         };
-        if *op != ast::SetOperator::Union {
-            return Err(unsupported(format!("{op} is not supported")));
+        let kind = match op {
+            ast::SetOperator::Union => None,
+            ast::SetOperator::Intersect => Some(crate::plan::JoinKind::Intersect),
+            ast::SetOperator::Except => Some(crate::plan::JoinKind::Except),
+            other => return Err(unsupported(format!("{other} is not supported"))),
+        };
+        if kind.is_some() && matches!(quantifier, ast::SetQuantifier::All) {
+            return Err(unsupported(format!("{op} ALL is not supported")));
         }
         let all = match quantifier {
             ast::SetQuantifier::All => true,
@@ -630,6 +636,32 @@ impl Binder<'_> {
                 schema: SchemaRef::new(Schema::new(out)),
             }
         };
+        if let Some(kind) = kind {
+            // distinct rows of the left side with (INTERSECT) or without
+            // (EXCEPT) an equal row on the right, NULLs equal
+            let (l, r) = (conform(l), conform(r));
+            let on = schema
+                .fields()
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    (
+                        Expr::column(i, f.name().clone()),
+                        Expr::column(i, r.schema().field(i).name().clone()),
+                    )
+                })
+                .collect();
+            let left = LogicalPlan::Distinct { input: Box::new(l) };
+            let schema = super::join::join_schema(&left.schema(), &r.schema(), kind);
+            return Ok(LogicalPlan::Join {
+                left: Box::new(left),
+                right: Box::new(r),
+                kind,
+                on,
+                filter: None,
+                schema,
+            });
+        }
         let mut inputs = Vec::new();
         for side in [l, r] {
             match side {
