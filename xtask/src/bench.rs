@@ -2,15 +2,15 @@
 //!
 //! - `executor`: the criterion benches of `weir-executor`.
 //! - `queries`: generates TPC-H `lineitem` (scale factor `--sf`, default 1,
-//!   cached under `target/tpch/`), loads it and times `bench/queries.sql`
-//!   and `bench/breakers.sql` (high-cardinality GROUP BY, top-N, full sort,
+//!   cached under `target/tpch/`), loads it and times `benches/queries.sql`
+//!   and `benches/breakers.sql` (high-cardinality GROUP BY, top-N, full sort,
 //!   DISTINCT), printing per query the median, rows/s, peak breaker memory
 //!   and result, and writing `target/bench/queries.json`. ARGS go to the
 //!   query bench (`--sf 0.1 --threads 2 --reps 5 --only G1,T10`, or
 //!   `--sql QUERY` for ad-hoc queries).
-//! - `tpch`: the 22 TPC-H queries of `bench/tpch/` over all eight tables,
+//! - `tpch`: the 22 TPC-H queries of `benches/tpch/` over all eight tables,
 //!   Weir and DuckDB in one run, side by side.
-//! - `lineitem`: `bench/queries.sql` and `bench/breakers.sql` over
+//! - `lineitem`: `benches/queries.sql` and `benches/breakers.sql` over
 //!   `lineitem`, Weir and DuckDB in one run, side by side.
 //!
 //! `tpch` and `lineitem` take `--sf SF` (default 1), `--threads N`
@@ -18,7 +18,7 @@
 //! measure each query's peak resident memory in a fresh process). They
 //! generate the tables once as Parquet under `target/tpch-data/sf<SF>/`,
 //! run Weir (`crates/engine/benches/compare.rs`), then DuckDB
-//! (`bench/compare_peer.py`, installing `duckdb` with pip if it is
+//! (`benches/compare_peer.py`, installing `duckdb` with pip if it is
 //! missing) with the same arguments, and print one table: each median,
 //! the ratio Weir / DuckDB, the geometric mean of the ratios, the peak
 //! memory and the row counts (a differing count is flagged). The table is
@@ -57,10 +57,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         )?;
     }
     match what {
-        "tpch" => compare("tpch", &["bench/tpch"], None, &rest),
+        "tpch" => compare("tpch", &["benches/tpch"], None, &rest),
         "lineitem" => compare(
             "lineitem",
-            &["bench/queries.sql", "bench/breakers.sql"],
+            &["benches/queries.sql", "benches/breakers.sql"],
             Some("lineitem"),
             &rest,
         ),
@@ -149,7 +149,7 @@ fn compare(suite: &str, queries: &[&str], tables: Option<&str>, args: &[&str]) -
     exec(
         Command::new("python3")
             .current_dir(&root)
-            .arg("bench/compare_peer.py")
+            .arg("benches/compare_peer.py")
             .args(&common)
             .arg("--out")
             .arg(&duck_out),

@@ -7,9 +7,9 @@ use anyhow::Result;
 
 use crate::shell::{Shell, report};
 
-/// The benchmark queries of `bench/queries.sql`, labelled by their
+/// The benchmark queries of `benches/queries.sql`, labelled by their
 /// preceding `-- NAME` comment.
-const QUERIES: &str = include_str!("../../../bench/queries.sql");
+const QUERIES: &str = include_str!("../../../benches/queries.sql");
 
 /// Pairs of (label, SQL) from [`QUERIES`].
 pub(crate) fn queries() -> Vec<(String, String)> {

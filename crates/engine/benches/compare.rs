@@ -1,5 +1,5 @@
 //! Weir's side of `cargo xtask bench tpch|lineitem`: times SQL files over
-//! TPC-H tables kept as Parquet, beside `bench/compare_peer.py` (DuckDB's
+//! TPC-H tables kept as Parquet, beside `benches/compare_peer.py` (DuckDB's
 //! side, same arguments, same output), so the xtask prints both in one run.
 //!
 //! ```text

@@ -1,5 +1,5 @@
-//! The TPC-H benchmark queries of `bench/queries.sql` and
-//! `bench/breakers.sql` on `lineitem`.
+//! The TPC-H benchmark queries of `benches/queries.sql` and
+//! `benches/breakers.sql` on `lineitem`.
 //!
 //! `cargo xtask bench queries -- [--sf 1] [--threads N] [--reps 5] [--only F1,G1]`
 //! times the labelled queries; `--sql QUERY` (repeatable) times ad-hoc
@@ -124,9 +124,9 @@ fn main() {
     );
 
     let mut text =
-        std::fs::read_to_string(root.join("bench/queries.sql")).expect("bench/queries.sql");
+        std::fs::read_to_string(root.join("benches/queries.sql")).expect("benches/queries.sql");
     // the breaker shapes (high-cardinality GROUP BY, top-N, sort, DISTINCT)
-    if let Ok(more) = std::fs::read_to_string(root.join("bench/breakers.sql")) {
+    if let Ok(more) = std::fs::read_to_string(root.join("benches/breakers.sql")) {
         text.push_str(&more);
     }
     let mut label = String::new();

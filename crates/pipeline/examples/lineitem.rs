@@ -1,4 +1,4 @@
-//! Times the benchmark queries (F1-F6 of `bench/queries.sql`) straight on
+//! Times the benchmark queries (F1-F6 of `benches/queries.sql`) straight on
 //! the pipeline, TPC-H `lineitem` generated in memory, on 1 and 2 threads.
 //!
 //! `cargo run --release -p weir-pipeline --example lineitem -- [SF] [MORSEL_ROWS]`

@@ -8,7 +8,7 @@
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use weir_engine::{Config, Database};
 
-const QUERIES: &str = include_str!("../../../../bench/queries.sql");
+const QUERIES: &str = include_str!("../../../../benches/queries.sql");
 
 fn query(label: &str) -> String {
     let mut lines = QUERIES.lines();
@@ -21,7 +21,7 @@ fn query(label: &str) -> String {
                 .to_string();
         }
     }
-    panic!("no query {label} in bench/queries.sql");
+    panic!("no query {label} in benches/queries.sql");
 }
 
 fn rows(db: &Database, sql: &str) -> Vec<Vec<String>> {

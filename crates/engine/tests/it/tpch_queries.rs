@@ -1,5 +1,5 @@
-//! The 22 TPC-H queries (`bench/tpch/qNN.sql`) at scale factor 0.01 give
-//! DuckDB's answers (`bench/tpch/answers/qNN.tsv`) on 1 and 4 threads and
+//! The 22 TPC-H queries (`benches/tpch/qNN.sql`) at scale factor 0.01 give
+//! DuckDB's answers (`benches/tpch/answers/qNN.tsv`) on 1 and 4 threads and
 //! with tiny morsels.
 //!
 //! The answers were computed by DuckDB (Python `duckdb`) on the tables
@@ -76,7 +76,7 @@ fn same(got: &str, expected: &str) -> bool {
 }
 
 fn check(n: usize, db: &Database) -> Result<(), String> {
-    let path = format!("{}/../../bench/tpch", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../benches/tpch", env!("CARGO_MANIFEST_DIR"));
     let sql = std::fs::read_to_string(format!("{path}/q{n:02}.sql")).map_err(|e| e.to_string())?;
     let answer = std::fs::read_to_string(format!("{path}/answers/q{n:02}.tsv"))
         .map_err(|e| e.to_string())?;

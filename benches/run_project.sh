@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The 50-stage `weir run` measurement of docs/PERFORMANCE.md.
 #
-# usage: bench/run_project.sh WEIR_BINARY [ROWS] [THREADS]
+# usage: benches/run_project.sh WEIR_BINARY [ROWS] [THREADS]
 #
 # Generates a project of 50 stages in a temporary folder: 10 stages each
 # reading a slice of one generated Parquet file, then 4 layers of 10 stages,

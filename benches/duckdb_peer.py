@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Time bench/queries.sql and bench/breakers.sql on DuckDB over the same lineitem the Weir bench loads.
+"""Time benches/queries.sql and benches/breakers.sql on DuckDB over the same lineitem the Weir bench loads.
 
 usage: pip install duckdb
        cargo xtask bench queries -- --sf 1 --threads 2   # writes target/tpch/sf1/lineitem.parquet
-       python3 bench/duckdb_peer.py [--sf 1] [--threads 2] [--reps 5] [--only G1,T10]
+       python3 benches/duckdb_peer.py [--sf 1] [--threads 2] [--reps 5] [--only G1,T10]
 Loads the Parquet file into an in-memory table (as Weir does), runs each query once
 to warm up and then --reps times, and prints the median and the row count; each
 result is materialised in a temporary table (as Weir returns batches), not printed.
@@ -50,7 +50,7 @@ def main():
     print(f"duckdb {duckdb.__version__}: loaded {rows} rows in {time.perf_counter() - t:.2f} s; "
           f"{a.threads} threads, {a.reps} reps")
     only = set(a.only.split(",")) if a.only else None
-    files = [os.path.join(ROOT, "bench", f) for f in ("queries.sql", "breakers.sql")]
+    files = [os.path.join(ROOT, "benches", f) for f in ("queries.sql", "breakers.sql")]
     for label, sql in (q for f in files if os.path.exists(f) for q in queries(f)):
         if only and label not in only:
             continue

@@ -2,7 +2,7 @@
 """DuckDB's side of `cargo xtask bench tpch|lineitem` (Weir's side is
 crates/engine/benches/compare.rs; same arguments, same output).
 
-usage: python3 bench/compare_peer.py --data DIR [--tables T,..] --queries PATH [--queries PATH]
+usage: python3 benches/compare_peer.py --data DIR [--tables T,..] --queries PATH [--queries PATH]
            [--threads N] [--reps 5] [--only Q01,Q03] [--memory] [--out FILE]
 
 Loads each DIR/<table>.parquet into an in-memory table (as Weir does), runs
