@@ -1,6 +1,7 @@
 //! Integration tests of weir-engine through its public API.
 
 mod api;
+mod cells;
 mod differential;
 mod fairness;
 mod files;

@@ -5,7 +5,7 @@
 //! same data, written by `tpchgen-cli parquet -s 0.01 --tables=lineitem`
 //! (the same generator, `tpchgen` 4, that `weir_engine::tpch` uses).
 
-use arrow::util::display::{ArrayFormatter, FormatOptions};
+use crate::cells::rows;
 use weir_engine::{Config, Database};
 
 const QUERIES: &str = include_str!("../../../../benches/queries.sql");
@@ -22,28 +22,6 @@ fn query(label: &str) -> String {
         }
     }
     panic!("no query {label} in benches/queries.sql");
-}
-
-fn rows(db: &Database, sql: &str) -> Vec<Vec<String>> {
-    let result = db.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let options = FormatOptions::default().with_null("NULL");
-    let mut out = Vec::new();
-    for batch in result.batches() {
-        let formatters: Vec<_> = batch
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).expect("formatter"))
-            .collect();
-        for row in 0..batch.num_rows() {
-            out.push(
-                formatters
-                    .iter()
-                    .map(|f| f.value(row).to_string())
-                    .collect(),
-            );
-        }
-    }
-    out
 }
 
 /// Exact match, except that a float cell matches within 1e-9 relative.

@@ -8,8 +8,8 @@
 
 use std::sync::OnceLock;
 
+use crate::cells::try_rows as rows;
 use arrow::array::RecordBatch;
-use arrow::util::display::{ArrayFormatter, FormatOptions};
 use weir_engine::{Config, Database};
 
 /// The queries that run and match DuckDB.
@@ -39,28 +39,6 @@ fn database(threads: usize, morsel_rows: usize) -> Database {
             .unwrap();
     }
     db
-}
-
-fn rows(db: &Database, sql: &str) -> Result<Vec<Vec<String>>, String> {
-    let result = db.execute(sql).map_err(|e| e.to_string())?;
-    let options = FormatOptions::default().with_null("NULL");
-    let mut out = Vec::new();
-    for batch in result.batches() {
-        let formatters: Vec<_> = batch
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).expect("formatter"))
-            .collect();
-        for row in 0..batch.num_rows() {
-            out.push(
-                formatters
-                    .iter()
-                    .map(|f| f.value(row).to_string())
-                    .collect(),
-            );
-        }
-    }
-    Ok(out)
 }
 
 /// Equal, or both numbers within 1e-6 relative (DECIMAL and DOUBLE print

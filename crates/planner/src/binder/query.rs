@@ -32,6 +32,22 @@ struct SelectParts<'q> {
     qualify: Option<&'q ast::Expr>,
 }
 
+impl SelectParts<'_> {
+    /// `SELECT *` and no other clause (over VALUES or a set operation).
+    fn star() -> Self {
+        Self {
+            distinct: false,
+            projection: None,
+            selection: None,
+            group_by: &[],
+            group_all: false,
+            having: None,
+            named_windows: &[],
+            qualify: None,
+        }
+    }
+}
+
 /// One output column of the SELECT list, after `*` expansion.
 struct Item<'q> {
     kind: ItemKind<'q>,
@@ -126,16 +142,7 @@ impl Binder<'_> {
                     schema: plan.schema(),
                     relations: Vec::new(),
                 };
-                let parts = SelectParts {
-                    distinct: false,
-                    projection: None,
-                    selection: None,
-                    group_by: &[],
-                    group_all: false,
-                    having: None,
-                    named_windows: &[],
-                    qualify: None,
-                };
+                let parts = SelectParts::star();
                 select_over(self.fold, plan, &scope, parts, order_by, limit)
             }
             SetExpr::Query(inner) if order_by.is_empty() && limit == (0, None) => self.query(inner),
@@ -150,16 +157,7 @@ impl Binder<'_> {
                     schema: plan.schema(),
                     relations: Vec::new(),
                 };
-                let parts = SelectParts {
-                    distinct: false,
-                    projection: None,
-                    selection: None,
-                    group_by: &[],
-                    group_all: false,
-                    having: None,
-                    named_windows: &[],
-                    qualify: None,
-                };
+                let parts = SelectParts::star();
                 select_over(self.fold, plan, &scope, parts, order_by, limit)
             }
             other => Err(unsupported(format!("query {other} is not supported"))),
@@ -362,16 +360,7 @@ impl Binder<'_> {
             schema: out,
             relations: Vec::new(),
         };
-        let parts = SelectParts {
-            distinct: false,
-            projection: None,
-            selection: None,
-            group_by: &[],
-            group_all: false,
-            having: None,
-            named_windows: &[],
-            qualify: None,
-        };
+        let parts = SelectParts::star();
         select_over(self.fold, plan, &scope, parts, order_by, limit)
     }
 
@@ -833,14 +822,9 @@ pub(crate) fn select_grouped(
     group: &[ast::Expr],
 ) -> Result<LogicalPlan> {
     let parts = SelectParts {
-        distinct: false,
         projection: Some(items),
-        selection: None,
         group_by: group,
-        group_all: false,
-        having: None,
-        named_windows: &[],
-        qualify: None,
+        ..SelectParts::star()
     };
     select_over(fold, plan, scope, parts, Ordering::default(), (0, None))
 }
