@@ -276,18 +276,29 @@ impl<'s> ExprBinder<'s> {
         let j = match windows.iter().position(|x| *x == w) {
             Some(j) => j,
             None => {
-                let mut fields: Vec<_> = self.types.fields().iter().cloned().collect();
-                fields.push(w.field.clone().into());
-                self.types = Schema::new(fields);
+                let field = w.field.clone();
                 windows.push(w);
-                self.placeholders
-                    .push(Placeholder::Window(windows.len() - 1));
-                windows.len() - 1
+                let j = windows.len() - 1;
+                self.add_placeholder(field, Placeholder::Window(j));
+                j
             }
         };
-        let slot = self.slot_of(Placeholder::Window(j));
+        Ok(self.placeholder_column(input, Placeholder::Window(j)))
+    }
+
+    /// Adds a placeholder column of `field` past the scope, standing for `p`.
+    fn add_placeholder(&mut self, field: Field, p: Placeholder) {
+        let mut fields: Vec<_> = self.types.fields().iter().cloned().collect();
+        fields.push(field.into());
+        self.types = Schema::new(fields);
+        self.placeholders.push(p);
+    }
+
+    /// The column placeholder `p` binds to (`input`: the scope's width).
+    fn placeholder_column(&self, input: usize, p: Placeholder) -> Expr {
+        let slot = self.slot_of(p);
         let name = self.types.field(input + slot).name().clone();
-        Ok(Expr::column(input + slot, name))
+        Expr::column(input + slot, name)
     }
 
     /// The type of a bound expression.
@@ -1572,18 +1583,14 @@ impl<'s> ExprBinder<'s> {
                     agg.func,
                     AggregateFunction::Count | AggregateFunction::CountStar
                 );
-                let mut fields: Vec<_> = self.types.fields().iter().cloned().collect();
-                fields.push(Field::new(agg.to_string(), t, nullable).into());
-                self.types = Schema::new(fields);
+                let field = Field::new(agg.to_string(), t, nullable);
                 aggregates.push(agg);
-                self.placeholders
-                    .push(Placeholder::Aggregate(aggregates.len() - 1));
-                aggregates.len() - 1
+                let k = aggregates.len() - 1;
+                self.add_placeholder(field, Placeholder::Aggregate(k));
+                k
             }
         };
-        let slot = self.slot_of(Placeholder::Aggregate(k));
-        let name = self.types.field(input + slot).name().clone();
-        Ok(Expr::column(input + slot, name))
+        Ok(self.placeholder_column(input, Placeholder::Aggregate(k)))
     }
 
     /// `quantile_cont|quantile_disc(x, q)`: `q` a constant in [0, 1],
