@@ -12,7 +12,11 @@ mod tests {
         ("crates/pool", &[]),
         ("crates/executor", &["weir-pool"]),
         ("crates/planner", &[]),
-        ("crates/pipeline", &["weir-executor", "weir-planner"]),
+        ("crates/expr", &["weir-planner"]),
+        (
+            "crates/pipeline",
+            &["weir-executor", "weir-expr", "weir-planner"],
+        ),
         (
             "crates/engine",
             &["weir-executor", "weir-pipeline", "weir-planner"],

@@ -106,7 +106,6 @@
 
 mod aggregate;
 mod error;
-pub mod eval;
 mod execute;
 mod fairness;
 mod hash;
@@ -129,3 +128,5 @@ pub use crate::options::{DEFAULT_MORSEL_ROWS, ExecOptions, Progress};
 pub use crate::profile::{OperatorProfile, QueryProfile};
 pub use crate::source::{SourceResolver, TableData, series_table};
 pub use crate::step::{PipelineBatch, PipelineStep, Selection, build_steps, row_cost, selectivity};
+/// Expression evaluation, the `weir-expr` crate (re-exported under its old path).
+pub use weir_expr as eval;

@@ -148,7 +148,7 @@ fn on_stack<T: Send>(stack: usize, f: impl FnOnce() -> Result<T> + Send) -> Resu
 /// constant folds to exactly what it would compute at run time.
 ///
 /// ```
-/// use weir_pipeline::eval::ConstantFolder;
+/// use weir_expr::ConstantFolder;
 /// use weir_planner::{ConstantEvaluator, Expr, ScalarValue};
 /// use weir_planner::arrow_schema::DataType;
 /// let e = Expr::Cast {
