@@ -653,13 +653,12 @@ impl Connection {
                 options: copy,
             } => {
                 let out = self.run_plan(&plan, false, options)?;
-                let rows = crate::write::write_batches(
-                    Path::new(&path),
-                    format,
-                    &copy,
-                    &out.schema,
-                    &out.batches,
-                )?;
+                let write = if copy.partition_by.is_empty() {
+                    crate::write::write_batches
+                } else {
+                    crate::write::write_partitioned
+                };
+                let rows = write(Path::new(&path), format, &copy, &out.schema, &out.batches)?;
                 Ok(QueryResult::no_rows(Some(rows)))
             }
             Statement::Insert { table, plan } => {

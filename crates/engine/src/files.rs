@@ -121,7 +121,7 @@ fn hive_pairs(path: &str) -> Vec<(String, String)> {
             && !k.is_empty()
         {
             pairs.retain(|(key, _)| key != k);
-            pairs.push((k.to_string(), v.to_string()));
+            pairs.push((k.to_string(), crate::write::decode(v)));
         }
     }
     pairs
@@ -171,6 +171,8 @@ pub(crate) fn hive(files: &[String], option: Option<bool>) -> Result<Option<Hive
 }
 
 fn partition_type<'a>(values: impl Iterator<Item = &'a str> + Clone) -> DataType {
+    // a NULL partition (`__HIVE_DEFAULT_PARTITION__`) fits any type
+    let values = values.filter(|v| *v != crate::write::NULL_PARTITION);
     if values
         .clone()
         .all(|v| v.parse::<i64>().is_ok_and(|n| n.to_string() == v))
@@ -195,6 +197,9 @@ fn partition_type<'a>(values: impl Iterator<Item = &'a str> + Clone) -> DataType
 
 /// `rows` copies of partition value `value` as `t`.
 fn partition_value(value: &str, t: &DataType, rows: usize) -> Option<ArrayRef> {
+    if value == crate::write::NULL_PARTITION {
+        return Some(arrow::array::new_null_array(t, rows));
+    }
     let strings = StringArray::from_iter_values(std::iter::repeat_n(value, rows));
     arrow::compute::cast(&strings, t).ok()
 }

@@ -118,6 +118,22 @@ pub struct CopyOptions {
     pub compression: Compression,
     /// Parquet: rows per row group (DuckDB's default: 122,880).
     pub row_group_size: usize,
+    /// `PARTITION_BY (cols)`: the columns (indices into the rows written)
+    /// whose values name a `col=value` folder per partition; empty for one
+    /// file.
+    pub partition_by: Vec<usize>,
+    /// `OVERWRITE`: a partitioned write first empties its directory.
+    pub overwrite: bool,
+    /// `OVERWRITE_OR_IGNORE`: a partitioned write into a directory that is
+    /// not empty replaces only the files it writes.
+    pub overwrite_or_ignore: bool,
+    /// `FILENAME_PATTERN`: the name of each partition's file, without the
+    /// extension; `{i}` is the file's number, `{uuid}` a random UUID
+    /// (DuckDB's default: `data_{i}`).
+    pub filename_pattern: String,
+    /// `WRITE_PARTITION_COLUMNS`: the partition columns are also written
+    /// into the files (by default only the folder names hold them).
+    pub write_partition_columns: bool,
 }
 
 impl Default for CopyOptions {
@@ -129,6 +145,11 @@ impl Default for CopyOptions {
             null: String::new(),
             compression: Compression::Snappy,
             row_group_size: 122_880,
+            partition_by: Vec::new(),
+            overwrite: false,
+            overwrite_or_ignore: false,
+            filename_pattern: "data_{i}".into(),
+            write_partition_columns: false,
         }
     }
 }

@@ -126,6 +126,61 @@ fn single_byte(name: &ast::Ident, value: Option<&ast::Expr>) -> Result<u8> {
     }
 }
 
+/// The columns of `PARTITION_BY (a, b)` (or `PARTITION_BY a`), by name
+/// among the rows written, as DuckDB's binder finds them.
+fn partition_columns(
+    name: &ast::Ident,
+    value: Option<&ast::Expr>,
+    schema: &arrow_schema::Schema,
+) -> Result<Vec<usize>> {
+    let names: Vec<&ast::Ident> = match value {
+        Some(ast::Expr::Identifier(id)) => vec![id],
+        Some(ast::Expr::Nested(inner)) => match inner.as_ref() {
+            ast::Expr::Identifier(id) => vec![id],
+            other => return Err(partition_expr_err(name, other)),
+        },
+        Some(ast::Expr::Tuple(items)) => items
+            .iter()
+            .map(|e| match e {
+                ast::Expr::Identifier(id) => Ok(id),
+                other => Err(partition_expr_err(name, other)),
+            })
+            .collect::<Result<_>>()?,
+        Some(other) => return Err(partition_expr_err(name, other)),
+        None => {
+            return Err(bind_err(format!(
+                "\"partition_by\" expects a column list{}",
+                at(name.span)
+            )));
+        }
+    };
+    let mut columns = Vec::with_capacity(names.len());
+    for id in names {
+        let i = schema
+            .fields()
+            .iter()
+            .position(|f| f.name().eq_ignore_ascii_case(&id.value))
+            .ok_or_else(|| {
+                bind_err(format!(
+                    "\"partition_by\" expected to find {}, but it was not found in the table{}",
+                    id.value,
+                    at(id.span)
+                ))
+            })?;
+        if !columns.contains(&i) {
+            columns.push(i);
+        }
+    }
+    Ok(columns)
+}
+
+fn partition_expr_err(name: &ast::Ident, e: &ast::Expr) -> crate::error::Error {
+    bind_err(format!(
+        "\"partition_by\" expects column names, got {e}{}",
+        at(name.span)
+    ))
+}
+
 impl Binder<'_> {
     /// Binds a parsed COPY: the rows, the format (the `FORMAT` option, else
     /// `.parquet` gives Parquet and anything else CSV, as in DuckDB) and
@@ -228,7 +283,18 @@ impl Binder<'_> {
                             ))
                         })?;
                 }
-                (_, "partition_by" | "per_thread_output" | "file_size_bytes") => {
+                (_, "partition_by") => {
+                    options.partition_by = partition_columns(name, value, &plan.schema())?;
+                }
+                (_, "overwrite") => options.overwrite = boolean(name, value)?,
+                (_, "overwrite_or_ignore") => options.overwrite_or_ignore = boolean(name, value)?,
+                (_, "write_partition_columns") => {
+                    options.write_partition_columns = boolean(name, value)?;
+                }
+                (_, "filename_pattern") => {
+                    options.filename_pattern = option_text(value).unwrap_or_default();
+                }
+                (_, "per_thread_output" | "file_size_bytes" | "append") => {
                     return Err(unsupported(format!(
                         "COPY TO option \"{key}\" is not supported{}",
                         at(name.span)
@@ -244,6 +310,26 @@ impl Binder<'_> {
                         at(name.span)
                     )));
                 }
+            }
+        }
+        if !options.partition_by.is_empty() {
+            if options.overwrite && options.overwrite_or_ignore {
+                return Err(bind_err(
+                    "Can only set one of OVERWRITE_OR_IGNORE, OVERWRITE or APPEND",
+                ));
+            }
+            if !options.write_partition_columns
+                && options.partition_by.len() == plan.schema().fields().len()
+            {
+                return Err(unsupported(
+                    "No column to write as all columns are specified as partition columns. \
+                     WRITE_PARTITION_COLUMNS option can be used to write partition columns.",
+                ));
+            }
+            if !options.filename_pattern.contains("{i}")
+                && !options.filename_pattern.contains("{uuid}")
+            {
+                options.filename_pattern.push_str("{i}");
             }
         }
         Ok(Statement::Copy {
