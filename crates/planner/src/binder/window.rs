@@ -458,6 +458,25 @@ fn frame(
     if end == FrameBound::UnboundedPreceding {
         return Err(bind_err("frame end cannot be UNBOUNDED PRECEDING"));
     }
+    // DuckDB's parser: a frame may not end before the row it starts from
+    match (&start, &end) {
+        (FrameBound::CurrentRow, FrameBound::Preceding(_)) => {
+            return Err(bind_err(
+                "Frame starting from current row cannot have preceding rows",
+            ));
+        }
+        (FrameBound::Following(_), FrameBound::CurrentRow) if f.end_bound.is_none() => {
+            return Err(bind_err(
+                "Frame starting from following row cannot end with current row",
+            ));
+        }
+        (FrameBound::Following(_), FrameBound::Preceding(_) | FrameBound::CurrentRow) => {
+            return Err(bind_err(
+                "Frame starting from following row cannot have preceding rows",
+            ));
+        }
+        _ => {}
+    }
     Ok(WindowFrame { units, start, end })
 }
 
