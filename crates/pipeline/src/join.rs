@@ -581,7 +581,7 @@ impl JoinSpec {
                     hit[i] == want
                         && !(self.kind == JoinKind::NullAwareAnti && !valid[i] && built.rows > 0)
                 })
-                .map(|i| at(i))
+                .map(at)
                 .collect();
             if !keep.is_empty() {
                 let idx = UInt32Array::from(keep);
