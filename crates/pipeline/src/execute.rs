@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use arrow::array::{RecordBatch, RecordBatchOptions};
 use arrow::datatypes::SchemaRef;
 use crossbeam_channel::Receiver;
-use hashbrown::HashTable;
 use weir_executor::{
     DagBuilder, DagOutcome, Job, Node, NodeError, PipelineExecutor, StepContext, StepError,
     StepResult, step_fn,
@@ -20,7 +19,7 @@ use weir_planner::{JoinKind, LogicalPlan};
 use crate::aggregate::{RADIX_BUCKETS, merge_partition};
 use crate::error::{Error, Result};
 use crate::fairness::YieldPoint;
-use crate::join::{BuildChunk, Built, JoinSpec, build_partitions};
+use crate::join::{BuildChunk, BuildPart, Built, JoinSpec, build_partitions};
 use crate::memory::MemoryAccountant;
 use crate::options::ExecOptions;
 use crate::pipeline::{
@@ -31,6 +30,7 @@ use crate::profile::{OperatorProfile, QueryProfile};
 use crate::rewrite::split_distinct;
 use crate::sort::{MergePlan, SortedRun, TopN};
 use crate::source::{SourceResolver, TableData};
+use crate::step::PipelineBatch;
 use crate::tail::limit;
 
 /// How long the query thread waits on the job before checking the cancel
@@ -331,8 +331,10 @@ impl DagBuild<'_> {
         let morsel_rows = self.options.morsel_rows.max(1);
         let describe = spec.describe();
 
-        // 1. the build side's batches with their keys and hashes
-        let chunks: Slot<(TaskHandle<BuildChunk>, u64, Instant)> = Arc::new(Mutex::new(None));
+        // 1. the build side's batches with their keys and hashes, their
+        // rows grouped by partition
+        let chunks: Slot<(TaskHandle<BuildChunk>, u64, usize, Instant)> =
+            Arc::new(Mutex::new(None));
         {
             let (slots, spec, chunks, ops) = (
                 slots.clone(),
@@ -349,6 +351,7 @@ impl DagBuild<'_> {
                         let batches: Vec<RecordBatch> =
                             batches.into_iter().filter(|b| b.num_rows() > 0).collect();
                         let rows = count_rows(&batches);
+                        let partitions = build_partitions(rows as usize);
                         let inputs: Vec<Mutex<Option<RecordBatch>>> =
                             batches.into_iter().map(|b| Mutex::new(Some(b))).collect();
                         let n = inputs.len();
@@ -362,23 +365,19 @@ impl DagBuild<'_> {
                                 let batch = lock(&inputs[i]).take().ok_or_else(|| {
                                     Error::Internal("a build batch taken twice".into())
                                 })?;
-                                spec.build_chunk(batch)
+                                spec.build_chunk(batch, partitions)
                             },
                         );
-                        *lock(&chunks) = Some((handle, rows, started));
+                        *lock(&chunks) = Some((handle, rows, partitions, started));
                         Ok(job)
                     })
                 })
                 .after_all(&build_side.after),
             );
         }
-        // 2. one hash table per partition
-        type Tables = (
-            Arc<Vec<BuildChunk>>,
-            TaskHandle<HashTable<(u64, u32, u32)>>,
-            u64,
-            Instant,
-        );
+        // 2. one hash table per partition, from that partition's rows
+        // only, and the build side's columns concatenated
+        type Tables = (Arc<Vec<BuildChunk>>, TaskHandle<BuildPart>, u64, Instant);
         let tables: Slot<Tables> = Arc::new(Mutex::new(None));
         {
             let (slots, spec, tables, memory) = (
@@ -390,18 +389,18 @@ impl DagBuild<'_> {
             self.dag.push(
                 Node::lazy(format!("{name} build table"), move || {
                     slots.record(|| {
-                        let (handle, rows, started) = take(&chunks, "a join's build keys")?;
+                        let (handle, rows, partitions, started) =
+                            take(&chunks, "a join's build keys")?;
                         let chunks = Arc::new(handle.results()?);
                         memory.grow(chunks.iter().map(BuildChunk::size).sum());
-                        let partitions = build_partitions(rows as usize);
                         let parts = Arc::clone(&chunks);
                         let (job, handle) = task_job(
                             "join build: hash tables".to_owned(),
-                            partitions,
+                            spec.build_tasks(partitions),
                             workers,
                             rows / 1000 + 1,
                             &slots.error,
-                            move |p| Ok(spec.build_partition(&parts, p, partitions)),
+                            move |t| spec.build_part(&parts, t, partitions),
                         );
                         *lock(&tables) = Some((chunks, handle, rows, started));
                         Ok(job)
@@ -415,12 +414,13 @@ impl DagBuild<'_> {
         let unmatched: Slot<TaskHandle<Vec<RecordBatch>>> = Arc::new(Mutex::new(None));
         let probe_started: Slot<(Instant, u64, usize)> = Arc::new(Mutex::new(None));
         {
-            let (slots, spec, probe, ops, probe_started) = (
+            let (slots, spec, probe, ops, probe_started, memory) = (
                 slots.clone(),
                 Arc::clone(&spec),
                 Arc::clone(&probe),
                 Arc::clone(&ops),
                 Arc::clone(&probe_started),
+                Arc::clone(&memory),
             );
             let describe = describe.clone();
             self.dag.push(
@@ -428,8 +428,11 @@ impl DagBuild<'_> {
                     slots.record(|| {
                         let (chunks, handle, rows, started) =
                             take(&tables, "a join's hash tables")?;
-                        let partitions = handle.results()?;
-                        let built = Arc::new(spec.finish_build(chunks, partitions)?);
+                        let parts = handle.results()?;
+                        let built = Arc::new(spec.finish_build(&chunks, parts)?);
+                        memory.grow(built.size());
+                        memory.shrink(chunks.iter().map(BuildChunk::size).sum());
+                        drop(chunks);
                         if analyze && let Some(v) = lock(&ops).as_mut() {
                             v.push((
                                 index,
@@ -465,7 +468,15 @@ impl DagBuild<'_> {
                             workers,
                             rows_in / 1000 + 1,
                             &slots.error,
-                            move |i| spec.probe(&b, &morsels[i]),
+                            move |i| {
+                                let mut out = Vec::new();
+                                let input = PipelineBatch::new(morsels[i].clone());
+                                spec.probe(&b, &input, &mut |o| {
+                                    out.push(o.into_record_batch()?);
+                                    Ok(())
+                                })?;
+                                Ok(out)
+                            },
                         );
                         *lock(&probe) = Some((built, handle));
                         Ok(job)
@@ -476,7 +487,7 @@ impl DagBuild<'_> {
             );
         }
         let mut last = format!("{name} probe");
-        if matches!(spec.kind, JoinKind::Right | JoinKind::Full) {
+        if spec.emits_unmatched() {
             let (slots, spec, probe, unmatched) = (
                 slots.clone(),
                 Arc::clone(&spec),
@@ -492,14 +503,20 @@ impl DagBuild<'_> {
                             .ok_or_else(|| {
                                 Error::Internal("a join's probe was not handed over".into())
                             })?;
-                        let n = built.num_chunks();
+                        let n = built.num_rows().div_ceil(morsel_rows);
                         let (job, handle) = task_job(
                             "join unmatched build rows".to_owned(),
                             n,
                             workers,
                             1,
                             &slots.error,
-                            move |c| spec.unmatched(&built, c),
+                            move |c| {
+                                let start = c * morsel_rows;
+                                Ok(spec
+                                    .unmatched(&built, start, start + morsel_rows)?
+                                    .into_iter()
+                                    .collect())
+                            },
                         );
                         *lock(&unmatched) = Some(handle);
                         Ok(job)

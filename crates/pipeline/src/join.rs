@@ -1,24 +1,34 @@
 //! Joins: a hash table built from the right (build) side in parallel,
 //! probed by morsels of the left (probe) side.
 //!
-//! The build is two parallel jobs: each task turns one batch of the build
-//! side into its key rows (Arrow's row format) and their hashes (the
-//! aggregation's [`hash_bytes`]); then each task fills the hash table of
-//! one partition (hash bits 48..56, as the aggregation's radix buckets)
-//! with the rows of that partition. A probe task takes one morsel of the
-//! probe side, looks its keys up in their partition, gathers the matching
-//! pairs, applies the residual filter and emits the joined rows (and, for
-//! LEFT and FULL joins, the probe rows without a match padded with NULLs).
-//! RIGHT and FULL joins mark the build rows that matched; once every probe
-//! task ran, one task per build batch emits the unmarked rows padded with
-//! NULLs. A join without keys (cross join, non-equality condition) is a
-//! nested loop over the materialised build side. A NULL key never matches.
+//! The build is two parallel jobs. Each task of the first takes one batch
+//! of the build side: its key rows (Arrow's row format), their hashes (the
+//! aggregation's [`hash_bytes`]) and its row numbers grouped by partition
+//! (hash bits 48..56, as the aggregation's radix buckets; a row with a
+//! NULL key is left out: it never matches). Each task of the second
+//! either fills the hash table of one partition from only that
+//! partition's rows (a scatter: no task reads another partition's rows)
+//! or concatenates one column of the build side, so the build side is one
+//! batch and gathering build rows is a `take` by row number. A partition
+//! keeps its keys' bytes side by side; its table holds one entry per
+//! distinct key (hash, first and last row of its chain) and a row's
+//! duplicates follow a `next` chain, in build order.
+//!
+//! A probe takes the rows a pipeline selected in one morsel, looks their
+//! keys up in their partition, gathers the matching pairs, applies the
+//! residual filter and emits the joined rows (and, for LEFT and FULL
+//! joins, the probe rows without a match padded with NULLs; SEMI and
+//! ANTI joins emit the morsel itself with the kept rows selected, no
+//! copy). RIGHT and FULL joins mark the build rows that matched; once
+//! every probe ran, ranges of build rows emit the unmarked ones padded
+//! with NULLs. A join without keys (cross join, non-equality condition)
+//! is a nested loop over the build side.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
-use arrow::compute::{filter_record_batch, interleave, take};
+use arrow::compute::{concat, filter_record_batch, take};
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::row::{RowConverter, Rows, SortField};
 use hashbrown::HashTable;
@@ -27,15 +37,22 @@ use weir_planner::{Expr, JoinKind, LogicalPlan};
 use crate::error::{Error, Result};
 use crate::eval::{evaluate, evaluate_predicate};
 use crate::hash::hash_bytes;
+use crate::step::{PipelineBatch, Selection, remap_columns};
 
-/// Rows of the pairs one probe step gathers at most (nested loops).
+/// Rows of the pairs one probe gathers at most before emitting them.
 const PAIRS_PER_BATCH: usize = 1 << 16;
+
+/// No next row in a chain of duplicates.
+const END: u32 = u32::MAX;
 
 /// A join, ready to build and probe.
 pub(crate) struct JoinSpec {
     pub(crate) kind: JoinKind,
     left_keys: Vec<Expr>,
     right_keys: Vec<Expr>,
+    /// The probe side's columns the keys read, and the keys over them.
+    left_key_columns: Vec<usize>,
+    left_keys_local: Vec<Expr>,
     filter: Option<Expr>,
     left_schema: SchemaRef,
     right_schema: SchemaRef,
@@ -45,13 +62,17 @@ pub(crate) struct JoinSpec {
     converter: Option<RowConverter>,
 }
 
-/// One batch of the build side with its keys.
+/// One batch of the build side with its keys, its rows grouped by
+/// partition.
 pub(crate) struct BuildChunk {
     batch: RecordBatch,
     rows: Option<Rows>,
     hashes: Vec<u64>,
-    /// False where a key is NULL (such a row never matches).
-    valid: Vec<bool>,
+    /// Row numbers with non-NULL keys, partition after partition.
+    order: Vec<u32>,
+    /// Partition `p`'s rows are `order[starts[p]..starts[p + 1]]`.
+    starts: Vec<u32>,
+    has_null_key: bool,
 }
 
 impl BuildChunk {
@@ -59,29 +80,91 @@ impl BuildChunk {
     pub(crate) fn size(&self) -> usize {
         crate::pipeline::batch_bytes(&self.batch)
             + self.rows.as_ref().map_or(0, Rows::size)
-            + self.hashes.len() * 9
+            + self.hashes.len() * 8
+            + self.order.len() * 4
+    }
+
+    pub(crate) fn num_rows(&self) -> usize {
+        self.batch.num_rows()
     }
 }
 
-/// The built side: its batches and one hash table per partition, holding
-/// `(hash, batch, row)` of every row with non-NULL keys.
+/// One distinct key of a partition: its hash and the first and last
+/// slot of its chain of rows.
+#[derive(Clone, Copy)]
+struct Entry {
+    hash: u64,
+    head: u32,
+    tail: u32,
+}
+
+/// The hash table of one partition of the build side.
+pub(crate) struct Partition {
+    table: HashTable<Entry>,
+    /// Per slot: the build row (in the whole build side).
+    rows: Vec<u32>,
+    /// Per slot: the next slot with the same key, or [`END`].
+    next: Vec<u32>,
+    /// Slot `s`'s key bytes are `keys[offsets[s]..offsets[s + 1]]`.
+    keys: Vec<u8>,
+    offsets: Vec<usize>,
+}
+
+impl Partition {
+    fn key(&self, slot: u32) -> &[u8] {
+        let s = slot as usize;
+        &self.keys[self.offsets[s]..self.offsets[s + 1]]
+    }
+
+    fn size(&self) -> usize {
+        self.table.capacity() * std::mem::size_of::<Entry>()
+            + self.rows.capacity() * 8
+            + self.keys.capacity()
+            + self.offsets.capacity() * 8
+    }
+
+    /// The build rows whose key is `key` (of hash `hash`), in build
+    /// order.
+    fn matches(&self, hash: u64, key: &[u8]) -> impl Iterator<Item = u32> + '_ {
+        let head = self
+            .table
+            .find(hash, |e| e.hash == hash && self.key(e.head) == key)
+            .map_or(END, |e| e.head);
+        std::iter::successors((head != END).then_some(head), |&s| {
+            let n = self.next[s as usize];
+            (n != END).then_some(n)
+        })
+        .map(|s| self.rows[s as usize])
+    }
+}
+
+/// What one task of the build's second job makes.
+pub(crate) enum BuildPart {
+    Table(Partition),
+    Column(ArrayRef),
+}
+
+/// The built side: all its rows in one batch and one hash table per
+/// partition.
 pub(crate) struct Built {
-    chunks: Arc<Vec<BuildChunk>>,
-    partitions: Vec<HashTable<(u64, u32, u32)>>,
-    /// Per batch and row: matched by some probe row (RIGHT, FULL).
-    matched: Vec<Vec<AtomicBool>>,
+    batch: RecordBatch,
+    partitions: Vec<Partition>,
+    /// Per build row: matched by some probe row (RIGHT, FULL).
+    matched: Vec<AtomicBool>,
     rows: usize,
     has_null_key: bool,
+    size: usize,
 }
 
 impl Built {
-    pub(crate) fn num_chunks(&self) -> usize {
-        self.chunks.len()
+    /// Rows of the build side.
+    pub(crate) fn num_rows(&self) -> usize {
+        self.rows
     }
 
     /// Bytes held (for the memory accountant).
     pub(crate) fn size(&self) -> usize {
-        self.chunks.iter().map(BuildChunk::size).sum()
+        self.size
     }
 }
 
@@ -128,10 +211,20 @@ impl JoinSpec {
                 .collect();
             Some(RowConverter::new(fields).map_err(Error::arrow)?)
         };
+        let left_keys: Vec<Expr> = on.iter().map(|(l, _)| l.clone()).collect();
+        let mut left_key_columns: Vec<usize> = left_keys.iter().flat_map(Expr::columns).collect();
+        left_key_columns.sort_unstable();
+        left_key_columns.dedup();
+        let left_keys_local = left_keys
+            .iter()
+            .map(|k| remap_columns(k, &left_key_columns))
+            .collect();
         Ok(JoinSpec {
             kind: *kind,
-            left_keys: on.iter().map(|(l, _)| l.clone()).collect(),
+            left_keys,
             right_keys: on.iter().map(|(_, r)| r.clone()).collect(),
+            left_key_columns,
+            left_keys_local,
             filter: filter.clone(),
             left_schema,
             right_schema,
@@ -158,6 +251,12 @@ impl JoinSpec {
             Some(f) => format!("{} join, {how}, filter {f}", self.kind.name()),
             None => format!("{} join, {how}", self.kind.name()),
         }
+    }
+
+    /// True when the build rows no probe row matched are emitted after
+    /// every probe (RIGHT and FULL joins).
+    pub(crate) fn emits_unmatched(&self) -> bool {
+        matches!(self.kind, JoinKind::Right | JoinKind::Full)
     }
 
     /// Key rows, hashes and NULL flags of `batch` over `keys`.
@@ -191,99 +290,224 @@ impl JoinSpec {
         Ok((Some(rows), hashes, valid))
     }
 
-    /// The build side's batch `batch` with its keys (a task of the build).
-    pub(crate) fn build_chunk(&self, batch: RecordBatch) -> Result<BuildChunk> {
+    /// The build side's batch `batch` with its keys, its rows grouped by
+    /// their partition of `partitions` (a task of the build).
+    pub(crate) fn build_chunk(&self, batch: RecordBatch, partitions: usize) -> Result<BuildChunk> {
         let (rows, hashes, valid) = self.keys(&self.right_keys, &batch)?;
+        let has_null_key = rows.is_some() && valid.contains(&false);
+        let mut starts = vec![0u32; partitions + 1];
+        let mut order = Vec::new();
+        if rows.is_some() {
+            // a counting sort of the row numbers by partition
+            for (h, _) in hashes.iter().zip(&valid).filter(|(_, v)| **v) {
+                starts[partition_of(*h, partitions) + 1] += 1;
+            }
+            for p in 0..partitions {
+                starts[p + 1] += starts[p];
+            }
+            let mut fill = starts.clone();
+            order = vec![0u32; starts[partitions] as usize];
+            for (r, (h, _)) in hashes
+                .iter()
+                .zip(&valid)
+                .enumerate()
+                .filter(|(_, (_, v))| **v)
+            {
+                let p = partition_of(*h, partitions);
+                order[fill[p] as usize] = r as u32;
+                fill[p] += 1;
+            }
+        }
         Ok(BuildChunk {
             batch,
             rows,
             hashes,
-            valid,
+            order,
+            starts,
+            has_null_key,
         })
     }
 
-    /// The hash table of partition `p` of `partitions` (a task of the
-    /// build's second job).
-    pub(crate) fn build_partition(
-        &self,
-        chunks: &[BuildChunk],
-        p: usize,
-        partitions: usize,
-    ) -> HashTable<(u64, u32, u32)> {
-        let mut table = HashTable::new();
-        if self.converter.is_none() {
-            return table;
-        }
-        for (c, chunk) in chunks.iter().enumerate() {
-            for (r, &h) in chunk.hashes.iter().enumerate() {
-                if chunk.valid[r] && partition_of(h, partitions) == p {
-                    table.insert_unique(h, (h, c as u32, r as u32), |e| e.0);
-                }
-            }
-        }
-        table
+    /// The tasks of the build's second job for `chunks`: one per
+    /// partition, then one per column of the build side.
+    pub(crate) fn build_tasks(&self, partitions: usize) -> usize {
+        partitions + self.right_schema.fields().len()
     }
 
-    /// Puts the build together; fails for a SINGLE join (a scalar
-    /// subquery) with more than one row.
+    /// Task `task` of the build's second job (see [`Self::build_tasks`]).
+    pub(crate) fn build_part(
+        &self,
+        chunks: &[BuildChunk],
+        task: usize,
+        partitions: usize,
+    ) -> Result<BuildPart> {
+        if task >= partitions {
+            let c = task - partitions;
+            let arrays: Vec<&dyn Array> =
+                chunks.iter().map(|b| b.batch.column(c).as_ref()).collect();
+            let column = if arrays.is_empty() {
+                arrow::array::new_empty_array(self.right_schema.field(c).data_type())
+            } else {
+                concat(&arrays).map_err(Error::arrow)?
+            };
+            return Ok(BuildPart::Column(column));
+        }
+        let p = task;
+        let slots: usize = chunks
+            .iter()
+            .map(|c| (c.starts[p + 1] - c.starts[p]) as usize)
+            .sum();
+        let mut part = Partition {
+            table: HashTable::with_capacity(slots),
+            rows: Vec::with_capacity(slots),
+            next: Vec::with_capacity(slots),
+            keys: Vec::new(),
+            offsets: Vec::with_capacity(slots + 1),
+        };
+        part.offsets.push(0);
+        let mut first_row = 0u32;
+        for chunk in chunks {
+            let Some(rows) = &chunk.rows else {
+                break;
+            };
+            let mine = &chunk.order[chunk.starts[p] as usize..chunk.starts[p + 1] as usize];
+            for &r in mine {
+                let h = chunk.hashes[r as usize];
+                let key = rows.row(r as usize);
+                let key = key.as_ref();
+                let slot = part.rows.len() as u32;
+                part.rows.push(first_row + r);
+                part.next.push(END);
+                part.keys.extend_from_slice(key);
+                part.offsets.push(part.keys.len());
+                let Partition {
+                    table,
+                    next,
+                    keys,
+                    offsets,
+                    ..
+                } = &mut part;
+                let same = |e: &Entry| {
+                    let s = e.head as usize;
+                    e.hash == h && &keys[offsets[s]..offsets[s + 1]] == key
+                };
+                match table.find_mut(h, same) {
+                    Some(e) => {
+                        next[e.tail as usize] = slot;
+                        e.tail = slot;
+                    }
+                    None => {
+                        table.insert_unique(
+                            h,
+                            Entry {
+                                hash: h,
+                                head: slot,
+                                tail: slot,
+                            },
+                            |e| e.hash,
+                        );
+                    }
+                }
+            }
+            first_row += chunk.num_rows() as u32;
+        }
+        Ok(BuildPart::Table(part))
+    }
+
+    /// Puts the build together from its chunks and the second job's
+    /// parts; fails for a SINGLE join (a scalar subquery) with more than
+    /// one row.
     pub(crate) fn finish_build(
         &self,
-        chunks: Arc<Vec<BuildChunk>>,
-        partitions: Vec<HashTable<(u64, u32, u32)>>,
+        chunks: &[BuildChunk],
+        parts: Vec<BuildPart>,
     ) -> Result<Built> {
-        let rows: usize = chunks.iter().map(|c| c.batch.num_rows()).sum();
+        let rows: usize = chunks.iter().map(BuildChunk::num_rows).sum();
         if self.kind == JoinKind::Single && rows > 1 {
             return Err(Error::Execution(
                 "More than one row returned by a subquery used as an expression - scalar subqueries can only return a single row."
                     .into(),
             ));
         }
-        let has_null_key =
-            self.converter.is_some() && chunks.iter().any(|c| c.valid.contains(&false));
-        let marks = matches!(self.kind, JoinKind::Right | JoinKind::Full);
-        let matched = chunks
-            .iter()
-            .map(|c| {
-                if marks {
-                    (0..c.batch.num_rows())
-                        .map(|_| AtomicBool::new(false))
-                        .collect()
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
+        if u32::try_from(rows).is_err() {
+            return Err(Error::Execution(format!(
+                "the build side of a join has {rows} rows, more than a join can hold"
+            )));
+        }
+        let mut partitions = Vec::new();
+        let mut columns = Vec::new();
+        for part in parts {
+            match part {
+                BuildPart::Table(t) => partitions.push(t),
+                BuildPart::Column(c) => columns.push(c),
+            }
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        let batch =
+            RecordBatch::try_new_with_options(Arc::clone(&self.right_schema), columns, &options)
+                .map_err(Error::arrow)?;
+        let has_null_key = chunks.iter().any(|c| c.has_null_key);
+        let matched = if self.emits_unmatched() {
+            (0..rows).map(|_| AtomicBool::new(false)).collect()
+        } else {
+            Vec::new()
+        };
+        let size = crate::pipeline::batch_bytes(&batch)
+            + partitions.iter().map(Partition::size).sum::<usize>()
+            + matched.len();
         Ok(Built {
-            chunks,
+            batch,
             partitions,
             matched,
             rows,
             has_null_key,
+            size,
         })
     }
 
-    /// Joins one morsel of the probe side (a probe task).
-    pub(crate) fn probe(&self, built: &Built, batch: &RecordBatch) -> Result<Vec<RecordBatch>> {
-        let n = batch.num_rows();
+    /// Joins the selected rows of one morsel of the probe side, handing
+    /// the joined rows to `emit`.
+    pub(crate) fn probe(
+        &self,
+        built: &Built,
+        input: &PipelineBatch,
+        emit: &mut dyn FnMut(PipelineBatch) -> Result<()>,
+    ) -> Result<()> {
+        let n = input.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
         if self.kind == JoinKind::NullAwareAnti && built.rows > 0 && built.has_null_key {
             // x NOT IN (..., NULL, ...) is never TRUE
-            return Ok(Vec::new());
+            return Ok(());
         }
-        let mut out = Vec::new();
-        // per probe row: some pair survived the filter
+        // the morsel's row of each selected row
+        let selected = input.indices();
+        let at = |i: usize| -> u32 {
+            match &selected {
+                Some(s) => s.value(i),
+                None => i as u32,
+            }
+        };
+        // per selected row: some pair survived the filter
         let mut hit = vec![false; n];
-        let (rows, hashes, valid) = self.keys(&self.left_keys, batch)?;
+        let (rows, hashes, valid) = if self.converter.is_some() {
+            let keys = input.materialize(&self.left_key_columns)?;
+            self.keys(&self.left_keys_local, &keys)?
+        } else {
+            (None, Vec::new(), vec![true; n])
+        };
         let mut probe_idx: Vec<u32> = Vec::new();
-        let mut build_idx: Vec<(usize, usize)> = Vec::new();
-        let flush = |probe_idx: &mut Vec<u32>,
-                     build_idx: &mut Vec<(usize, usize)>,
-                     hit: &mut Vec<bool>,
-                     out: &mut Vec<RecordBatch>|
+        let mut build_idx: Vec<u32> = Vec::new();
+        let mut flush = |probe_idx: &mut Vec<u32>,
+                         build_idx: &mut Vec<u32>,
+                         hit: &mut Vec<bool>|
          -> Result<()> {
             if probe_idx.is_empty() {
                 return Ok(());
             }
-            let pairs = self.pairs(built, batch, probe_idx, build_idx)?;
+            let rows_at = UInt32Array::from_iter_values(probe_idx.iter().map(|&i| at(i as usize)));
+            let pairs = self.pairs(built, &input.batch, &rows_at, build_idx)?;
             let keep = match &self.filter {
                 Some(f) => Some(evaluate_predicate(f, &pairs)?),
                 None => None,
@@ -292,10 +516,8 @@ impl JoinSpec {
                 let ok = keep.as_ref().is_none_or(|k| k.is_valid(i) && k.value(i));
                 if ok {
                     hit[p as usize] = true;
-                    if let Some(marks) = built.matched.get(build_idx[i].0)
-                        && !marks.is_empty()
-                    {
-                        marks[build_idx[i].1].store(true, Ordering::Relaxed);
+                    if let Some(mark) = built.matched.get(build_idx[i] as usize) {
+                        mark.store(true, Ordering::Relaxed);
                     }
                 }
             }
@@ -305,7 +527,7 @@ impl JoinSpec {
                     None => pairs,
                 };
                 if pairs.num_rows() > 0 {
-                    out.push(self.conform(pairs)?);
+                    emit(PipelineBatch::new(self.conform(pairs)?))?;
                 }
             }
             probe_idx.clear();
@@ -315,44 +537,36 @@ impl JoinSpec {
         match &rows {
             Some(rows) => {
                 let parts = built.partitions.len();
-                for i in 0..n {
-                    if !valid[i] {
-                        continue;
-                    }
-                    let h = hashes[i];
-                    let table = &built.partitions[partition_of(h, parts)];
-                    let key = rows.row(i);
-                    for &(eh, c, r) in table.iter_hash(h) {
-                        if eh != h {
+                if parts > 0 {
+                    for i in 0..n {
+                        if !valid[i] {
                             continue;
                         }
-                        let chunk = &built.chunks[c as usize];
-                        let other = chunk.rows.as_ref().expect("keyed build").row(r as usize);
-                        if other == key {
+                        let h = hashes[i];
+                        let part = &built.partitions[partition_of(h, parts)];
+                        for r in part.matches(h, rows.row(i).as_ref()) {
                             probe_idx.push(i as u32);
-                            build_idx.push((c as usize, r as usize));
+                            build_idx.push(r);
                         }
-                    }
-                    if probe_idx.len() >= PAIRS_PER_BATCH {
-                        flush(&mut probe_idx, &mut build_idx, &mut hit, &mut out)?;
+                        if probe_idx.len() >= PAIRS_PER_BATCH {
+                            flush(&mut probe_idx, &mut build_idx, &mut hit)?;
+                        }
                     }
                 }
             }
             None => {
                 for i in 0..n {
-                    for (c, chunk) in built.chunks.iter().enumerate() {
-                        for r in 0..chunk.batch.num_rows() {
-                            probe_idx.push(i as u32);
-                            build_idx.push((c, r));
-                        }
+                    for r in 0..built.rows as u32 {
+                        probe_idx.push(i as u32);
+                        build_idx.push(r);
                     }
                     if probe_idx.len() >= PAIRS_PER_BATCH {
-                        flush(&mut probe_idx, &mut build_idx, &mut hit, &mut out)?;
+                        flush(&mut probe_idx, &mut build_idx, &mut hit)?;
                     }
                 }
             }
         }
-        flush(&mut probe_idx, &mut build_idx, &mut hit, &mut out)?;
+        flush(&mut probe_idx, &mut build_idx, &mut hit)?;
         // probe rows by whether they matched
         let unmatched_kept = match self.kind {
             JoinKind::Left | JoinKind::Full | JoinKind::Single => Some(false),
@@ -367,37 +581,55 @@ impl JoinSpec {
                     hit[i] == want
                         && !(self.kind == JoinKind::NullAwareAnti && !valid[i] && built.rows > 0)
                 })
-                .map(|i| i as u32)
+                .map(at)
                 .collect();
             if !keep.is_empty() {
                 let idx = UInt32Array::from(keep);
-                let mut columns = batch
-                    .columns()
-                    .iter()
-                    .map(|c| take(c.as_ref(), &idx, None).map_err(Error::arrow))
-                    .collect::<Result<Vec<_>>>()?;
                 if self.kind.keeps_right() {
+                    let mut columns = input
+                        .batch
+                        .columns()
+                        .iter()
+                        .map(|c| take(c.as_ref(), &idx, None).map_err(Error::arrow))
+                        .collect::<Result<Vec<_>>>()?;
                     for f in self.right_schema.fields() {
                         columns.push(arrow::array::new_null_array(f.data_type(), idx.len()));
                     }
+                    emit(PipelineBatch::new(self.batch(columns, idx.len())?))?;
+                } else {
+                    // the probe rows themselves: the morsel, these rows
+                    // selected
+                    let batch =
+                        self.batch(input.batch.columns().to_vec(), input.batch.num_rows())?;
+                    emit(PipelineBatch {
+                        batch,
+                        selection: Selection::Indices(idx),
+                    })?;
                 }
-                out.push(self.batch(columns, idx.len())?);
             }
         }
-        Ok(out)
+        Ok(())
     }
 
-    /// The build rows of batch `c` no probe row matched, padded with NULLs
-    /// on the left (RIGHT and FULL joins, once every probe task ran).
-    pub(crate) fn unmatched(&self, built: &Built, c: usize) -> Result<Vec<RecordBatch>> {
-        let chunk = &built.chunks[c];
-        let marks = &built.matched[c];
-        let keep: Vec<u32> = (0..chunk.batch.num_rows())
-            .filter(|&r| !marks.get(r).is_some_and(|m| m.load(Ordering::Relaxed)))
+    /// The build rows in `start..end` no probe row matched, padded with
+    /// NULLs on the left (RIGHT and FULL joins, once every probe ran).
+    pub(crate) fn unmatched(
+        &self,
+        built: &Built,
+        start: usize,
+        end: usize,
+    ) -> Result<Option<RecordBatch>> {
+        let keep: Vec<u32> = (start..end.min(built.rows))
+            .filter(|&r| {
+                !built
+                    .matched
+                    .get(r)
+                    .is_some_and(|m| m.load(Ordering::Relaxed))
+            })
             .map(|r| r as u32)
             .collect();
         if keep.is_empty() {
-            return Ok(Vec::new());
+            return Ok(None);
         }
         let idx = UInt32Array::from(keep);
         let mut columns: Vec<ArrayRef> = self
@@ -406,10 +638,10 @@ impl JoinSpec {
             .iter()
             .map(|f| arrow::array::new_null_array(f.data_type(), idx.len()))
             .collect();
-        for col in chunk.batch.columns() {
+        for col in built.batch.columns() {
             columns.push(take(col.as_ref(), &idx, None).map_err(Error::arrow)?);
         }
-        Ok(vec![self.batch(columns, idx.len())?])
+        Ok(Some(self.batch(columns, idx.len())?))
     }
 
     /// The pairs `(probe row, build row)` side by side.
@@ -417,22 +649,17 @@ impl JoinSpec {
         &self,
         built: &Built,
         batch: &RecordBatch,
-        probe_idx: &[u32],
-        build_idx: &[(usize, usize)],
+        probe_idx: &UInt32Array,
+        build_idx: &[u32],
     ) -> Result<RecordBatch> {
-        let idx = UInt32Array::from(probe_idx.to_vec());
         let mut columns = batch
             .columns()
             .iter()
-            .map(|c| take(c.as_ref(), &idx, None).map_err(Error::arrow))
+            .map(|c| take(c.as_ref(), probe_idx, None).map_err(Error::arrow))
             .collect::<Result<Vec<_>>>()?;
-        for col in 0..self.right_schema.fields().len() {
-            let arrays: Vec<&dyn Array> = built
-                .chunks
-                .iter()
-                .map(|c| c.batch.column(col).as_ref())
-                .collect();
-            columns.push(interleave(&arrays, build_idx).map_err(Error::arrow)?);
+        let build_idx = UInt32Array::from(build_idx.to_vec());
+        for col in built.batch.columns() {
+            columns.push(take(col.as_ref(), &build_idx, None).map_err(Error::arrow)?);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(probe_idx.len()));
         RecordBatch::try_new_with_options(Arc::clone(&self.pairs_schema), columns, &options)
