@@ -127,5 +127,5 @@ pub use crate::execute::{QueryOutput, execute, explain};
 pub use crate::memory::MemoryAccountant;
 pub use crate::options::{DEFAULT_MORSEL_ROWS, ExecOptions, Progress};
 pub use crate::profile::{OperatorProfile, QueryProfile};
-pub use crate::source::{SourceResolver, TableData, series_table};
+pub use crate::source::{PartSource, SourceResolver, TableData, series_table};
 pub use crate::step::{PipelineBatch, PipelineStep, Selection, build_steps, row_cost, selectivity};
