@@ -996,6 +996,15 @@ impl Connection {
             .lock()
             .expect("running list poisoned")
             .retain(|f| !Arc::ptr_eq(f, &cancel));
+        let scans = resolver.scans.into_inner().expect("scans poisoned");
+        for s in &scans {
+            let widened = s.scan.widened.lock().expect("widened poisoned").take();
+            if let (Some(schema), Some(key)) = (widened, &s.csv) {
+                // a CSV value did not fit: plan again with the wider types
+                self.remember_csv_schema(key.clone(), schema);
+                return Err(Error::SchemaChanged);
+            }
+        }
         let loads = resolver.loads.into_inner().expect("loads poisoned");
         if let Some(e) = loads.iter().find_map(|l| l.failure.as_ref()) {
             // the load's own error (a timeout, Ctrl-C, a widened schema)
@@ -1012,7 +1021,16 @@ impl Connection {
                 time: l.time,
                 ..Default::default()
             });
-            profile.operators.splice(0..0, reads);
+            let scans = scans.iter().map(|s| weir_pipeline::OperatorProfile {
+                name: s.scan.describe(&s.path, s.files),
+                rows_in: s.scan.stats.rows.load(Ordering::Relaxed),
+                rows_out: s.scan.stats.rows.load(Ordering::Relaxed),
+                time: s.scan.time(),
+                morsels_main: s.scan.parts_read(),
+                parallel: true,
+                ..Default::default()
+            });
+            profile.operators.splice(0..0, reads.chain(scans));
         }
         Ok(out)
     }
@@ -1166,6 +1184,19 @@ struct Resolver<'a> {
     /// with no filter, sort or aggregation between: a Parquet load stops
     /// at the row group (and file) that holds them.
     limits: Vec<(TableSource, usize)>,
+    /// The file scans the lanes read part by part.
+    scans: Mutex<Vec<Scan>>,
+}
+
+/// A file scan handed to the pipeline, kept for EXPLAIN ANALYZE and for
+/// the schema a CSV column widened to.
+struct Scan {
+    scan: Arc<crate::scan::FileScan>,
+    /// The scan's path (a file, a glob) and its number of files.
+    path: String,
+    files: usize,
+    /// The CSV schema's key.
+    csv: Option<CsvKey>,
 }
 
 /// One file loaded for a statement.
@@ -1207,6 +1238,7 @@ impl<'a> Resolver<'a> {
             filters: Vec::new(),
             columns: Vec::new(),
             limits: Vec::new(),
+            scans: Mutex::new(Vec::new()),
         }
     }
 
@@ -1501,7 +1533,103 @@ impl load::RunParts for Resolver<'_> {
     }
 }
 
+impl Resolver<'_> {
+    /// What the plan does with `source` (see [`Resolver::with_plan`]).
+    fn usage(&self, source: &TableSource) -> crate::scan::ScanUse<'_> {
+        crate::scan::ScanUse {
+            filters: self
+                .filters
+                .iter()
+                .find(|(s, _)| s == source)
+                .map_or(&[][..], |(_, f)| f.as_slice()),
+            columns: self
+                .columns
+                .iter()
+                .find(|(s, _)| s == source)
+                .map(|(_, c)| c.as_slice()),
+            rows: self
+                .limits
+                .iter()
+                .find(|(s, _)| s == source)
+                .map(|(_, n)| *n),
+        }
+    }
+
+    /// The scan of the files of `path` that the lanes read part by part,
+    /// or `None` when partition filters rule out every file.
+    fn file_scan(
+        &self,
+        path: &str,
+        format: FileFormat,
+        options: &FileOptions,
+        usage: &crate::scan::ScanUse<'_>,
+    ) -> Result<Option<Scan>> {
+        let all_files = crate::files::expand(path, options)?;
+        let hive = crate::files::hive(&all_files, options.hive_partitioning)?;
+        let key = (format == FileFormat::Csv).then(|| Connection::csv_key(&all_files[0], options));
+        let raw = match &key {
+            Some(key) => Some(match self.db.known_csv_schema(key) {
+                Some(known) => known,
+                None => load::sniff_csv(Path::new(&all_files[0]), options)?.schema,
+            }),
+            None => None,
+        };
+        let read: Vec<usize> = match &hive {
+            Some(h) => {
+                let first = match &raw {
+                    Some(raw) => load::canonical_schema(raw)?,
+                    None => load::file_schema(Path::new(&all_files[0]), format, options, None)?,
+                };
+                let schema = crate::files::with_extra_columns(&first, options.filename, Some(h));
+                let read = crate::files::prune(h, &schema, usage.filters);
+                if read.is_empty() {
+                    return Ok(None);
+                }
+                read
+            }
+            None => (0..all_files.len()).collect(),
+        };
+        let scan = match raw {
+            Some(raw) => crate::scan::FileScan::csv(&all_files, &read, options, hive, raw, usage)?,
+            None => crate::scan::FileScan::parquet(&all_files, &read, options, hive, usage)?,
+        };
+        Ok(Some(Scan {
+            scan: Arc::new(scan),
+            path: path.to_owned(),
+            files: all_files.len(),
+            csv: key,
+        }))
+    }
+}
+
 impl SourceResolver for Resolver<'_> {
+    fn resolve_parts(
+        &self,
+        source: &TableSource,
+    ) -> weir_pipeline::Result<Option<Arc<dyn weir_pipeline::PartSource>>> {
+        let TableSource::File {
+            path,
+            format,
+            options,
+        } = source
+        else {
+            return Ok(None);
+        };
+        if self.dry_run {
+            return Ok(None);
+        }
+        let usage = self.usage(source);
+        match self.file_scan(path, *format, options, &usage) {
+            Ok(Some(scan)) => {
+                let parts: Arc<dyn weir_pipeline::PartSource> = scan.scan.clone();
+                self.scans.lock().expect("scans poisoned").push(scan);
+                Ok(Some(parts))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(weir_pipeline::Error::Execution(e.to_string())),
+        }
+    }
+
     fn resolve(&self, source: &TableSource) -> weir_pipeline::Result<Arc<TableData>> {
         match source {
             TableSource::Table(name) => self.db.table(name).map(|t| t.data).ok_or_else(|| {

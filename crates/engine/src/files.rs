@@ -246,7 +246,7 @@ pub(crate) fn prune(hive: &Hive, schema: &SchemaRef, filters: &[Expr]) -> Vec<us
         .collect()
 }
 
-fn same_columns(first: &str, a: &Schema, file: &str, b: &Schema) -> Result<()> {
+pub(crate) fn same_columns(first: &str, a: &Schema, file: &str, b: &Schema) -> Result<()> {
     let names =
         |s: &Schema| -> Vec<String> { s.fields().iter().map(|f| f.name().clone()).collect() };
     if names(a) != names(b) {
@@ -272,51 +272,86 @@ pub(crate) fn combine(
     };
     let base = first.schema.clone();
     let schema = with_extra_columns(&base, filename, hive.map(|(h, _)| h));
-    let options = CastOptions {
-        safe: false,
-        ..Default::default()
-    };
     let mut batches = Vec::new();
     for (n, (file, table)) in files.iter().zip(tables).enumerate() {
         same_columns(&files[0], &base, file, &table.schema)?;
         for batch in table.batches {
-            let mut columns = Vec::with_capacity(schema.fields().len());
-            for (c, f) in batch.columns().iter().zip(base.fields()) {
-                if c.data_type() == f.data_type() {
-                    columns.push(c.clone());
-                } else {
-                    columns.push(cast_with_options(c, f.data_type(), &options).map_err(|e| {
-                        Error::InvalidInput(format!(
-                            "\"{file}\": column \"{}\" cannot be read as {} as in \"{}\": {e}",
-                            f.name(),
-                            weir_planner::types::sql_type_name(f.data_type()),
-                            files[0]
-                        ))
-                    })?);
-                }
-            }
-            if filename {
-                let names: ArrayRef = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-                    file.as_str(),
-                    batch.num_rows(),
-                )));
-                columns.push(names);
-            }
-            if let Some((hive, read)) = hive {
-                for (k, t) in hive.types.iter().enumerate() {
-                    let value = &hive.values[read[n]][k];
-                    columns.push(partition_value(value, t, batch.num_rows()).ok_or_else(|| {
-                        Error::InvalidInput(format!(
-                            "\"{file}\": partition value \"{value}\" is not a {}",
-                            weir_planner::types::sql_type_name(t)
-                        ))
-                    })?);
-                }
-            }
-            batches.push(RecordBatch::try_new(schema.clone(), columns)?);
+            let extra = Extra {
+                first: &files[0],
+                file,
+                filename,
+                hive: hive.map(|(h, read)| (h, read[n])),
+            };
+            batches.push(conform(&schema, &base, &batch, &extra)?);
         }
     }
     Ok(TableData::new(schema, batches))
+}
+
+/// What a file adds to its rows when read as part of several.
+pub(crate) struct Extra<'a> {
+    /// The first file, whose types the others take.
+    pub(crate) first: &'a str,
+    /// This file.
+    pub(crate) file: &'a str,
+    /// Add the `filename` column.
+    pub(crate) filename: bool,
+    /// The partitions, and this file's index among them.
+    pub(crate) hive: Option<(&'a Hive, usize)>,
+}
+
+/// `batch` (a file's columns) as a batch of `schema`: its columns cast to
+/// `base`'s types, then the `filename` and partition columns.
+pub(crate) fn conform(
+    schema: &SchemaRef,
+    base: &SchemaRef,
+    batch: &RecordBatch,
+    extra: &Extra<'_>,
+) -> Result<RecordBatch> {
+    let options = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    let file = extra.file;
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for (c, f) in batch.columns().iter().zip(base.fields()) {
+        if c.data_type() == f.data_type() {
+            columns.push(c.clone());
+        } else {
+            columns.push(cast_with_options(c, f.data_type(), &options).map_err(|e| {
+                Error::InvalidInput(format!(
+                    "\"{file}\": column \"{}\" cannot be read as {} as in \"{}\": {e}",
+                    f.name(),
+                    weir_planner::types::sql_type_name(f.data_type()),
+                    extra.first
+                ))
+            })?);
+        }
+    }
+    if extra.filename {
+        let names: ArrayRef = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+            file,
+            batch.num_rows(),
+        )));
+        columns.push(names);
+    }
+    if let Some((hive, n)) = extra.hive {
+        for (k, t) in hive.types.iter().enumerate() {
+            let value = &hive.values[n][k];
+            columns.push(partition_value(value, t, batch.num_rows()).ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "\"{file}\": partition value \"{value}\" is not a {}",
+                    weir_planner::types::sql_type_name(t)
+                ))
+            })?);
+        }
+    }
+    let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &options,
+    )?)
 }
 
 /// The EXPLAIN ANALYZE name of a file scan's load.

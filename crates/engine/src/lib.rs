@@ -70,6 +70,7 @@ mod error;
 mod files;
 mod load;
 mod result;
+mod scan;
 mod script;
 pub mod tpch;
 mod write;

@@ -17,7 +17,7 @@ use crate::csv_sniff::{self, Dialect, Sniffed};
 use crate::error::{Error, Result};
 
 /// Rows per batch when reading files.
-const READ_BATCH_ROWS: usize = 65_536;
+pub(crate) const READ_BATCH_ROWS: usize = 65_536;
 
 pub(crate) fn io_error(
     path: &Path,
@@ -116,7 +116,7 @@ fn row_groups(
 
 /// Which columns of a Parquet file are read: those of a type Weir can
 /// store, of `needed` (the columns the query reads; `None`: all).
-fn read_columns(schema: &Schema, needed: Option<&[usize]>) -> Vec<bool> {
+pub(crate) fn read_columns(schema: &Schema, needed: Option<&[usize]>) -> Vec<bool> {
     (0..schema.fields().len())
         .map(|i| {
             canonical_type(schema.field(i).data_type()).is_some()
@@ -126,7 +126,7 @@ fn read_columns(schema: &Schema, needed: Option<&[usize]>) -> Vec<bool> {
 }
 
 /// The projection reading the columns `read` marks, or `None` for all.
-fn projection(
+pub(crate) fn projection(
     read: &[bool],
     parquet: &parquet::schema::types::SchemaDescriptor,
 ) -> Option<parquet::arrow::ProjectionMask> {
@@ -137,7 +137,7 @@ fn projection(
 /// `table` (the columns `read` marks) as `full` (every column of the
 /// file), the others filled with NULLs, which no query reads (one shared
 /// array per column, sliced for each batch).
-fn fill_unread(full: &SchemaRef, read: &[bool], table: TableData) -> Result<TableData> {
+pub(crate) fn fill_unread(full: &SchemaRef, read: &[bool], table: TableData) -> Result<TableData> {
     if read.iter().all(|r| *r) {
         return Ok(table);
     }
@@ -266,7 +266,7 @@ fn failed_column(e: &arrow::error::ArrowError) -> Option<usize> {
 
 /// The column that `e` says failed to parse and the type to widen it to,
 /// unless the user fixed its type or it is already VARCHAR.
-fn widening(
+pub(crate) fn widening(
     e: &arrow::error::ArrowError,
     schema: &Schema,
     fixed: &[(String, DataType)],
@@ -367,9 +367,19 @@ fn csv_parts(
     Ok(ranges)
 }
 
+/// [`csv_parts`] for a scan: about `parts` ranges, each with its first
+/// line.
+pub(crate) fn csv_ranges(
+    path: &Path,
+    dialect: &Dialect,
+    parts: u64,
+) -> Result<Vec<(u64, u64, usize)>> {
+    csv_parts(path, dialect, parts, 1, &|| Ok(()))
+}
+
 /// Arrow's error reading rows that start on line `first_line` of the
 /// file, naming the file's line and the column by name.
-fn csv_error(
+pub(crate) fn csv_error(
     path: &Path,
     e: &arrow::error::ArrowError,
     first_line: usize,
@@ -530,7 +540,7 @@ fn read_csv_range(
 
 /// The schema CSV rows are decoded with: `target`, or all VARCHAR when
 /// rows that do not convert are left out (`ignore_errors`).
-fn decode_schema(target: &SchemaRef, dialect: &Dialect) -> SchemaRef {
+pub(crate) fn decode_schema(target: &SchemaRef, dialect: &Dialect) -> SchemaRef {
     if !dialect.ignore_errors {
         return target.clone();
     }
@@ -544,7 +554,7 @@ fn decode_schema(target: &SchemaRef, dialect: &Dialect) -> SchemaRef {
 
 /// A decoded batch as `target`: with `ignore_errors`, its VARCHAR values
 /// converted and the rows with a value that does not convert left out.
-fn finish_batch(
+pub(crate) fn finish_batch(
     batch: RecordBatch,
     target: &SchemaRef,
     dialect: &Dialect,

@@ -126,7 +126,7 @@ pub use crate::execute::{QueryOutput, execute, explain};
 pub use crate::memory::MemoryAccountant;
 pub use crate::options::{DEFAULT_MORSEL_ROWS, ExecOptions, Progress};
 pub use crate::profile::{OperatorProfile, QueryProfile};
-pub use crate::source::{SourceResolver, TableData, series_table};
+pub use crate::source::{PartSource, SourceResolver, TableData, series_table};
 pub use crate::step::{PipelineBatch, PipelineStep, Selection, build_steps, row_cost, selectivity};
 /// Expression evaluation, the `weir-expr` crate (re-exported under its old path).
 pub use weir_expr as eval;

@@ -18,7 +18,7 @@ use crate::fairness::YieldPoint;
 use crate::memory::MemoryAccountant;
 use crate::options::{ExecOptions, Progress};
 use crate::sort::{SortSpec, SortedRun, TOP_N_MAX, TopN, positions};
-use crate::source::{LazySeries, SourceResolver, TableData, values_table};
+use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 use crate::window::{WindowLane, WindowPlan};
 
@@ -284,13 +284,21 @@ enum ScanData {
     Table(Arc<TableData>),
     /// `range()`, generated one morsel at a time.
     Series(LazySeries),
+    /// Parts read by the lane that pulls them (a file's row groups or byte
+    /// ranges), each cut into morsels there.
+    Parts(Arc<dyn PartSource>),
 }
+
+/// A part's morsels are numbered `part << PART_SHIFT | k`, so they sort in
+/// input order among all parts.
+const PART_SHIFT: u32 = 20;
 
 impl ScanData {
     fn num_rows(&self) -> usize {
         match self {
             ScanData::Table(t) => t.num_rows(),
             ScanData::Series(s) => s.num_rows(),
+            ScanData::Parts(p) => p.estimated_rows(),
         }
     }
 
@@ -298,13 +306,37 @@ impl ScanData {
         match self {
             ScanData::Table(t) => &t.schema,
             ScanData::Series(s) => s.schema(),
+            ScanData::Parts(p) => p.schema(),
         }
     }
 
-    fn morsel(&self, m: &MorselRange) -> Result<RecordBatch> {
+    /// The morsels of unit `i` (`m`) with their numbers: one, or those of
+    /// the part it reads.
+    fn unit(
+        &self,
+        i: usize,
+        m: &MorselRange,
+        morsel_rows: usize,
+    ) -> Result<Vec<(usize, RecordBatch)>> {
         match self {
-            ScanData::Table(t) => Ok(t.batches[m.batch].slice(m.offset, m.len)),
-            ScanData::Series(s) => s.rows(m.offset, m.len),
+            ScanData::Table(t) => Ok(vec![(i, t.batches[m.batch].slice(m.offset, m.len))]),
+            ScanData::Series(s) => Ok(vec![(i, s.rows(m.offset, m.len)?)]),
+            ScanData::Parts(p) => {
+                let batches = p.read(m.batch)?;
+                let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+                // at most 2^PART_SHIFT morsels per part
+                let per = morsel_rows.max(rows.div_ceil(1 << PART_SHIFT)).max(1);
+                let mut out = Vec::new();
+                for b in batches {
+                    let mut offset = 0;
+                    while offset < b.num_rows() {
+                        let len = per.min(b.num_rows() - offset);
+                        out.push(((i << PART_SHIFT) | out.len(), b.slice(offset, len)));
+                        offset += len;
+                    }
+                }
+                Ok(out)
+            }
         }
     }
 
@@ -313,6 +345,15 @@ impl ScanData {
         let lengths: Vec<usize> = match self {
             ScanData::Table(t) => t.batches.iter().map(RecordBatch::num_rows).collect(),
             ScanData::Series(s) => vec![s.num_rows()],
+            ScanData::Parts(p) => {
+                return (0..p.num_parts())
+                    .map(|batch| MorselRange {
+                        batch,
+                        offset: 0,
+                        len: 0,
+                    })
+                    .collect();
+            }
         };
         let mut morsels = Vec::new();
         for (b, rows) in lengths.into_iter().enumerate() {
@@ -520,6 +561,17 @@ impl Pipeline {
                 ScanData::Series(LazySeries::new(*start, *stop, *step, Arc::clone(schema))?),
             ),
             LogicalPlan::Scan { source, schema } => {
+                if let Some(parts) = sources.resolve_parts(source)? {
+                    if parts.schema().fields().len() != schema.fields().len() {
+                        return Err(Error::Execution(format!(
+                            "{} has {} columns, the plan expects {}",
+                            describe_source(source),
+                            parts.schema().fields().len(),
+                            schema.fields().len()
+                        )));
+                    }
+                    return Ok((describe_source(source), ScanData::Parts(parts)));
+                }
                 let table = sources.resolve(source)?;
                 if table.schema.fields().len() != schema.fields().len() {
                     return Err(Error::Execution(format!(
@@ -731,10 +783,11 @@ impl LaneShared {
         &self.pipeline
     }
 
-    fn next_morsel(&self) -> Option<Result<(usize, RecordBatch)>> {
+    /// The next unit of the source: a morsel, or the morsels of a part.
+    fn next_unit(&self) -> Option<Result<Vec<(usize, RecordBatch)>>> {
         let i = self.cursor.fetch_add(1, Ordering::Relaxed);
         let m = self.pipeline.morsels.get(i)?;
-        Some(self.pipeline.table.morsel(m).map(|b| (i, b)))
+        Some(self.pipeline.table.unit(i, m, self.pipeline.morsel_rows))
     }
 
     fn limit_reached(&self) -> bool {
@@ -802,15 +855,31 @@ impl Lane {
         let worker = ctx.worker();
         let sink_at = p.steps.len() + 1;
         let yield_point = YieldPoint::new();
+        // the morsels of the part being run
+        let mut pending = std::collections::VecDeque::new();
         loop {
             yield_point.between_units(ctx);
-            if ctx.is_cancelled() || shared.limit_reached() {
+            // a part is run whole, so a LIMIT's rows are a prefix of the input
+            if ctx.is_cancelled() || (pending.is_empty() && shared.limit_reached()) {
                 break;
             }
-            let Some(next) = shared.next_morsel() else {
-                break;
+            let Some((index, morsel)) = pending.pop_front() else {
+                let Some(next) = shared.next_unit() else {
+                    break;
+                };
+                let started = clock();
+                pending.extend(next?);
+                if let Some(t) = started {
+                    // reading and decoding a part is the scan's time
+                    counters[0].nanos += t.elapsed().as_nanos() as u64;
+                }
+                if pending.is_empty()
+                    && let Some(progress) = &shared.progress
+                {
+                    progress.morsel_done();
+                }
+                continue;
             };
-            let (index, morsel) = next?;
             let rows = morsel.num_rows();
             counters[0].record(worker, rows, rows, None);
             let mut batch = PipelineBatch::new(morsel);
@@ -862,7 +931,9 @@ impl Lane {
                 }
                 counters[sink_at + 1].record(worker, rows_in, 0, started);
             }
-            if let Some(progress) = &shared.progress {
+            if pending.is_empty()
+                && let Some(progress) = &shared.progress
+            {
                 progress.morsel_done();
             }
         }

@@ -47,6 +47,29 @@ impl TableData {
 pub trait SourceResolver: Send + Sync {
     /// The data of `source`.
     fn resolve(&self, source: &TableSource) -> Result<Arc<TableData>>;
+
+    /// `source` as parts the lanes read as they pull them (a file's row
+    /// groups or byte ranges), or `None` to have it [`resolve`]d whole.
+    ///
+    /// [`resolve`]: SourceResolver::resolve
+    fn resolve_parts(&self, _source: &TableSource) -> Result<Option<Arc<dyn PartSource>>> {
+        Ok(None)
+    }
+}
+
+/// A source read part by part: each lane reads and decodes the part it
+/// pulls, so memory holds only the parts in flight, and a LIMIT that has
+/// its rows leaves the other parts unread.
+pub trait PartSource: Send + Sync {
+    /// The schema of every batch.
+    fn schema(&self) -> &SchemaRef;
+    /// Number of parts.
+    fn num_parts(&self) -> usize;
+    /// Rows of all parts as far as known before reading them (EXPLAIN and
+    /// job costs only).
+    fn estimated_rows(&self) -> usize;
+    /// The rows of part `part`, in order.
+    fn read(&self, part: usize) -> Result<Vec<RecordBatch>>;
 }
 
 /// `range(start, stop, step)` generated morsel by morsel, so a scan of a
