@@ -24,8 +24,8 @@
 //! with NULLs. A join without keys (cross join, non-equality condition)
 //! is a nested loop over the build side.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
 use arrow::compute::{concat, filter_record_batch, take};
@@ -165,6 +165,45 @@ impl Built {
     /// Bytes held (for the memory accountant).
     pub(crate) fn size(&self) -> usize {
         self.size
+    }
+}
+
+/// A join's probe as an operator of the pipeline whose rows it probes:
+/// the join and, once the pipeline's lanes start, its built side.
+pub(crate) struct ProbeOp {
+    /// The join's number (EXPLAIN's `join k`).
+    pub(crate) join: usize,
+    pub(crate) spec: Arc<JoinSpec>,
+    built: OnceLock<Arc<Built>>,
+}
+
+impl ProbeOp {
+    pub(crate) fn new(join: usize, spec: Arc<JoinSpec>) -> Self {
+        ProbeOp {
+            join,
+            spec,
+            built: OnceLock::new(),
+        }
+    }
+
+    /// The EXPLAIN (ANALYZE) name.
+    pub(crate) fn name(&self) -> String {
+        format!("probe join {}: {}", self.join, self.spec.describe())
+    }
+
+    /// Hands over the built side (before the pipeline's lanes start).
+    pub(crate) fn set_built(&self, built: Arc<Built>) -> Result<()> {
+        self.built
+            .set(built)
+            .map_err(|_| Error::Internal("a join's build handed over twice".into()))
+    }
+
+    /// The built side.
+    pub(crate) fn built(&self) -> Result<&Built> {
+        self.built
+            .get()
+            .map(AsRef::as_ref)
+            .ok_or_else(|| Error::Internal("a probe ran before its build".into()))
     }
 }
 
