@@ -9,28 +9,27 @@ use std::time::{Duration, Instant};
 
 use arrow::array::{RecordBatch, RecordBatchOptions};
 use arrow::datatypes::SchemaRef;
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
 use weir_executor::{
     DagBuilder, DagOutcome, Job, Node, NodeError, PipelineExecutor, StepContext, StepError,
     StepResult, step_fn,
 };
-use weir_planner::{JoinKind, LogicalPlan};
+use weir_planner::LogicalPlan;
 
 use crate::aggregate::{RADIX_BUCKETS, merge_partition};
 use crate::error::{Error, Result};
 use crate::fairness::YieldPoint;
-use crate::join::{BuildChunk, BuildPart, Built, JoinSpec, build_partitions};
+use crate::join::{BuildChunk, BuildPart, JoinSpec, ProbeOp, build_partitions};
 use crate::memory::MemoryAccountant;
 use crate::options::ExecOptions;
 use crate::pipeline::{
-    Breaker, BreakerSpec, LaneOutput, LaneReport, LaneShared, Pipeline, Segment, Sink,
-    StepCounters, batch_bytes, make_job, segments,
+    Breaker, BreakerSpec, LaneOutput, LaneReport, LaneShared, Operator, Phase, Pipeline, Prefix,
+    ScanData, Segment, Sink, StepCounters, batch_bytes, make_job, segments, streaming_ops,
 };
 use crate::profile::{OperatorProfile, QueryProfile};
 use crate::rewrite::split_distinct;
 use crate::sort::{MergePlan, SortedRun, TopN};
 use crate::source::{SourceResolver, TableData};
-use crate::step::PipelineBatch;
 use crate::tail::limit;
 
 /// How long the query thread waits on the job before checking the cancel
@@ -78,30 +77,15 @@ pub fn execute(
 ) -> Result<QueryOutput> {
     let started = Instant::now();
     check_interrupt(options, started)?;
-    let memory = Arc::new(MemoryAccountant::new());
-    let ops: Slot<Vec<(usize, OperatorProfile)>> = Arc::new(Mutex::new(Some(Vec::new())));
-    let mut build = DagBuild {
-        dag: DagBuilder::new(),
-        nodes: Vec::new(),
-        memory: Arc::clone(&memory),
-        ops: Arc::clone(&ops),
-        options,
-        sources,
-        split: executor.split(),
-        started,
-        first_lanes: 0,
-        morsels_total: 0,
-        progress_given: false,
-        index: 0,
-        pipelines: 0,
-        joins: 0,
-    };
+    let mut build = DagBuild::new(options, sources, executor, started);
     let last = build.plan(plan)?;
     let DagBuild {
         dag,
         nodes,
         first_lanes,
         morsels_total,
+        memory,
+        ops,
         ..
     } = build;
     let handle = dag.build()?.run(executor);
@@ -175,11 +159,93 @@ struct Output {
     then: Vec<PassThrough>,
     /// The DAG nodes after which the result is there.
     after: Vec<String>,
+    /// What EXPLAIN calls it (`pipeline 2`).
+    name: String,
 }
 
-/// The DAG of a query as it is built: a plan tree becomes chains of
-/// pipelines (one per linear part) and, per join, the nodes of its build
-/// and its probe.
+/// Rows on their way to a pipeline's sink: where they come from and the
+/// operators already on their way (the filters and projections of the
+/// plan below, and the probes of its joins), so a join's probe side and
+/// the plan above the join run in one pipeline.
+struct Stream {
+    source: StreamSource,
+    ops: Vec<Operator>,
+    /// The DAG nodes the lanes wait for besides the source (the builds).
+    after: Vec<String>,
+    /// The builds handed to the probes as the lanes start.
+    builds: Vec<PendingBuild>,
+    /// What EXPLAIN says the pipeline waits for besides its source.
+    waits: Vec<String>,
+}
+
+enum StreamSource {
+    /// The plan's leaf: a table, a file, values, a range.
+    Leaf(String, ScanData),
+    /// The result of a pipeline that ended in a breaker (or a union).
+    Output(Output),
+}
+
+impl Stream {
+    fn over(source: StreamSource) -> Self {
+        Stream {
+            source,
+            ops: Vec::new(),
+            after: Vec::new(),
+            builds: Vec::new(),
+            waits: Vec::new(),
+        }
+    }
+}
+
+/// A join's hash tables, built by its build nodes, put together and
+/// handed to its probe operator when the probing pipeline's lanes start.
+struct PendingBuild {
+    probe: Arc<ProbeOp>,
+    tables: Slot<Tables>,
+    /// EXPLAIN ANALYZE position of the build's line.
+    index: usize,
+}
+
+type Tables = (Arc<Vec<BuildChunk>>, TaskHandle<BuildPart>, u64, Instant);
+
+impl PendingBuild {
+    fn finish(
+        self,
+        memory: &MemoryAccountant,
+        ops: &Slot<Vec<(usize, OperatorProfile)>>,
+        analyze: bool,
+    ) -> Result<()> {
+        let (chunks, handle, rows, started) = take(&self.tables, "a join's hash tables")?;
+        let parts = handle.results()?;
+        let built = self.probe.spec.finish_build(&chunks, parts)?;
+        memory.grow(built.size());
+        memory.shrink(chunks.iter().map(BuildChunk::size).sum());
+        drop(chunks);
+        if analyze && let Some(v) = lock(ops).as_mut() {
+            v.push((
+                self.index,
+                OperatorProfile {
+                    name: format!(
+                        "join {} build hash table: {}",
+                        self.probe.join,
+                        self.probe.spec.describe()
+                    ),
+                    rows_in: rows,
+                    rows_out: rows,
+                    time: started.elapsed(),
+                    parallel: true,
+                    ..OperatorProfile::default()
+                },
+            ));
+        }
+        self.probe.set_built(Arc::new(built))
+    }
+}
+
+/// The DAG of a query as it is built: a plan tree becomes pipelines (one
+/// per breaker; a join's probe runs inside the pipeline of its probe
+/// side) and, per join, the nodes of its build. With `explain` set, each
+/// pipeline and build is also described there (nothing runs).
 struct DagBuild<'a> {
     dag: DagBuilder,
     nodes: Vec<NodeSlots>,
@@ -196,28 +262,98 @@ struct DagBuild<'a> {
     index: usize,
     pipelines: usize,
     joins: usize,
+    explain: Option<String>,
 }
 
-impl DagBuild<'_> {
+impl<'a> DagBuild<'a> {
+    fn new(
+        options: &'a ExecOptions,
+        sources: &'a dyn SourceResolver,
+        executor: &PipelineExecutor,
+        started: Instant,
+    ) -> Self {
+        DagBuild {
+            dag: DagBuilder::new(),
+            nodes: Vec::new(),
+            memory: Arc::new(MemoryAccountant::new()),
+            ops: Arc::new(Mutex::new(Some(Vec::new()))),
+            options,
+            sources,
+            split: executor.split(),
+            started,
+            first_lanes: 0,
+            morsels_total: 0,
+            progress_given: false,
+            index: 0,
+            pipelines: 0,
+            joins: 0,
+            explain: None,
+        }
+    }
+
     /// Adds the nodes computing `plan`; returns where its result lands.
     fn plan(&mut self, plan: &LogicalPlan) -> Result<Output> {
+        if let LogicalPlan::Union { .. } = plan {
+            return self.union(plan);
+        }
+        let rewritten = split_distinct(plan);
+        let physical = rewritten.as_ref().unwrap_or(plan);
+        let segments = segments(physical)?;
+        self.chain(&segments)
+    }
+
+    /// The rows of `plan` as a stream for the plan above it (a join's
+    /// probe side): its last pipeline's operators, unless that pipeline
+    /// ends in a breaker (then its result).
+    fn stream(&mut self, plan: &LogicalPlan) -> Result<Stream> {
         match plan {
-            LogicalPlan::Join { .. } => return self.join(plan),
-            LogicalPlan::Union { .. } => return self.union(plan),
+            LogicalPlan::Union { .. } => {
+                return Ok(Stream::over(StreamSource::Output(self.union(plan)?)));
+            }
+            LogicalPlan::Join { .. } => return self.stream_join(plan),
             _ => {}
         }
         let rewritten = split_distinct(plan);
         let physical = rewritten.as_ref().unwrap_or(plan);
         let segments = segments(physical)?;
-        let mut previous: Option<Output> = match segments.first().and_then(|s| s.leaf) {
-            Some(join @ LogicalPlan::Join { .. }) => Some(self.join(join)?),
-            Some(union @ LogicalPlan::Union { .. }) => Some(self.union(union)?),
-            _ => None,
+        let Some((last, before)) = segments.split_last() else {
+            return Err(Error::Internal("a plan without pipelines".into()));
         };
-        for segment in &segments {
-            self.index += 1;
-            let i = self.index;
+        if !last.is_streaming() || (before.is_empty() && last.leaf.is_none()) {
+            return Ok(Stream::over(StreamSource::Output(self.chain(&segments)?)));
+        }
+        let mut stream = if before.is_empty() {
+            self.leaf_stream(last)?
+        } else {
+            Stream::over(StreamSource::Output(self.chain(before)?))
+        };
+        stream.ops.extend(streaming_ops(last)?);
+        Ok(stream)
+    }
+
+    /// The stream a chain's first segment reads: its leaf.
+    fn leaf_stream(&mut self, segment: &Segment<'_>) -> Result<Stream> {
+        Ok(match segment.leaf {
+            Some(join @ LogicalPlan::Join { .. }) => self.stream_join(join)?,
+            Some(union @ LogicalPlan::Union { .. }) => {
+                Stream::over(StreamSource::Output(self.union(union)?))
+            }
+            Some(leaf) => {
+                let (name, data) = Pipeline::leaf(leaf, self.sources)?;
+                Stream::over(StreamSource::Leaf(name, data))
+            }
+            None => return Err(Error::Internal("a first pipeline without a leaf".into())),
+        })
+    }
+
+    /// Adds the pipelines of `segments` (a chain over one leaf, bottom
+    /// first); returns where the last one's result lands.
+    fn chain(&mut self, segments: &[Segment<'_>]) -> Result<Output> {
+        let mut previous: Option<Output> = None;
+        for (j, segment) in segments.iter().enumerate() {
             if segment.is_pass_through() {
+                self.index += 1;
+                self.pipelines += 1;
                 // LIMIT over a finished result: slices, no job; applied by
                 // the previous pipeline's result as it is read
                 let previous = previous.as_mut().ok_or_else(|| {
@@ -227,121 +363,222 @@ impl DagBuild<'_> {
                     BreakerSpec::Materialize { limit } => limit,
                     _ => None,
                 };
-                previous.then.push((i, segment_name(segment), lim));
+                if let Some(text) = &mut self.explain {
+                    let _ = writeln!(
+                        text,
+                        "Pipeline {} (after {}): {}\n  job over the result of {}: {}",
+                        self.pipelines,
+                        previous.name,
+                        segment_name(segment),
+                        previous.name,
+                        describe_segment(segment)
+                    );
+                }
+                previous.name = format!("pipeline {}", self.pipelines);
+                previous.then.push((self.index, segment_name(segment), lim));
                 continue;
             }
-            check_interrupt(self.options, self.started)?;
-            let mut pipeline = Pipeline::build(segment, self.sources, self.split, self.options)?;
-            let slots = NodeSlots::new();
-            self.pipelines += 1;
-            let lanes_node = format!("pipeline {}", self.pipelines);
-            let merge_node = format!("{lanes_node} merge");
-            let reads_leaf = previous.is_none();
-            let ctx = NodeContext {
-                index: i,
-                first: reads_leaf,
-                memory: Arc::clone(&self.memory),
-                ops: Arc::clone(&self.ops),
-                analyze: self.options.analyze,
+            let stream = match previous.take() {
+                Some(output) => Stream::over(StreamSource::Output(output)),
+                None if j == 0 => self.leaf_stream(segment)?,
+                None => return Err(Error::Internal("a pipeline without input".into())),
             };
-            match previous.take() {
-                None => {
-                    let mut options = self.options.clone();
-                    if self.progress_given {
-                        options.progress = None;
-                    } else {
-                        self.progress_given = true;
-                        self.first_lanes = pipeline.lanes;
-                        self.morsels_total = pipeline.num_morsels() as u64;
-                        if let Some(progress) = &options.progress {
-                            progress.start(self.morsels_total);
-                        }
-                    }
-                    let shared = Arc::new(LaneShared::new(
-                        pipeline,
-                        &options,
-                        Arc::clone(&self.memory),
-                    ));
-                    let job = slots.lanes_job(shared, 0);
-                    self.dag.push(Node::job(lanes_node.clone(), job));
-                }
-                Some(input) => {
-                    let mut later = self.options.clone();
-                    later.progress = None;
-                    let slots = slots.clone();
-                    let memory = Arc::clone(&self.memory);
-                    let ops = Arc::clone(&self.ops);
-                    let analyze = self.options.analyze;
-                    let after = input.after.clone();
-                    let mut node = Node::lazy(lanes_node.clone(), move || {
-                        slots.record(|| {
-                            let finish = take(&input.result, "a pipeline's input")?;
-                            let (schema, batches) =
-                                finish_with(finish, &input.then, &ops, analyze)?;
-                            let input_bytes = batches.iter().map(batch_bytes).sum();
-                            pipeline.set_input(Arc::new(TableData::new(schema, batches)));
-                            let shared = Arc::new(LaneShared::new(pipeline, &later, memory));
-                            Ok(slots.lanes_job(shared, input_bytes))
-                        })
-                    });
-                    for a in after {
-                        node = node.after(a);
-                    }
-                    self.dag.push(node);
-                }
-            }
-            let merge_slots = slots.clone();
-            self.dag.push(
-                Node::lazy(merge_node.clone(), move || {
-                    merge_slots.record(|| merge_job(&merge_slots, ctx))
-                })
-                .after(lanes_node),
-            );
-            previous = Some(Output {
-                result: Arc::clone(&slots.result),
-                then: Vec::new(),
-                after: vec![merge_node],
-            });
-            self.nodes.push(slots);
+            previous = Some(self.pipeline(segment, stream)?);
         }
         previous.ok_or_else(|| Error::Internal("a plan without pipelines".into()))
     }
 
-    /// Adds a join: its two inputs, then the build (keys per batch, then
-    /// the partitions' hash tables, in parallel), the probe (a task per
-    /// morsel of the probe side, after the build) and, for RIGHT and FULL
-    /// joins, the build rows that found no match.
-    fn join(&mut self, node: &LogicalPlan) -> Result<Output> {
+    /// Adds one pipeline: `stream`'s rows through `segment`'s operators
+    /// into its breaker. Its lanes node waits for the source and for the
+    /// builds of the joins it probes; for each RIGHT or FULL join it
+    /// probes, a second job of lanes runs the join's unmatched build rows
+    /// through the operators above the probe into the same sink; then the
+    /// breaker's merge.
+    fn pipeline(&mut self, segment: &Segment<'_>, stream: Stream) -> Result<Output> {
+        check_interrupt(self.options, self.started)?;
+        self.index += 1;
+        self.pipelines += 1;
+        let i = self.index;
+        let Stream {
+            source,
+            ops,
+            after,
+            builds,
+            waits,
+        } = stream;
+        let (prefix_source, input) = match source {
+            StreamSource::Leaf(name, data) => (Some((name, data)), None),
+            StreamSource::Output(output) => (None, Some(output)),
+        };
+        let reads_leaf = input.is_none();
+        let mut pipeline = Pipeline::build(
+            segment,
+            Prefix {
+                source: prefix_source,
+                ops,
+            },
+            self.sources,
+            self.split,
+            self.options,
+        )?;
+        let lanes_node = format!("pipeline {}", self.pipelines);
+        let merge_node = format!("{lanes_node} merge");
+        if let Some(text) = &mut self.explain {
+            let mut waits_for: Vec<String> = input.iter().map(|o| o.name.clone()).collect();
+            waits_for.extend(waits);
+            let _ = writeln!(
+                text,
+                "Pipeline {}{}: {}",
+                self.pipelines,
+                if waits_for.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (after {})", waits_for.join(", "))
+                },
+                segment_name(segment)
+            );
+            let mut job = String::new();
+            match &input {
+                Some(p) => {
+                    // its input does not exist before the query runs
+                    let _ = writeln!(
+                        job,
+                        "job over the result of {}: {}",
+                        p.name,
+                        describe_segment(segment)
+                    );
+                    pipeline.describe_ops(&mut job);
+                }
+                None => pipeline.describe(&mut job),
+            }
+            for line in job.lines() {
+                let _ = writeln!(text, "  {line}");
+            }
+        }
+        let phases: Vec<usize> = pipeline
+            .ops
+            .iter()
+            .enumerate()
+            .filter(|(_, op)| matches!(op, Operator::Probe(p) if p.spec.emits_unmatched()))
+            .map(|(k, _)| k)
+            .collect();
+        let slots = NodeSlots::new();
+        let ctx = NodeContext {
+            index: i,
+            first: reads_leaf,
+            memory: Arc::clone(&self.memory),
+            ops: Arc::clone(&self.ops),
+            analyze: self.options.analyze,
+        };
+        let mut options = self.options.clone();
+        if !reads_leaf || self.progress_given || self.explain.is_some() {
+            options.progress = None;
+        } else {
+            self.progress_given = true;
+            self.first_lanes = pipeline.lanes;
+            self.morsels_total = pipeline.num_morsels() as u64;
+            if let Some(progress) = &options.progress {
+                progress.start(self.morsels_total);
+            }
+        }
+        if input.is_none() && builds.is_empty() {
+            let shared = Arc::new(LaneShared::new(
+                pipeline,
+                &options,
+                Arc::clone(&self.memory),
+            )?);
+            let job = slots.lanes_job(shared, 0);
+            self.dag.push(Node::job(lanes_node.clone(), job));
+        } else {
+            let slots = slots.clone();
+            let memory = Arc::clone(&self.memory);
+            let ops = Arc::clone(&self.ops);
+            let analyze = self.options.analyze;
+            let input_after = input.as_ref().map(|o| o.after.clone()).unwrap_or_default();
+            let node = Node::lazy(lanes_node.clone(), move || {
+                slots.record(|| {
+                    let mut input_bytes = 0;
+                    if let Some(input) = input {
+                        let finish = take(&input.result, "a pipeline's input")?;
+                        let (schema, batches) = finish_with(finish, &input.then, &ops, analyze)?;
+                        input_bytes = batches.iter().map(batch_bytes).sum();
+                        pipeline.set_input(Arc::new(TableData::new(schema, batches)));
+                    }
+                    for build in builds {
+                        build.finish(&memory, &ops, analyze)?;
+                    }
+                    let shared = Arc::new(LaneShared::new(pipeline, &options, memory)?);
+                    Ok(slots.lanes_job(shared, input_bytes))
+                })
+            });
+            self.dag
+                .push(node.after_all(&input_after).after_all(&after));
+        }
+        let mut last = lanes_node.clone();
+        for op in phases {
+            let name = format!("{lanes_node} unmatched {op}");
+            let slots = slots.clone();
+            self.dag.push(
+                Node::lazy(name.clone(), move || {
+                    slots.record(|| slots.phase_job(Phase::Unmatched { op }))
+                })
+                .after(last),
+            );
+            last = name;
+        }
+        let merge_slots = slots.clone();
+        self.dag.push(
+            Node::lazy(merge_node.clone(), move || {
+                merge_slots.record(|| merge_job(&merge_slots, ctx))
+            })
+            .after(last),
+        );
+        self.nodes.push(slots.clone());
+        Ok(Output {
+            result: Arc::clone(&slots.result),
+            then: Vec::new(),
+            after: vec![merge_node],
+            name: lanes_node,
+        })
+    }
+
+    /// A join as a stream: its probe side's stream with the probe added,
+    /// after the build (keys per batch with the rows scattered by
+    /// partition, then the partitions' hash tables, in parallel) of its
+    /// build side's result.
+    fn stream_join(&mut self, node: &LogicalPlan) -> Result<Stream> {
         let LogicalPlan::Join { left, right, .. } = node else {
             return Err(Error::Internal("a join of a node that is no join".into()));
         };
-        let probe_side = self.plan(left)?;
+        let mut stream = self.stream(left)?;
         let build_side = self.plan(right)?;
         let spec = Arc::new(JoinSpec::new(node)?);
         self.joins += 1;
         self.index += 1;
         let index = self.index;
-        let name = format!("join {}", self.joins);
+        let k = self.joins;
+        let name = format!("join {k}");
+        if let Some(text) = &mut self.explain {
+            let _ = writeln!(
+                text,
+                "Join {k} build (after {}): {}\n  key rows and hashes per batch, each row scattered to its partition, then one hash table per partition from its rows (and the build side's columns concatenated), in parallel",
+                build_side.name,
+                spec.describe()
+            );
+        }
         let slots = NodeSlots::new();
         self.nodes.push(slots.clone());
         let workers = (self.split.0 + self.split.1).max(1);
         let analyze = self.options.analyze;
         let ops = Arc::clone(&self.ops);
         let memory = Arc::clone(&self.memory);
-        let morsel_rows = self.options.morsel_rows.max(1);
-        let describe = spec.describe();
 
         // 1. the build side's batches with their keys and hashes, their
         // rows grouped by partition
         let chunks: Slot<(TaskHandle<BuildChunk>, u64, usize, Instant)> =
             Arc::new(Mutex::new(None));
         {
-            let (slots, spec, chunks, ops) = (
-                slots.clone(),
-                Arc::clone(&spec),
-                Arc::clone(&chunks),
-                Arc::clone(&ops),
-            );
+            let (slots, spec, chunks) = (slots.clone(), Arc::clone(&spec), Arc::clone(&chunks));
             self.dag.push(
                 Node::lazy(format!("{name} build"), move || {
                     slots.record(|| {
@@ -377,7 +614,6 @@ impl DagBuild<'_> {
         }
         // 2. one hash table per partition, from that partition's rows
         // only, and the build side's columns concatenated
-        type Tables = (Arc<Vec<BuildChunk>>, TaskHandle<BuildPart>, u64, Instant);
         let tables: Slot<Tables> = Arc::new(Mutex::new(None));
         {
             let (slots, spec, tables, memory) = (
@@ -394,9 +630,10 @@ impl DagBuild<'_> {
                         let chunks = Arc::new(handle.results()?);
                         memory.grow(chunks.iter().map(BuildChunk::size).sum());
                         let parts = Arc::clone(&chunks);
+                        let tasks = spec.build_tasks(partitions);
                         let (job, handle) = task_job(
                             "join build: hash tables".to_owned(),
-                            spec.build_tasks(partitions),
+                            tasks,
                             workers,
                             rows / 1000 + 1,
                             &slots.error,
@@ -409,153 +646,16 @@ impl DagBuild<'_> {
                 .after(format!("{name} build")),
             );
         }
-        // 3. the probe, after the build and the probe side
-        let probe: Slot<(Arc<Built>, TaskHandle<Vec<RecordBatch>>)> = Arc::new(Mutex::new(None));
-        let unmatched: Slot<TaskHandle<Vec<RecordBatch>>> = Arc::new(Mutex::new(None));
-        let probe_started: Slot<(Instant, u64, usize)> = Arc::new(Mutex::new(None));
-        {
-            let (slots, spec, probe, ops, probe_started, memory) = (
-                slots.clone(),
-                Arc::clone(&spec),
-                Arc::clone(&probe),
-                Arc::clone(&ops),
-                Arc::clone(&probe_started),
-                Arc::clone(&memory),
-            );
-            let describe = describe.clone();
-            self.dag.push(
-                Node::lazy(format!("{name} probe"), move || {
-                    slots.record(|| {
-                        let (chunks, handle, rows, started) =
-                            take(&tables, "a join's hash tables")?;
-                        let parts = handle.results()?;
-                        let built = Arc::new(spec.finish_build(&chunks, parts)?);
-                        memory.grow(built.size());
-                        memory.shrink(chunks.iter().map(BuildChunk::size).sum());
-                        drop(chunks);
-                        if analyze && let Some(v) = lock(&ops).as_mut() {
-                            v.push((
-                                index,
-                                OperatorProfile {
-                                    name: format!("{describe}: build hash table"),
-                                    rows_in: rows,
-                                    rows_out: rows,
-                                    time: started.elapsed(),
-                                    parallel: true,
-                                    ..OperatorProfile::default()
-                                },
-                            ));
-                        }
-                        let finish = take(&probe_side.result, "a join's probe side")?;
-                        let (_, batches) = finish_with(finish, &probe_side.then, &ops, analyze)?;
-                        let in_bytes: usize = batches.iter().map(batch_bytes).sum();
-                        let mut morsels = Vec::new();
-                        for b in batches {
-                            let mut offset = 0;
-                            while offset < b.num_rows() {
-                                let len = morsel_rows.min(b.num_rows() - offset);
-                                morsels.push(b.slice(offset, len));
-                                offset += len;
-                            }
-                        }
-                        let rows_in = count_rows(&morsels);
-                        *lock(&probe_started) = Some((Instant::now(), rows_in, in_bytes));
-                        let b = Arc::clone(&built);
-                        let spec = Arc::clone(&spec);
-                        let (job, handle) = task_job(
-                            "join probe".to_owned(),
-                            morsels.len(),
-                            workers,
-                            rows_in / 1000 + 1,
-                            &slots.error,
-                            move |i| {
-                                let mut out = Vec::new();
-                                let input = PipelineBatch::new(morsels[i].clone());
-                                spec.probe(&b, &input, &mut |o| {
-                                    out.push(o.into_record_batch()?);
-                                    Ok(())
-                                })?;
-                                Ok(out)
-                            },
-                        );
-                        *lock(&probe) = Some((built, handle));
-                        Ok(job)
-                    })
-                })
-                .after(format!("{name} build table"))
-                .after_all(&probe_side.after),
-            );
-        }
-        let mut last = format!("{name} probe");
-        if spec.emits_unmatched() {
-            let (slots, spec, probe, unmatched) = (
-                slots.clone(),
-                Arc::clone(&spec),
-                Arc::clone(&probe),
-                Arc::clone(&unmatched),
-            );
-            self.dag.push(
-                Node::lazy(format!("{name} unmatched"), move || {
-                    slots.record(|| {
-                        let built = lock(&probe)
-                            .as_ref()
-                            .map(|(b, _)| Arc::clone(b))
-                            .ok_or_else(|| {
-                                Error::Internal("a join's probe was not handed over".into())
-                            })?;
-                        let n = built.num_rows().div_ceil(morsel_rows);
-                        let (job, handle) = task_job(
-                            "join unmatched build rows".to_owned(),
-                            n,
-                            workers,
-                            1,
-                            &slots.error,
-                            move |c| {
-                                let start = c * morsel_rows;
-                                Ok(spec
-                                    .unmatched(&built, start, start + morsel_rows)?
-                                    .into_iter()
-                                    .collect())
-                            },
-                        );
-                        *lock(&unmatched) = Some(handle);
-                        Ok(job)
-                    })
-                })
-                .after(last.clone()),
-            );
-            last = format!("{name} unmatched");
-        }
-        let finish: Finish = Box::new(move || {
-            let (built, handle) = take(&probe, "a join's probe")?;
-            let mut batches: Vec<RecordBatch> = handle.results()?.into_iter().flatten().collect();
-            if let Some(handle) = lock(&unmatched).take() {
-                batches.extend(handle.results()?.into_iter().flatten());
-            }
-            let (t, rows_in, in_bytes) = take(&probe_started, "a join's probe start")?;
-            memory.shrink(in_bytes + built.size());
-            memory.grow(batches.iter().map(batch_bytes).sum());
-            if analyze && let Some(v) = lock(&ops).as_mut() {
-                v.push((
-                    index,
-                    OperatorProfile {
-                        name: format!("{describe}: probe"),
-                        rows_in,
-                        rows_out: count_rows(&batches),
-                        time: t.elapsed(),
-                        parallel: true,
-                        ..OperatorProfile::default()
-                    },
-                ));
-            }
-            Ok((Arc::clone(&spec.schema), batches))
+        let probe = Arc::new(ProbeOp::new(k, Arc::clone(&spec)));
+        stream.ops.push(Operator::Probe(Arc::clone(&probe)));
+        stream.after.push(format!("{name} build table"));
+        stream.waits.push(name);
+        stream.builds.push(PendingBuild {
+            probe,
+            tables,
+            index,
         });
-        *lock(&slots.result) = Some(finish);
-        Ok(Output {
-            result: Arc::clone(&slots.result),
-            then: Vec::new(),
-            after: vec![last],
-        })
+        Ok(stream)
     }
 
     /// Adds a UNION ALL: its inputs; its result is theirs one after the
@@ -570,6 +670,11 @@ impl DagBuild<'_> {
         }
         self.index += 1;
         let after = parts.iter().flat_map(|p| p.after.clone()).collect();
+        let name = parts
+            .iter()
+            .map(|p| p.name.clone())
+            .collect::<Vec<_>>()
+            .join(" and ");
         let schema = Arc::clone(schema);
         let ops = Arc::clone(&self.ops);
         let analyze = self.options.analyze;
@@ -596,6 +701,7 @@ impl DagBuild<'_> {
             result: Arc::new(Mutex::new(Some(finish))),
             then: Vec::new(),
             after,
+            name,
         })
     }
 }
@@ -679,6 +785,18 @@ fn query_thread_op(name: String, rows_in: u64, rows_out: u64, time: Duration) ->
 }
 
 fn segment_name(segment: &Segment<'_>) -> String {
+    if segment.nodes.is_empty()
+        && let Some(leaf) = segment.leaf
+    {
+        // a pipeline that only collects its leaf
+        return leaf
+            .display_indent()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+    }
     segment
         .nodes
         .iter()
@@ -746,6 +864,8 @@ struct NodeSlots {
     /// The lanes' shared state, their reports and the input's bytes, from
     /// the lanes node to the merge node.
     lanes: Slot<(Arc<LaneShared>, Receiver<LaneReport>, usize)>,
+    /// The lanes' sender, for the jobs of later phases.
+    tx: Slot<Sender<LaneReport>>,
     /// The lanes' shared state, kept to read a failed lane's error.
     shared: Slot<Arc<LaneShared>>,
     /// The pipeline's result, for the next pipeline or the query thread.
@@ -759,6 +879,7 @@ impl NodeSlots {
     fn new() -> Self {
         NodeSlots {
             lanes: Arc::new(Mutex::new(None)),
+            tx: Arc::new(Mutex::new(None)),
             shared: Arc::new(Mutex::new(None)),
             result: Arc::new(Mutex::new(None)),
             error: Arc::new(Mutex::new(None)),
@@ -768,10 +889,23 @@ impl NodeSlots {
     /// The lanes' job; hands their state to the merge node.
     fn lanes_job(&self, shared: Arc<LaneShared>, input_bytes: usize) -> Job {
         let (tx, rx) = crossbeam_channel::unbounded();
-        let job = make_job(&shared, &tx);
+        let job = make_job(&shared, &tx, Phase::Source);
+        *lock(&self.tx) = Some(tx);
         *lock(&self.shared) = Some(Arc::clone(&shared));
         *lock(&self.lanes) = Some((shared, rx, input_bytes));
         job
+    }
+
+    /// A later phase's job of lanes (see [`Phase`]), reporting to the
+    /// same merge.
+    fn phase_job(&self, phase: Phase) -> Result<Job> {
+        let shared = lock(&self.shared)
+            .clone()
+            .ok_or_else(|| Error::Internal("a pipeline's phase before its lanes".into()))?;
+        let tx = lock(&self.tx)
+            .clone()
+            .ok_or_else(|| Error::Internal("a pipeline's phase before its lanes".into()))?;
+        Ok(make_job(&shared, &tx, phase))
     }
 
     /// Runs a node's job maker, keeping its error's type.
@@ -811,9 +945,10 @@ fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
     let (shared, rx, input_bytes) = take(&slots.lanes, "a pipeline's lanes")?;
     // the lanes succeeded: no error to read there, and their input may go
     lock(&slots.shared).take();
+    lock(&slots.tx).take();
     let started = Instant::now();
     let p = shared.pipeline();
-    let lanes = p.lanes;
+    let lanes = shared.lanes_made.load(Ordering::Relaxed);
     let reports: Vec<LaneReport> = rx.try_iter().collect();
     if reports.len() != lanes {
         return Err(Error::Internal(format!(
@@ -821,7 +956,13 @@ fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
             reports.len()
         )));
     }
-    let mut counters = vec![StepCounters::default(); p.steps.len() + 3];
+    // every probe ran: the joins' hash tables go with the lanes' state
+    for op in &p.ops {
+        if let Operator::Probe(probe) = op {
+            ctx.memory.shrink(probe.built()?.size());
+        }
+    }
+    let mut counters = vec![StepCounters::default(); p.ops.len() + 3];
     let mut outputs = Vec::with_capacity(reports.len());
     for report in reports {
         for (total, c) in counters.iter_mut().zip(&report.counters) {
@@ -1197,117 +1338,13 @@ pub fn explain(
             let _ = writeln!(out, "  {line}");
         }
     }
-    let mut state = ExplainState {
-        sources,
-        split: executor.split(),
-        options,
-        pipelines: 0,
-        joins: 0,
-    };
-    state.chain(plan, &mut out)?;
+    // the DAG is built as for running it, and describes itself as it
+    // goes; nothing runs
+    let mut build = DagBuild::new(options, sources, executor, Instant::now());
+    build.explain = Some(String::new());
+    build.plan(plan)?;
+    out.push_str(&build.explain.take().unwrap_or_default());
     Ok(out)
-}
-
-/// Numbering of EXPLAIN's pipelines and joins, in the order the DAG is
-/// built (inputs first).
-struct ExplainState<'a> {
-    sources: &'a dyn SourceResolver,
-    split: (usize, usize),
-    options: &'a ExecOptions,
-    pipelines: usize,
-    joins: usize,
-}
-
-impl ExplainState<'_> {
-    /// Describes the pipelines (and joins) computing `plan`; returns the
-    /// name of the one whose result is `plan`'s.
-    fn chain(&mut self, plan: &LogicalPlan, out: &mut String) -> Result<String> {
-        match plan {
-            LogicalPlan::Join { .. } => return self.join(plan, out),
-            LogicalPlan::Union { inputs, .. } => {
-                let mut names = Vec::new();
-                for input in inputs {
-                    names.push(self.chain(input, out)?);
-                }
-                return Ok(names.join(" and "));
-            }
-            _ => {}
-        }
-        let rewritten = split_distinct(plan);
-        let physical = rewritten.as_ref().unwrap_or(plan);
-        let segments = segments(physical)?;
-        let mut previous = match segments.first().and_then(|s| s.leaf) {
-            Some(leaf @ (LogicalPlan::Join { .. } | LogicalPlan::Union { .. })) => {
-                Some(self.chain(leaf, out)?)
-            }
-            _ => None,
-        };
-        for segment in &segments {
-            self.pipelines += 1;
-            let _ = writeln!(
-                out,
-                "Pipeline {}{}: {}",
-                self.pipelines,
-                previous
-                    .as_ref()
-                    .map_or(String::new(), |p| format!(" (after {p})")),
-                segment_name(segment)
-            );
-            match &previous {
-                Some(p) => {
-                    // its input does not exist before the query runs
-                    let _ = writeln!(
-                        out,
-                        "  job over the result of {p}: {}",
-                        describe_segment(segment)
-                    );
-                }
-                None => {
-                    let pipeline =
-                        Pipeline::build(segment, self.sources, self.split, self.options)?;
-                    let mut job = String::new();
-                    pipeline.describe(&mut job);
-                    for line in job.lines() {
-                        let _ = writeln!(out, "  {line}");
-                    }
-                }
-            }
-            previous = Some(format!("pipeline {}", self.pipelines));
-        }
-        previous.ok_or_else(|| Error::Internal("a plan without pipelines".into()))
-    }
-
-    /// Describes a join's inputs, then its build and probe.
-    fn join(&mut self, plan: &LogicalPlan, out: &mut String) -> Result<String> {
-        let LogicalPlan::Join { left, right, .. } = plan else {
-            return Err(Error::Internal("a join of a node that is no join".into()));
-        };
-        let probe = self.chain(left, out)?;
-        let build = self.chain(right, out)?;
-        let spec = JoinSpec::new(plan)?;
-        self.joins += 1;
-        let k = self.joins;
-        let _ = writeln!(
-            out,
-            "Join {k} (after {build} and {probe}): {}",
-            spec.describe()
-        );
-        let _ = writeln!(
-            out,
-            "  build (after {build}): key rows and hashes per batch, then one hash table per partition, in parallel"
-        );
-        let _ = writeln!(
-            out,
-            "  probe (after the build and {probe}): a task per morsel of the result of {probe}"
-        );
-        if matches!(spec.kind, JoinKind::Right | JoinKind::Full) {
-            let _ = writeln!(
-                out,
-                "  unmatched (after the probe): build rows without a match, padded with NULLs, a task per batch"
-            );
-        }
-        Ok(format!("join {k}"))
-    }
 }
 
 /// A one-line summary of a later pipeline for EXPLAIN.
@@ -1367,10 +1404,10 @@ fn parallel_operators(
             &counters[0],
         ));
     }
-    for (i, s) in pipeline.steps.iter().enumerate() {
-        ops.push(op(format!("filter {}", s.predicate()), &counters[i + 1]));
+    for (i, o) in pipeline.ops.iter().enumerate() {
+        ops.push(op(o.name(), &counters[i + 1]));
     }
-    let sink_at = pipeline.steps.len() + 1;
+    let sink_at = pipeline.ops.len() + 1;
     let lane_breaker = &counters[sink_at + 1];
     match &pipeline.sink {
         Sink::Aggregate { node, .. } => {

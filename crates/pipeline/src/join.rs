@@ -24,11 +24,13 @@
 //! with NULLs. A join without keys (cross join, non-equality condition)
 //! is a nested loop over the build side.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
+use arrow::array::AsArray;
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
-use arrow::compute::{concat, filter_record_batch, take};
+use arrow::compute::{cast, concat, filter_record_batch, take};
+use arrow::datatypes::{DataType, Int64Type};
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::row::{RowConverter, Rows, SortField};
 use hashbrown::HashTable;
@@ -36,7 +38,7 @@ use weir_planner::{Expr, JoinKind, LogicalPlan};
 
 use crate::error::{Error, Result};
 use crate::eval::{evaluate, evaluate_predicate};
-use crate::hash::hash_bytes;
+use crate::hash::{fold_word, hash_bytes, mix};
 use crate::step::{PipelineBatch, Selection, remap_columns};
 
 /// Rows of the pairs one probe gathers at most before emitting them.
@@ -60,13 +62,56 @@ pub(crate) struct JoinSpec {
     pairs_schema: SchemaRef,
     pub(crate) schema: SchemaRef,
     converter: Option<RowConverter>,
+    /// The keys are one or two integers (or dates): compared as numbers.
+    fixed: bool,
+}
+
+/// The join keys of a batch's rows.
+enum KeyValues {
+    /// No keys (a nested loop).
+    None,
+    /// Arrow's row format.
+    Rows(Rows),
+    /// One or two integer (or date) keys as one number per row: the
+    /// first key's 64 bits above the second's.
+    Fixed(Vec<u128>),
+}
+
+/// A key to look up.
+#[derive(Clone, Copy)]
+enum KeyRef<'a> {
+    Bytes(&'a [u8]),
+    Fixed(u128),
+}
+
+impl KeyValues {
+    fn size(&self) -> usize {
+        match self {
+            KeyValues::None => 0,
+            KeyValues::Rows(r) => r.size(),
+            KeyValues::Fixed(v) => v.len() * 16,
+        }
+    }
+
+    fn get(&self, i: usize) -> KeyRef<'_> {
+        match self {
+            KeyValues::Fixed(v) => KeyRef::Fixed(v[i]),
+            KeyValues::Rows(r) => KeyRef::Bytes(r.row(i).data()),
+            KeyValues::None => KeyRef::Fixed(0),
+        }
+    }
+}
+
+/// The hash of a fixed-width key.
+fn hash_fixed(v: u128) -> u64 {
+    mix(fold_word(fold_word(0, v as u64), (v >> 64) as u64))
 }
 
 /// One batch of the build side with its keys, its rows grouped by
 /// partition.
 pub(crate) struct BuildChunk {
     batch: RecordBatch,
-    rows: Option<Rows>,
+    rows: KeyValues,
     hashes: Vec<u64>,
     /// Row numbers with non-NULL keys, partition after partition.
     order: Vec<u32>,
@@ -79,7 +124,7 @@ impl BuildChunk {
     /// Bytes held (for the memory accountant).
     pub(crate) fn size(&self) -> usize {
         crate::pipeline::batch_bytes(&self.batch)
-            + self.rows.as_ref().map_or(0, Rows::size)
+            + self.rows.size()
             + self.hashes.len() * 8
             + self.order.len() * 4
     }
@@ -105,30 +150,65 @@ pub(crate) struct Partition {
     rows: Vec<u32>,
     /// Per slot: the next slot with the same key, or [`END`].
     next: Vec<u32>,
-    /// Slot `s`'s key bytes are `keys[offsets[s]..offsets[s + 1]]`.
-    keys: Vec<u8>,
-    offsets: Vec<usize>,
+    keys: SlotKeys,
 }
 
-impl Partition {
-    fn key(&self, slot: u32) -> &[u8] {
+/// The keys of a partition's slots, side by side.
+enum SlotKeys {
+    /// Slot `s`'s key bytes are `bytes[offsets[s]..offsets[s + 1]]`.
+    Rows {
+        bytes: Vec<u8>,
+        offsets: Vec<usize>,
+    },
+    Fixed(Vec<u128>),
+}
+
+impl SlotKeys {
+    #[inline]
+    fn equals(&self, slot: u32, key: KeyRef<'_>) -> bool {
         let s = slot as usize;
-        &self.keys[self.offsets[s]..self.offsets[s + 1]]
+        match (self, key) {
+            (SlotKeys::Fixed(v), KeyRef::Fixed(k)) => v[s] == k,
+            (SlotKeys::Rows { bytes, offsets }, KeyRef::Bytes(k)) => {
+                &bytes[offsets[s]..offsets[s + 1]] == k
+            }
+            _ => false,
+        }
+    }
+
+    fn push(&mut self, key: KeyRef<'_>) {
+        match (self, key) {
+            (SlotKeys::Fixed(v), KeyRef::Fixed(k)) => v.push(k),
+            (SlotKeys::Rows { bytes, offsets }, KeyRef::Bytes(k)) => {
+                bytes.extend_from_slice(k);
+                offsets.push(bytes.len());
+            }
+            _ => {}
+        }
     }
 
     fn size(&self) -> usize {
+        match self {
+            SlotKeys::Rows { bytes, offsets } => bytes.capacity() + offsets.capacity() * 8,
+            SlotKeys::Fixed(v) => v.capacity() * 16,
+        }
+    }
+}
+
+impl Partition {
+    fn size(&self) -> usize {
         self.table.capacity() * std::mem::size_of::<Entry>()
             + self.rows.capacity() * 8
-            + self.keys.capacity()
-            + self.offsets.capacity() * 8
+            + self.keys.size()
     }
 
     /// The build rows whose key is `key` (of hash `hash`), in build
     /// order.
-    fn matches(&self, hash: u64, key: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    #[inline]
+    fn matches(&self, hash: u64, key: KeyRef<'_>) -> impl Iterator<Item = u32> + '_ {
         let head = self
             .table
-            .find(hash, |e| e.hash == hash && self.key(e.head) == key)
+            .find(hash, |e| e.hash == hash && self.keys.equals(e.head, key))
             .map_or(END, |e| e.head);
         std::iter::successors((head != END).then_some(head), |&s| {
             let n = self.next[s as usize];
@@ -165,6 +245,45 @@ impl Built {
     /// Bytes held (for the memory accountant).
     pub(crate) fn size(&self) -> usize {
         self.size
+    }
+}
+
+/// A join's probe as an operator of the pipeline whose rows it probes:
+/// the join and, once the pipeline's lanes start, its built side.
+pub(crate) struct ProbeOp {
+    /// The join's number (EXPLAIN's `join k`).
+    pub(crate) join: usize,
+    pub(crate) spec: Arc<JoinSpec>,
+    built: OnceLock<Arc<Built>>,
+}
+
+impl ProbeOp {
+    pub(crate) fn new(join: usize, spec: Arc<JoinSpec>) -> Self {
+        ProbeOp {
+            join,
+            spec,
+            built: OnceLock::new(),
+        }
+    }
+
+    /// The EXPLAIN (ANALYZE) name.
+    pub(crate) fn name(&self) -> String {
+        format!("probe join {}: {}", self.join, self.spec.describe())
+    }
+
+    /// Hands over the built side (before the pipeline's lanes start).
+    pub(crate) fn set_built(&self, built: Arc<Built>) -> Result<()> {
+        self.built
+            .set(built)
+            .map_err(|_| Error::Internal("a join's build handed over twice".into()))
+    }
+
+    /// The built side.
+    pub(crate) fn built(&self) -> Result<&Built> {
+        self.built
+            .get()
+            .map(AsRef::as_ref)
+            .ok_or_else(|| Error::Internal("a probe ran before its build".into()))
     }
 }
 
@@ -212,6 +331,23 @@ impl JoinSpec {
             Some(RowConverter::new(fields).map_err(Error::arrow)?)
         };
         let left_keys: Vec<Expr> = on.iter().map(|(l, _)| l.clone()).collect();
+        // NULL keys that match each other (INTERSECT, EXCEPT) need the
+        // row format's NULL encoding
+        let fixed = !on.is_empty()
+            && on.len() <= 2
+            && !matches!(kind, JoinKind::Intersect | JoinKind::Except)
+            && on.iter().all(|(l, r)| {
+                let (lt, rt) = (l.data_type(&left_schema), r.data_type(&right_schema));
+                lt == rt
+                    && matches!(
+                        lt,
+                        DataType::Int8
+                            | DataType::Int16
+                            | DataType::Int32
+                            | DataType::Int64
+                            | DataType::Date32
+                    )
+            });
         let mut left_key_columns: Vec<usize> = left_keys.iter().flat_map(Expr::columns).collect();
         left_key_columns.sort_unstable();
         left_key_columns.dedup();
@@ -231,6 +367,7 @@ impl JoinSpec {
             pairs_schema,
             schema: Arc::clone(schema),
             converter,
+            fixed,
         })
     }
 
@@ -260,13 +397,9 @@ impl JoinSpec {
     }
 
     /// Key rows, hashes and NULL flags of `batch` over `keys`.
-    fn keys(
-        &self,
-        keys: &[Expr],
-        batch: &RecordBatch,
-    ) -> Result<(Option<Rows>, Vec<u64>, Vec<bool>)> {
+    fn keys(&self, keys: &[Expr], batch: &RecordBatch) -> Result<(KeyValues, Vec<u64>, Vec<bool>)> {
         let Some(converter) = &self.converter else {
-            return Ok((None, Vec::new(), vec![true; batch.num_rows()]));
+            return Ok((KeyValues::None, Vec::new(), vec![true; batch.num_rows()]));
         };
         let columns = keys
             .iter()
@@ -283,21 +416,34 @@ impl JoinSpec {
                 }
             }
         }
+        if self.fixed {
+            let mut values = vec![0u128; batch.num_rows()];
+            for c in &columns {
+                let c = cast(c, &DataType::Int64).map_err(Error::arrow)?;
+                let c = c.as_primitive::<Int64Type>();
+                for (v, x) in values.iter_mut().zip(c.values().iter()) {
+                    *v = (*v << 64) | u128::from(*x as u64);
+                }
+            }
+            let hashes = values.iter().map(|&v| hash_fixed(v)).collect();
+            return Ok((KeyValues::Fixed(values), hashes, valid));
+        }
         let rows = converter.convert_columns(&columns).map_err(Error::arrow)?;
         let hashes = (0..rows.num_rows())
             .map(|i| hash_bytes(rows.row(i).as_ref()))
             .collect();
-        Ok((Some(rows), hashes, valid))
+        Ok((KeyValues::Rows(rows), hashes, valid))
     }
 
     /// The build side's batch `batch` with its keys, its rows grouped by
     /// their partition of `partitions` (a task of the build).
     pub(crate) fn build_chunk(&self, batch: RecordBatch, partitions: usize) -> Result<BuildChunk> {
         let (rows, hashes, valid) = self.keys(&self.right_keys, &batch)?;
-        let has_null_key = rows.is_some() && valid.contains(&false);
+        let keyed = !matches!(rows, KeyValues::None);
+        let has_null_key = keyed && valid.contains(&false);
         let mut starts = vec![0u32; partitions + 1];
         let mut order = Vec::new();
-        if rows.is_some() {
+        if keyed {
             // a counting sort of the row numbers by partition
             for (h, _) in hashes.iter().zip(&valid).filter(|(_, v)| **v) {
                 starts[partition_of(*h, partitions) + 1] += 1;
@@ -361,36 +507,34 @@ impl JoinSpec {
             table: HashTable::with_capacity(slots),
             rows: Vec::with_capacity(slots),
             next: Vec::with_capacity(slots),
-            keys: Vec::new(),
-            offsets: Vec::with_capacity(slots + 1),
+            keys: if self.fixed {
+                SlotKeys::Fixed(Vec::with_capacity(slots))
+            } else {
+                let mut offsets = Vec::with_capacity(slots + 1);
+                offsets.push(0);
+                SlotKeys::Rows {
+                    bytes: Vec::new(),
+                    offsets,
+                }
+            },
         };
-        part.offsets.push(0);
         let mut first_row = 0u32;
         for chunk in chunks {
-            let Some(rows) = &chunk.rows else {
+            if matches!(chunk.rows, KeyValues::None) {
                 break;
-            };
+            }
             let mine = &chunk.order[chunk.starts[p] as usize..chunk.starts[p + 1] as usize];
             for &r in mine {
                 let h = chunk.hashes[r as usize];
-                let key = rows.row(r as usize);
-                let key = key.as_ref();
+                let key = chunk.rows.get(r as usize);
                 let slot = part.rows.len() as u32;
                 part.rows.push(first_row + r);
                 part.next.push(END);
-                part.keys.extend_from_slice(key);
-                part.offsets.push(part.keys.len());
+                part.keys.push(key);
                 let Partition {
-                    table,
-                    next,
-                    keys,
-                    offsets,
-                    ..
+                    table, next, keys, ..
                 } = &mut part;
-                let same = |e: &Entry| {
-                    let s = e.head as usize;
-                    e.hash == h && &keys[offsets[s]..offsets[s + 1]] == key
-                };
+                let same = |e: &Entry| e.hash == h && keys.equals(e.head, key);
                 match table.find_mut(h, same) {
                     Some(e) => {
                         next[e.tail as usize] = slot;
@@ -495,7 +639,7 @@ impl JoinSpec {
             let keys = input.materialize(&self.left_key_columns)?;
             self.keys(&self.left_keys_local, &keys)?
         } else {
-            (None, Vec::new(), vec![true; n])
+            (KeyValues::None, Vec::new(), vec![true; n])
         };
         let mut probe_idx: Vec<u32> = Vec::new();
         let mut build_idx: Vec<u32> = Vec::new();
@@ -535,7 +679,7 @@ impl JoinSpec {
             Ok(())
         };
         match &rows {
-            Some(rows) => {
+            KeyValues::Rows(_) | KeyValues::Fixed(_) => {
                 let parts = built.partitions.len();
                 if parts > 0 {
                     for i in 0..n {
@@ -544,7 +688,7 @@ impl JoinSpec {
                         }
                         let h = hashes[i];
                         let part = &built.partitions[partition_of(h, parts)];
-                        for r in part.matches(h, rows.row(i).as_ref()) {
+                        for r in part.matches(h, rows.get(i)) {
                             probe_idx.push(i as u32);
                             build_idx.push(r);
                         }
@@ -554,7 +698,7 @@ impl JoinSpec {
                     }
                 }
             }
-            None => {
+            KeyValues::None => {
                 for i in 0..n {
                     for r in 0..built.rows as u32 {
                         probe_idx.push(i as u32);

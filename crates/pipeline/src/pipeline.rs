@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
 use arrow::datatypes::{Schema, SchemaRef};
@@ -15,9 +15,10 @@ use crate::aggregate::{AggregatePlan, AggregateState, PartitionedState, conform}
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::fairness::YieldPoint;
+use crate::join::ProbeOp;
 use crate::memory::MemoryAccountant;
 use crate::options::{ExecOptions, Progress};
-use crate::sort::{SortSpec, SortedRun, TOP_N_MAX, TopN, positions};
+use crate::sort::{SortSpec, SortedRun, TOP_N_MAX, TopN, positions_at};
 use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 use crate::window::{WindowLane, WindowPlan};
@@ -172,6 +173,117 @@ pub(crate) fn segments(plan: &LogicalPlan) -> Result<Vec<Segment<'_>>> {
     Ok(out)
 }
 
+impl Segment<'_> {
+    /// True if the pipeline's rows can flow on into the operators of the
+    /// plan above it (a join's probe) instead of ending in a breaker: no
+    /// aggregation, no LIMIT, only filters and a projection.
+    pub(crate) fn is_streaming(&self) -> bool {
+        self.early_stop.is_none()
+            && matches!(self.breaker, BreakerSpec::Materialize { limit: None })
+            && matches!(self.sink, None | Some(LogicalPlan::Projection { .. }))
+    }
+}
+
+/// A streaming operator of a pipeline: what a lane does to each morsel
+/// between the source and the sink.
+pub(crate) enum Operator {
+    /// WHERE terms over the same columns (narrows the selection).
+    Filter(PipelineStep),
+    /// A projection below the pipeline's end (a derived table's SELECT
+    /// under a join).
+    Project(Projection),
+    /// A join's probe: the morsel's selected rows looked up in the
+    /// join's hash table, the joined rows passed on.
+    Probe(Arc<ProbeOp>),
+}
+
+impl Operator {
+    /// The EXPLAIN (ANALYZE) name.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Operator::Filter(step) => format!("filter {}", step.predicate()),
+            Operator::Project(p) => format!("project {}", p.describe()),
+            Operator::Probe(probe) => probe.name(),
+        }
+    }
+}
+
+/// Projection expressions over the columns they read.
+pub(crate) struct Projection {
+    exprs: Vec<Expr>,
+    display: Vec<Expr>,
+    columns: Vec<usize>,
+    schema: SchemaRef,
+}
+
+impl Projection {
+    fn new(exprs: &[Expr], schema: &SchemaRef) -> Self {
+        let mut columns: Vec<usize> = exprs.iter().flat_map(Expr::columns).collect();
+        columns.sort_unstable();
+        columns.dedup();
+        Projection {
+            exprs: exprs.iter().map(|e| remap_columns(e, &columns)).collect(),
+            display: exprs.to_vec(),
+            columns,
+            schema: Arc::clone(schema),
+        }
+    }
+
+    fn describe(&self) -> String {
+        self.display
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The filters of `segment` as operators (over its input's schema).
+fn filter_ops(segment: &Segment<'_>) -> Vec<Operator> {
+    let terms: Vec<Expr> = segment
+        .filters
+        .iter()
+        .flat_map(|p| p.conjuncts())
+        .cloned()
+        .collect();
+    if terms.is_empty() {
+        return Vec::new();
+    }
+    build_steps(&conjunction(&terms), &segment.input)
+        .into_iter()
+        .map(Operator::Filter)
+        .collect()
+}
+
+/// The operators of a streaming segment (see [`Segment::is_streaming`])
+/// run inside the pipeline of the plan above it: its filters, then its
+/// projection.
+pub(crate) fn streaming_ops(segment: &Segment<'_>) -> Result<Vec<Operator>> {
+    let mut ops = filter_ops(segment);
+    match segment.sink {
+        None => {}
+        Some(LogicalPlan::Projection { exprs, schema, .. }) => {
+            ops.push(Operator::Project(Projection::new(exprs, schema)));
+        }
+        Some(_) => {
+            return Err(Error::Internal(
+                "a streaming segment that aggregates".into(),
+            ));
+        }
+    }
+    Ok(ops)
+}
+
+/// What comes before a pipeline's own operators when it continues
+/// another's rows: the source (`None`: the previous pipeline's result or
+/// the segment's own leaf) and the operators already on the way (filters,
+/// projections and probes of the plan below).
+#[derive(Default)]
+pub(crate) struct Prefix {
+    pub(crate) source: Option<(String, ScanData)>,
+    pub(crate) ops: Vec<Operator>,
+}
+
 /// What each lane does with the rows that survive the steps.
 pub(crate) enum Sink {
     /// Keep all columns of the survivors.
@@ -279,7 +391,7 @@ struct MorselRange {
 }
 
 /// Where a pipeline's morsels come from.
-enum ScanData {
+pub(crate) enum ScanData {
     /// In-memory batches, cut into zero-copy morsels.
     Table(Arc<TableData>),
     /// `range()`, generated one morsel at a time.
@@ -290,8 +402,10 @@ enum ScanData {
 }
 
 /// A part's morsels are numbered `part << PART_SHIFT | k`, so they sort in
-/// input order among all parts.
-const PART_SHIFT: u32 = 20;
+/// input order among all parts. A row's position is its morsel's number
+/// above 32 bits of row, so this leaves 2^20 parts of at most 2^12
+/// morsels each.
+const PART_SHIFT: u32 = 12;
 
 impl ScanData {
     fn num_rows(&self) -> usize {
@@ -376,7 +490,8 @@ impl ScanData {
 pub(crate) struct Pipeline {
     pub(crate) source: String,
     table: ScanData,
-    pub(crate) steps: Vec<PipelineStep>,
+    /// The streaming operators, in order.
+    pub(crate) ops: Vec<Operator>,
     pub(crate) sink: Sink,
     pub(crate) breaker: Breaker,
     morsels: Vec<MorselRange>,
@@ -393,34 +508,27 @@ impl Pipeline {
     /// until [`Pipeline::set_input`] hands it over.
     pub(crate) fn build(
         segment: &Segment<'_>,
+        prefix: Prefix,
         sources: &dyn SourceResolver,
         threads: (usize, usize),
         options: &ExecOptions,
     ) -> Result<Self> {
-        let (source, table) = match segment.leaf {
+        let Prefix { source, mut ops } = prefix;
+        let (source, table) = match (source, segment.leaf) {
+            (Some(source), _) => source,
             // built before the previous pipeline (or the join it reads)
             // ran: its result comes through `set_input`
-            None | Some(LogicalPlan::Join { .. } | LogicalPlan::Union { .. }) => (
+            (None, None | Some(LogicalPlan::Join { .. } | LogicalPlan::Union { .. })) => (
                 "previous pipeline".to_owned(),
                 ScanData::Table(Arc::new(TableData::new(
                     Arc::clone(&segment.input),
                     Vec::new(),
                 ))),
             ),
-            Some(leaf) => Self::leaf(leaf, sources)?,
+            (None, Some(leaf)) => Self::leaf(leaf, sources)?,
         };
         let schema = Arc::clone(&segment.input);
-        let terms: Vec<Expr> = segment
-            .filters
-            .iter()
-            .flat_map(|p| p.conjuncts())
-            .cloned()
-            .collect();
-        let steps = if terms.is_empty() {
-            Vec::new()
-        } else {
-            build_steps(&conjunction(&terms), &schema)
-        };
+        ops.extend(filter_ops(segment));
         let sink = match segment.sink {
             None => Sink::Collect,
             Some(LogicalPlan::Projection {
@@ -514,7 +622,7 @@ impl Pipeline {
         let mut pipeline = Pipeline {
             source,
             table,
-            steps,
+            ops,
             sink,
             breaker,
             morsels: Vec::new(),
@@ -543,15 +651,24 @@ impl Pipeline {
         let rows = self.table.num_rows() as f64;
         let mut per_row = 1.0;
         let mut surviving = 1.0;
-        for step in &self.steps {
-            per_row += surviving * step.cost();
-            surviving *= step.selectivity();
+        for op in &self.ops {
+            match op {
+                Operator::Filter(step) => {
+                    per_row += surviving * step.cost();
+                    surviving *= step.selectivity();
+                }
+                Operator::Project(p) => per_row += surviving * p.exprs.len() as f64,
+                Operator::Probe(_) => per_row += surviving * 4.0,
+            }
         }
         self.cost = (rows * per_row / 1000.0) as u64 + 1;
     }
 
     /// The source of the first pipeline: the plan's leaf.
-    fn leaf(leaf: &LogicalPlan, sources: &dyn SourceResolver) -> Result<(String, ScanData)> {
+    pub(crate) fn leaf(
+        leaf: &LogicalPlan,
+        sources: &dyn SourceResolver,
+    ) -> Result<(String, ScanData)> {
         Ok(match leaf {
             LogicalPlan::Scan {
                 source: source @ TableSource::Series { start, stop, step },
@@ -630,7 +747,7 @@ impl Pipeline {
         );
         let _ = writeln!(
             out,
-            "  each lane: pull morsel from the shared cursor -> steps -> {} sink -> {} breaker{}",
+            "  each lane: pull morsel from the shared cursor -> operators -> {} sink -> {} breaker{}",
             self.sink.name(),
             self.breaker.name(),
             match self.early_stop {
@@ -644,11 +761,33 @@ impl Pipeline {
             self.source,
             self.table.schema().fields().len()
         );
-        for (i, step) in self.steps.iter().enumerate() {
-            let _ = writeln!(out, "  step {}: {step}", i + 1);
-        }
+        self.describe_ops(out);
         let _ = writeln!(out, "  sink: {}", self.sink.describe());
         let _ = writeln!(out, "  breaker: {}", self.breaker.describe());
+    }
+
+    /// The EXPLAIN lines of the operators.
+    pub(crate) fn describe_ops(&self, out: &mut String) {
+        for (i, op) in self.ops.iter().enumerate() {
+            match op {
+                Operator::Filter(step) => {
+                    let _ = writeln!(out, "  step {}: {step}", i + 1);
+                }
+                Operator::Project(p) => {
+                    let _ = writeln!(out, "  step {}: project {}", i + 1, p.describe());
+                }
+                Operator::Probe(probe) => {
+                    let _ = writeln!(out, "  step {}: {}", i + 1, probe.name());
+                    if probe.spec.emits_unmatched() {
+                        let _ = writeln!(
+                            out,
+                            "    then, after every probe: the build rows without a match, padded with NULLs, through steps {}..",
+                            i + 2
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -750,25 +889,61 @@ enum LaneState {
     TopN(TopN),
 }
 
-/// State the lanes of one job share.
+/// Which rows a job of a pipeline's lanes reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Phase {
+    /// The pipeline's source, morsel by morsel, through every operator.
+    Source,
+    /// Once every probe ran: the build rows of the RIGHT or FULL join
+    /// probed by operator `op` that no probe row matched, in ranges of
+    /// `morsel_rows` build rows, through the operators after it into the
+    /// same sink.
+    Unmatched { op: usize },
+}
+
+/// State the lanes of one pipeline share.
 pub(crate) struct LaneShared {
     pipeline: Pipeline,
     cursor: AtomicUsize,
+    /// Per operator: the next range of its join's unmatched build rows.
+    unmatched_cursors: Vec<AtomicUsize>,
+    /// Per operator: the index of its first unmatched range among the
+    /// pipeline's morsels (after the source's).
+    unmatched_base: Vec<usize>,
     produced: AtomicUsize,
     progress: Option<Arc<Progress>>,
     analyze: bool,
     pub(crate) memory: Arc<MemoryAccountant>,
     /// The first error a lane hit, with its type intact.
     pub(crate) error: Mutex<Option<Error>>,
+    /// Lanes made over all phases: the reports the merge waits for.
+    pub(crate) lanes_made: AtomicUsize,
 }
 
 impl LaneShared {
+    /// The lanes' state; every probe's build must be set.
     pub(crate) fn new(
         pipeline: Pipeline,
         options: &ExecOptions,
         memory: Arc<MemoryAccountant>,
-    ) -> Self {
-        LaneShared {
+    ) -> Result<Self> {
+        let mut unmatched_base = Vec::with_capacity(pipeline.ops.len());
+        // after the source's morsels (a part's are numbered `part << PART_SHIFT | k`)
+        let mut next = match pipeline.table {
+            ScanData::Parts(_) => pipeline.morsels.len() << PART_SHIFT,
+            _ => pipeline.morsels.len(),
+        };
+        for op in &pipeline.ops {
+            unmatched_base.push(next);
+            if let Operator::Probe(probe) = op
+                && probe.spec.emits_unmatched()
+            {
+                next += probe.built()?.num_rows().div_ceil(pipeline.morsel_rows);
+            }
+        }
+        Ok(LaneShared {
+            unmatched_cursors: pipeline.ops.iter().map(|_| AtomicUsize::new(0)).collect(),
+            unmatched_base,
             pipeline,
             cursor: AtomicUsize::new(0),
             produced: AtomicUsize::new(0),
@@ -776,7 +951,8 @@ impl LaneShared {
             analyze: options.analyze,
             memory,
             error: Mutex::new(None),
-        }
+            lanes_made: AtomicUsize::new(0),
+        })
     }
 
     pub(crate) fn pipeline(&self) -> &Pipeline {
@@ -797,26 +973,46 @@ impl LaneShared {
     }
 }
 
-/// Makes the job: one lane step per worker thread.
-pub(crate) fn make_job(shared: &Arc<LaneShared>, tx: &Sender<LaneReport>) -> Job {
+/// Makes a job of `phase`: one lane step per worker thread (at most one
+/// per morsel).
+pub(crate) fn make_job(shared: &Arc<LaneShared>, tx: &Sender<LaneReport>, phase: Phase) -> Job {
     let p = &shared.pipeline;
-    let mut job = Job::new(format!("pipeline {}", p.source)).with_cost(p.cost);
-    for lane in 0..p.lanes {
+    let total_threads = (p.split.0 + p.split.1).max(1);
+    let (name, lanes) = match phase {
+        Phase::Source => (format!("pipeline {}", p.source), p.lanes),
+        Phase::Unmatched { op } => {
+            let ranges = match &p.ops[op] {
+                Operator::Probe(probe) => probe
+                    .built()
+                    .map_or(0, |b| b.num_rows().div_ceil(p.morsel_rows)),
+                _ => 0,
+            };
+            (
+                format!("pipeline {}: unmatched build rows", p.source),
+                total_threads.min(ranges).max(1),
+            )
+        }
+    };
+    let mut job = Job::new(name).with_cost(p.cost);
+    for lane in 0..lanes {
+        shared.lanes_made.fetch_add(1, Ordering::Relaxed);
         job.push_step(Box::new(Lane {
             shared: Arc::clone(shared),
             tx: tx.clone(),
             name: format!("lane {lane}"),
+            phase,
         }));
     }
     job
 }
 
 /// One lane: pulls morsels from the shared cursor until none are left and
-/// pushes each through the steps into its own sink.
+/// pushes each through the operators into its own sink.
 struct Lane {
     shared: Arc<LaneShared>,
     tx: Sender<LaneReport>,
     name: String,
+    phase: Phase,
 }
 
 impl Step for Lane {
@@ -839,21 +1035,144 @@ impl Step for Lane {
     }
 }
 
+/// A lane's state while it runs: its sink's state, its counters and
+/// where in the input its rows come from.
+struct LaneRun<'a> {
+    shared: &'a LaneShared,
+    state: LaneState,
+    /// Scan, each operator, the sink, the lane's part of the breaker.
+    counters: Vec<StepCounters>,
+    worker: WorkerKind,
+    /// The morsel being run and the rows it gave the sink so far (the
+    /// input positions of its next rows).
+    morsel: (usize, usize),
+}
+
+impl LaneRun<'_> {
+    fn clock(&self) -> Option<Instant> {
+        self.shared.analyze.then(Instant::now)
+    }
+
+    /// Runs `batch` through the operators from `from` on, then the sink.
+    fn push(&mut self, from: usize, mut batch: PipelineBatch) -> Result<()> {
+        let shared = self.shared;
+        let p = &shared.pipeline;
+        for (k, op) in p.ops.iter().enumerate().skip(from) {
+            let rows_in = batch.num_rows();
+            if rows_in == 0 {
+                break;
+            }
+            let started = self.clock();
+            match op {
+                Operator::Filter(step) => {
+                    batch = step.apply(batch)?;
+                    self.counters[k + 1].record(self.worker, rows_in, batch.num_rows(), started);
+                }
+                Operator::Project(pr) => {
+                    batch =
+                        PipelineBatch::new(project(&batch, &pr.exprs, &pr.columns, &pr.schema)?);
+                    self.counters[k + 1].record(self.worker, rows_in, rows_in, started);
+                }
+                Operator::Probe(probe) => {
+                    let built = probe.built()?;
+                    let mut rows_out = 0;
+                    let mut downstream = Duration::ZERO;
+                    probe.spec.probe(built, &batch, &mut |out| {
+                        rows_out += out.num_rows();
+                        let t = started.map(|_| Instant::now());
+                        self.push(k + 1, out)?;
+                        if let Some(t) = t {
+                            downstream += t.elapsed();
+                        }
+                        Ok(())
+                    })?;
+                    let c = &mut self.counters[k + 1];
+                    c.record(self.worker, rows_in, rows_out, None);
+                    if let Some(t) = started {
+                        c.nanos += t.elapsed().saturating_sub(downstream).as_nanos() as u64;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        self.sink(batch)
+    }
+
+    /// Hands the rows that reached the end of the operators to the sink
+    /// and the lane's part of the breaker.
+    fn sink(&mut self, batch: PipelineBatch) -> Result<()> {
+        let shared = self.shared;
+        let p = &shared.pipeline;
+        let sink_at = p.ops.len() + 1;
+        let worker = self.worker;
+        let rows_in = batch.num_rows();
+        let started = self.clock();
+        if let (Sink::Aggregate { plan, .. }, LaneState::Aggregate(agg)) =
+            (&p.sink, &mut self.state)
+        {
+            agg.update(plan, &batch)?;
+            self.counters[sink_at].record(worker, rows_in, 0, started);
+            return Ok(());
+        }
+        if rows_in == 0 {
+            return Ok(());
+        }
+        let rows = match &p.sink {
+            Sink::Collect => batch.into_record_batch()?,
+            Sink::Project {
+                exprs,
+                columns,
+                schema,
+                ..
+            } => project(&batch, exprs, columns, schema)?,
+            Sink::Aggregate { .. } => {
+                return Err(Error::Internal("lane sink and state disagree".into()));
+            }
+        };
+        self.counters[sink_at].record(worker, rows_in, rows_in, started);
+        let started = self.clock();
+        let (index, first_row) = self.morsel;
+        self.morsel.1 += rows_in;
+        match (&p.breaker, &mut self.state) {
+            (Breaker::Distinct { plan }, LaneState::Aggregate(agg)) => {
+                agg.update(plan, &PipelineBatch::new(rows))?;
+            }
+            (Breaker::TopN { sort, .. }, LaneState::TopN(top)) => {
+                let seq = positions_at(index, first_row, rows.num_rows());
+                top.push(sort, rows, seq)?;
+            }
+            (_, LaneState::Batches(out)) => {
+                if p.early_stop.is_some() {
+                    shared.produced.fetch_add(rows_in, Ordering::Relaxed);
+                }
+                out.push((index, rows));
+            }
+            _ => return Err(Error::Internal("lane breaker and state disagree".into())),
+        }
+        self.counters[sink_at + 1].record(worker, rows_in, 0, started);
+        Ok(())
+    }
+}
+
 impl Lane {
     fn run_lane(&self, ctx: &StepContext<'_>) -> Result<()> {
         let shared = &*self.shared;
         let p = &shared.pipeline;
-        // scan, each step, the sink, the lane's part of the breaker
-        let mut counters = vec![StepCounters::default(); p.steps.len() + 3];
-        let mut state = match (&p.sink, &p.breaker) {
+        let state = match (&p.sink, &p.breaker) {
             (Sink::Aggregate { plan, .. }, _) => LaneState::Aggregate(plan.new_state()?),
             (_, Breaker::Distinct { plan }) => LaneState::Aggregate(plan.new_state()?),
             (_, Breaker::TopN { sort, k }) => LaneState::TopN(TopN::new(sort, *k)?),
             _ => LaneState::Batches(Vec::new()),
         };
-        let clock = || shared.analyze.then(Instant::now);
+        let mut run = LaneRun {
+            shared,
+            state,
+            counters: vec![StepCounters::default(); p.ops.len() + 3],
+            worker: ctx.worker(),
+            morsel: (0, 0),
+        };
         let worker = ctx.worker();
-        let sink_at = p.steps.len() + 1;
+        let sink_at = p.ops.len() + 1;
         let yield_point = YieldPoint::new();
         // the morsels of the part being run
         let mut pending = std::collections::VecDeque::new();
@@ -863,86 +1182,74 @@ impl Lane {
             if ctx.is_cancelled() || (pending.is_empty() && shared.limit_reached()) {
                 break;
             }
-            let Some((index, morsel)) = pending.pop_front() else {
-                let Some(next) = shared.next_unit() else {
-                    break;
-                };
-                let started = clock();
-                pending.extend(next?);
-                if let Some(t) = started {
-                    // reading and decoding a part is the scan's time
-                    counters[0].nanos += t.elapsed().as_nanos() as u64;
-                }
-                if pending.is_empty()
-                    && let Some(progress) = &shared.progress
-                {
-                    progress.morsel_done();
-                }
-                continue;
-            };
-            let rows = morsel.num_rows();
-            counters[0].record(worker, rows, rows, None);
-            let mut batch = PipelineBatch::new(morsel);
-            for (i, step) in p.steps.iter().enumerate() {
-                let rows_in = batch.num_rows();
-                if rows_in == 0 {
-                    break;
-                }
-                let started = clock();
-                batch = step.apply(batch)?;
-                counters[i + 1].record(worker, rows_in, batch.num_rows(), started);
-            }
-            let rows_in = batch.num_rows();
-            let started = clock();
-            if let (Sink::Aggregate { plan, .. }, LaneState::Aggregate(agg)) = (&p.sink, &mut state)
-            {
-                agg.update(plan, &batch)?;
-                counters[sink_at].record(worker, rows_in, 0, started);
-            } else if rows_in > 0 {
-                let rows = match &p.sink {
-                    Sink::Collect => batch.into_record_batch()?,
-                    Sink::Project {
-                        exprs,
-                        columns,
-                        schema,
-                        ..
-                    } => project(&batch, exprs, columns, schema)?,
-                    Sink::Aggregate { .. } => {
-                        return Err(Error::Internal("lane sink and state disagree".into()));
-                    }
-                };
-                counters[sink_at].record(worker, rows_in, rows_in, started);
-                let started = clock();
-                match (&p.breaker, &mut state) {
-                    (Breaker::Distinct { plan }, LaneState::Aggregate(agg)) => {
-                        agg.update(plan, &PipelineBatch::new(rows))?;
-                    }
-                    (Breaker::TopN { sort, .. }, LaneState::TopN(top)) => {
-                        let seq = positions(index, rows.num_rows());
-                        top.push(sort, rows, seq)?;
-                    }
-                    (_, LaneState::Batches(out)) => {
-                        if p.early_stop.is_some() {
-                            shared.produced.fetch_add(rows_in, Ordering::Relaxed);
+            match self.phase {
+                Phase::Source => {
+                    let Some((index, morsel)) = pending.pop_front() else {
+                        let Some(next) = shared.next_unit() else {
+                            break;
+                        };
+                        let started = run.clock();
+                        pending.extend(next?);
+                        if let Some(t) = started {
+                            // reading and decoding a part is the scan's time
+                            run.counters[0].nanos += t.elapsed().as_nanos() as u64;
                         }
-                        out.push((index, rows));
+                        if pending.is_empty()
+                            && let Some(progress) = &shared.progress
+                        {
+                            progress.morsel_done();
+                        }
+                        continue;
+                    };
+                    let rows = morsel.num_rows();
+                    run.counters[0].record(worker, rows, rows, None);
+                    run.morsel = (index, 0);
+                    run.push(0, PipelineBatch::new(morsel))?;
+                    if pending.is_empty()
+                        && let Some(progress) = &shared.progress
+                    {
+                        progress.morsel_done();
                     }
-                    _ => return Err(Error::Internal("lane breaker and state disagree".into())),
                 }
-                counters[sink_at + 1].record(worker, rows_in, 0, started);
-            }
-            if pending.is_empty()
-                && let Some(progress) = &shared.progress
-            {
-                progress.morsel_done();
+                Phase::Unmatched { op } => {
+                    let Some(Operator::Probe(probe)) = p.ops.get(op) else {
+                        return Err(Error::Internal(
+                            "unmatched build rows of an operator that is no probe".into(),
+                        ));
+                    };
+                    let built = probe.built()?;
+                    let i = shared.unmatched_cursors[op].fetch_add(1, Ordering::Relaxed);
+                    let start = i.saturating_mul(p.morsel_rows);
+                    if start >= built.num_rows() {
+                        break;
+                    }
+                    let started = run.clock();
+                    let rows = probe.spec.unmatched(built, start, start + p.morsel_rows)?;
+                    let c = &mut run.counters[op + 1];
+                    c.record(
+                        worker,
+                        0,
+                        rows.as_ref().map_or(0, RecordBatch::num_rows),
+                        started,
+                    );
+                    if let Some(rows) = rows {
+                        run.morsel = (shared.unmatched_base[op] + i, 0);
+                        run.push(op + 1, PipelineBatch::new(rows))?;
+                    }
+                }
             }
         }
         if ctx.is_cancelled() {
             return Ok(());
         }
+        let LaneRun {
+            state,
+            mut counters,
+            ..
+        } = run;
         // the lane's share of the breaker: partition, sort or cut its
         // state before handing it over
-        let started = clock();
+        let started = shared.analyze.then(Instant::now);
         let output = match (state, &p.breaker) {
             (LaneState::Aggregate(agg), _) => LaneOutput::Partitioned(agg.partition()),
             (LaneState::TopN(top), Breaker::TopN { sort, .. }) => {

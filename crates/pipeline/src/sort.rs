@@ -123,9 +123,33 @@ impl SortSpec {
 }
 
 /// The input positions of the `rows` rows of morsel `morsel`.
+#[cfg(test)]
 pub(crate) fn positions(morsel: usize, rows: usize) -> UInt64Array {
-    let base = (morsel as u64) << 32;
-    UInt64Array::from_iter_values((0..rows as u64).map(|i| base | i))
+    positions_at(morsel, 0, rows)
+}
+
+/// The input positions of `rows` rows of morsel `morsel` from its row
+/// `first_row` on (a morsel that a join turned into several batches).
+pub(crate) fn positions_at(morsel: usize, first_row: usize, rows: usize) -> UInt64Array {
+    let base = ((morsel as u64) << 32) + first_row as u64;
+    UInt64Array::from_iter_values((0..rows as u64).map(|i| base + i))
+}
+
+/// The input positions of each of `parts` (`(morsel, batch)` in morsel
+/// order; the batches of one morsel follow each other).
+pub(crate) fn part_positions(parts: &[(usize, RecordBatch)]) -> Vec<UInt64Array> {
+    let mut out = Vec::with_capacity(parts.len());
+    let mut previous = None;
+    let mut first_row = 0;
+    for (m, b) in parts {
+        if previous != Some(*m) {
+            previous = Some(*m);
+            first_row = 0;
+        }
+        out.push(positions_at(*m, first_row, b.num_rows()));
+        first_row += b.num_rows();
+    }
+    out
 }
 
 /// A lane's top-N: at most `k` best rows once compacted.
@@ -793,10 +817,7 @@ impl SortedRun {
             }
             None => {
                 let converter = spec.converter()?;
-                let seqs: Vec<UInt64Array> = parts
-                    .iter()
-                    .map(|(i, b)| positions(*i, b.num_rows()))
-                    .collect();
+                let seqs: Vec<UInt64Array> = part_positions(&parts);
                 let seq_refs: Vec<&dyn Array> = seqs.iter().map(|s| s as &dyn Array).collect();
                 let seq = if seq_refs.is_empty() {
                     UInt64Array::from(Vec::<u64>::new())

@@ -40,7 +40,7 @@ use crate::aggregate::conform;
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::hash::hash_bytes;
-use crate::sort::positions;
+use crate::sort::part_positions;
 
 /// Buckets the lanes cut rows into when there is a PARTITION BY.
 const BUCKETS: usize = 64;
@@ -169,13 +169,14 @@ impl WindowPlan {
                 .map(|p| SortField::new(p.data_type(&self.input)));
             Some(RowConverter::new(fields.collect()).map_err(Error::arrow)?)
         };
-        for (morsel, batch) in parts {
+        let seqs = part_positions(&parts);
+        for ((_, batch), seq) in parts.into_iter().zip(seqs) {
             let n = batch.num_rows();
             if n == 0 {
                 continue;
             }
             let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
-            columns.push(Arc::new(positions(morsel, n)));
+            columns.push(Arc::new(seq));
             let exprs = self
                 .partition_by
                 .iter()

@@ -331,19 +331,40 @@ fn explain_shows_the_join_dag_and_analyze_its_build_and_probe() {
         .unwrap();
     let sql = "SELECT count(*) FROM big, small WHERE big.k = small.k AND big.v > 0";
     let plan = db.execute(&format!("EXPLAIN {sql}")).unwrap().to_string();
-    // the probe side (the bigger table) and the build side are pipelines
-    // of their own; the join waits for both, the count for the join
+    // the build side is a pipeline of its own, then the join's build;
+    // the probe runs inside the probe side's pipeline, between its filter
+    // and the count, once the build is done
     assert!(plan.contains("INNER Join: k = k"), "{plan}");
-    assert!(plan.contains("Pipeline 1: Filter"), "{plan}");
+    assert!(plan.contains("Pipeline 1: Scan: small"), "{plan}");
     assert!(
-        plan.contains("Join 1 (after pipeline 2 and pipeline 1): INNER join, hash on k = k"),
+        plan.contains("Join 1 build (after pipeline 1): INNER join, hash on k = k"),
         "{plan}"
     );
-    assert!(plan.contains("Pipeline 3 (after join 1)"), "{plan}");
+    assert!(
+        plan.contains("Pipeline 2 (after join 1): Aggregate"),
+        "{plan}"
+    );
+    let filter = plan
+        .find("step 1: filter (v > 0)")
+        .expect("the filter step");
+    let probe = plan
+        .find("step 2: probe join 1: INNER join, hash on k = k")
+        .expect("the probe step");
+    let sink = plan.find("sink: partial Aggregate").expect("the sink");
+    assert!(filter < probe && probe < sink, "{plan}");
     let analyzed = db
         .execute(&format!("EXPLAIN ANALYZE {sql}"))
         .unwrap()
         .to_string();
-    assert!(analyzed.contains("build hash table"), "{analyzed}");
-    assert!(analyzed.contains("probe"), "{analyzed}");
+    assert!(analyzed.contains("join 1 build hash table"), "{analyzed}");
+    // its own line: the 857 rows with v > 0 in, the 8 matches out
+    let line = analyzed
+        .lines()
+        .find(|l| l.contains("probe join 1"))
+        .unwrap_or_else(|| panic!("no probe line in {analyzed}"));
+    let numbers: Vec<&str> = line.split_whitespace().collect();
+    assert!(
+        numbers.windows(2).any(|w| w == ["857", "8"]),
+        "{line}\n{analyzed}"
+    );
 }
