@@ -96,6 +96,14 @@ pub trait Catalog: Sync {
         None
     }
 
+    /// Estimated number of distinct non-NULL values in column `column`
+    /// of table `name`, if known cheaply (join order estimates). The
+    /// default knows none.
+    fn column_distinct(&self, name: &str, column: &str) -> Option<f64> {
+        let _ = (name, column);
+        None
+    }
+
     /// The session's settings. The default has none.
     fn settings(&self) -> Vec<Setting> {
         Vec::new()

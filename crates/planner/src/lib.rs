@@ -12,8 +12,10 @@
 //! expressions are folded by the [`ConstantEvaluator`] given to
 //! [`plan_sql_with`] (the engine passes the pipeline's evaluator, so a
 //! constant computes exactly what it would at run time); [`plan_sql`]
-//! folds only structurally (`TRUE AND x` is `x`). Plans always have the
-//! canonical shape documented in [`plan`].
+//! folds only structurally (`TRUE AND x` is `x`). The binder builds each
+//! query block in the canonical shape documented in [`plan`]; the
+//! optimiser then moves filters down, narrows every node to the columns
+//! used above it and leaves out projections that only repeat their input.
 //!
 //! ```
 //! use weir_planner::{plan_sql, Catalog, FileFormat, Statement};
@@ -42,10 +44,9 @@
 //! let [Statement::Query(plan)] = statements.as_slice() else { unreachable!() };
 //! assert_eq!(
 //!     plan.display_indent(),
-//!     "Projection: count(*)\n  \
-//!        Aggregate: groupBy=[], aggr=[count(*)]\n    \
-//!          Filter: ((l_shipdate >= CAST('1994-01-01' AS DATE)) AND (l_quantity < CAST(24 AS DECIMAL(15,2))))\n      \
-//!            Scan: lineitem (2 columns)\n"
+//!     "Aggregate: groupBy=[], aggr=[count(*)]\n  \
+//!        Filter: ((l_shipdate >= CAST('1994-01-01' AS DATE)) AND (l_quantity < CAST(24 AS DECIMAL(15,2))))\n    \
+//!          Scan: lineitem (2 columns)\n"
 //! );
 //!
 //! let err = plan_sql("SELECT l_quantiy FROM lineitem", &catalog).unwrap_err();
@@ -63,6 +64,7 @@ pub mod error;
 pub mod expr;
 pub mod fold;
 pub mod functions;
+mod optimize;
 pub mod plan;
 pub mod references;
 pub mod scalar;

@@ -13,6 +13,12 @@
 //! There is one Window node per distinct (PARTITION BY, ORDER BY) of the
 //! query's window functions, each adding its functions' columns.
 //!
+//! The optimiser then rewrites the tree without changing its output: a
+//! filter may sit lower (below a projection, on a join side), a
+//! projection of just the columns used may sit over a scan's filters
+//! under a join, and a projection that only repeats its input is left
+//! out (so a block may end in its Aggregate or Sort).
+//!
 //! `Values` replaces `Scan` for `SELECT` without `FROM` and for
 //! `INSERT ... VALUES`. Each node's [`LogicalPlan::schema`] is its output;
 //! expressions on a node refer to the columns of its input by index.

@@ -21,6 +21,7 @@ use super::expr::{ExprBinder, Scope};
 use super::{Binder, at, bind_err, did_you_mean, unsupported};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr};
+use crate::optimize::estimate;
 use crate::plan::{JoinKind, LogicalPlan};
 use crate::scalar::ScalarValue;
 
@@ -31,9 +32,6 @@ const OUTER: char = '\u{1}';
 
 /// Estimated rows of a relation whose size the catalog does not know.
 const UNKNOWN_ROWS: f64 = 1000.0;
-
-/// The fraction of rows a pushed-down filter is guessed to keep.
-const FILTER_SELECTIVITY: f64 = 0.3;
 
 /// One relation of a join: its plan, the names its columns go by, and
 /// its estimated rows (`base`: before its filters).
@@ -323,19 +321,7 @@ fn is_comparison(op: &ast::BinaryOperator) -> bool {
     matches!(op, B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq)
 }
 
-/// `e` with every column index `c` replaced by `f(c)`.
-pub(crate) fn map_columns(e: &Expr, f: &impl Fn(usize) -> usize) -> Expr {
-    match e {
-        Expr::Column(c) => Expr::column(f(c.index), c.name.clone()),
-        other => match other
-            .clone()
-            .try_map_children(&mut |x| Ok::<_, std::convert::Infallible>(map_columns(&x, f)))
-        {
-            Ok(x) => x,
-            Err(never) => match never {},
-        },
-    }
-}
+pub(crate) use crate::optimize::map_columns;
 
 /// The terms of `(a AND x) OR (a AND y)`: `a` and `x OR y`, so a join
 /// key repeated in every branch of an OR (TPC-H Q19) is a key.
@@ -951,6 +937,12 @@ impl Binder<'_> {
             n += r.scope.schema.fields().len();
         }
         let rel_of = |c: usize| offsets.iter().rposition(|&o| o <= c).unwrap_or(0);
+        // estimated distinct values of a column, by scope column
+        let plans: Vec<LogicalPlan> = rels.iter().map(|r| r.plan.clone()).collect();
+        let distinct = |c: usize| {
+            let r = rel_of(c);
+            column_distinct(self, &plans[r], c - offsets[r])
+        };
         let mut local: Vec<Vec<Expr>> = vec![Vec::new(); rels.len()];
         let mut pending: Vec<(HashSet<usize>, Expr)> = Vec::new();
         let mut constant = Vec::new();
@@ -963,12 +955,26 @@ impl Binder<'_> {
                     let o = offsets[r];
                     local[r].push(map_columns(&t, &|c| c - o));
                 }
-                _ => pending.push((set, t)),
+                _ => {
+                    // an OR over several relations: each relation named in
+                    // every branch gets the OR of its parts (Q7's
+                    // `n1.n_name IN (...)`), the OR itself kept
+                    let derived = crate::optimize::pushdown::derive_or(&t, &|x| {
+                        let rels: HashSet<usize> = x.columns().into_iter().map(rel_of).collect();
+                        (rels.len() == 1).then(|| *rels.iter().next().expect("one relation"))
+                    });
+                    for (r, d) in derived {
+                        let o = offsets[r];
+                        local[r].push(map_columns(&d, &|c| c - o));
+                    }
+                    pending.push((set, t));
+                }
             }
         }
         struct Part {
             plan: LogicalPlan,
             cols: Vec<usize>,
+            rels: HashSet<usize>,
             rows: f64,
             base: f64,
             single: bool,
@@ -978,67 +984,146 @@ impl Binder<'_> {
             .zip(local)
             .enumerate()
             .map(|(i, (r, terms))| {
-                let rows = r.rows * FILTER_SELECTIVITY.powi(terms.len().min(3) as i32);
+                let o = offsets[i];
+                let kept: f64 = terms
+                    .iter()
+                    .map(|t| estimate::selectivity(t, &|c| distinct(c + o)))
+                    .product();
                 let width = r.scope.schema.fields().len();
                 Some(Part {
+                    rows: (r.rows * kept).max(1.0),
                     plan: filtered(r.plan, terms),
-                    cols: (offsets[i]..offsets[i] + width).collect(),
-                    rows,
+                    cols: (o..o + width).collect(),
+                    rels: HashSet::from([i]),
                     base: r.base,
                     single: r.single,
                 })
             })
             .collect();
-        let start = (0..parts.len())
-            .filter(|&i| !parts[i].as_ref().is_some_and(|p| p.single))
-            .max_by(|&a, &b| {
-                let ra = parts[a].as_ref().map_or(0.0, |p| p.rows);
-                let rb = parts[b].as_ref().map_or(0.0, |p| p.rows);
-                ra.total_cmp(&rb).then(b.cmp(&a))
-            })
-            .unwrap_or(0);
-        let mut cur = parts[start].take().expect("start relation");
-        let mut joined: HashSet<usize> = HashSet::from([start]);
-        while joined.len() < parts.len() {
-            // the smallest relation connected by an equality, else the
-            // smallest one
-            let connected = |i: usize| {
-                pending.iter().any(|(set, t)| {
-                    set.contains(&i)
-                        && set.iter().all(|r| *r == i || joined.contains(r))
-                        && matches!(
-                            t,
-                            Expr::Binary {
-                                op: BinaryOp::Eq,
-                                ..
+        // the distinct values of scope column `c` within a part of `rows`
+        let ndv = |c: usize, rows: f64| distinct(c).map(|d| d.min(rows));
+        let key_column = |e: &Expr| match e {
+            Expr::Column(c) => Some(c.index),
+            Expr::Cast { expr, .. } => match expr.as_ref() {
+                Expr::Column(c) => Some(c.index),
+                _ => None,
+            },
+            _ => None,
+        };
+        // the estimated rows of joining parts `a` and `b` with the
+        // pending terms they complete; `None` when no equality connects
+        // them
+        let estimate = |a: &Part, b: &Part, pending: &[(HashSet<usize>, Expr)]| {
+            let mut keys = Vec::new();
+            let mut others = 1.0;
+            for (set, t) in pending {
+                if !set.iter().all(|r| a.rels.contains(r) || b.rels.contains(r))
+                    || set.iter().all(|r| a.rels.contains(r))
+                    || set.iter().all(|r| b.rels.contains(r))
+                {
+                    continue;
+                }
+                let pair = match t {
+                    Expr::Binary {
+                        op: BinaryOp::Eq,
+                        left,
+                        right,
+                    } => {
+                        let side = |e: &Expr| {
+                            let rs: HashSet<usize> = e.columns().into_iter().map(rel_of).collect();
+                            if rs.is_empty() {
+                                None
+                            } else if rs.iter().all(|r| a.rels.contains(r)) {
+                                Some(0)
+                            } else if rs.iter().all(|r| b.rels.contains(r)) {
+                                Some(1)
+                            } else {
+                                None
                             }
-                        )
-                })
+                        };
+                        match (side(left), side(right)) {
+                            (Some(0), Some(1)) => Some((left, right)),
+                            (Some(1), Some(0)) => Some((right, left)),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                match pair {
+                    Some((x, y)) => keys.push((
+                        key_column(x).and_then(|c| ndv(c, a.rows)),
+                        key_column(y).and_then(|c| ndv(c, b.rows)),
+                    )),
+                    None => others *= estimate::selectivity(t, &|_| None),
+                }
+            }
+            if keys.is_empty() {
+                return None;
+            }
+            let rows = estimate::join_rows(a.rows, b.rows, &keys)
+                .unwrap_or_else(|| a.rows * b.rows / a.base.min(b.base).max(1.0));
+            Some((rows * others).max(1.0))
+        };
+        loop {
+            let alive: Vec<usize> = (0..parts.len())
+                .filter(|&i| parts[i].as_ref().is_some_and(|p| !p.single))
+                .collect();
+            if alive.len() < 2 {
+                break;
+            }
+            // the connected pair with the smallest estimated result, else
+            // (a cross join) the two smallest parts
+            let mut best: Option<(f64, usize, usize)> = None;
+            for (x, &i) in alive.iter().enumerate() {
+                for &j in &alive[x + 1..] {
+                    let (a, b) = (
+                        parts[i].as_ref().expect("alive"),
+                        parts[j].as_ref().expect("alive"),
+                    );
+                    if let Some(rows) = estimate(a, b, &pending)
+                        && best.is_none_or(|(r, ..)| rows < r)
+                    {
+                        best = Some((rows, i, j));
+                    }
+                }
+            }
+            let (rows, i, j) = match best {
+                Some(b) => b,
+                None => {
+                    let mut by_size = alive.clone();
+                    let rows = |i: usize| parts[i].as_ref().map_or(0.0, |p| p.rows);
+                    by_size.sort_by(|&a, &b| rows(a).total_cmp(&rows(b)).then(a.cmp(&b)));
+                    let (i, j) = (by_size[0], by_size[1]);
+                    (rows(i) * rows(j), i.min(j), i.max(j))
+                }
             };
-            let candidates: Vec<usize> = (0..parts.len()).filter(|i| parts[*i].is_some()).collect();
-            let pick = |only_connected: bool| {
-                candidates
-                    .iter()
-                    .copied()
-                    .filter(|&i| !only_connected || connected(i))
-                    .min_by(|&a, &b| {
-                        let ra = parts[a].as_ref().map_or(0.0, |p| p.rows);
-                        let rb = parts[b].as_ref().map_or(0.0, |p| p.rows);
-                        ra.total_cmp(&rb).then(a.cmp(&b))
-                    })
-            };
-            let next = pick(true)
-                .or_else(|| pick(false))
-                .expect("a relation is left");
-            let new = parts[next].take().expect("unjoined relation");
-            joined.insert(next);
-            let (ready, rest): (Vec<_>, Vec<_>) = pending
+            let a = parts[i].take().expect("alive");
+            let b = parts[j].take().expect("alive");
+            // build (the right input) on the smaller side
+            let (l, r) = if b.rows > a.rows { (b, a) } else { (a, b) };
+            let merged = join_parts(l, r, &mut pending, rows);
+            parts[i] = Some(merged);
+        }
+        // scalar subqueries: SINGLE joins onto the result
+        let (singles, others): (Vec<Part>, Vec<Part>) =
+            parts.into_iter().flatten().partition(|p| p.single);
+        let mut cur = others.into_iter().next().expect("a relation of FROM");
+        for s in singles {
+            let rows = cur.rows;
+            cur = join_parts(cur, s, &mut pending, rows);
+        }
+        fn join_parts(
+            l: Part,
+            r: Part,
+            pending: &mut Vec<(HashSet<usize>, Expr)>,
+            rows: f64,
+        ) -> Part {
+            let mut rels = l.rels.clone();
+            rels.extend(&r.rels);
+            let (ready, rest): (Vec<_>, Vec<_>) = std::mem::take(pending)
                 .into_iter()
-                .partition(|(set, _)| set.iter().all(|r| joined.contains(r)));
-            pending = rest;
-            // build on the smaller side (a scalar subquery always builds)
-            let swap = !new.single && !cur.single && new.rows > cur.rows;
-            let (l, r) = if swap { (new, cur) } else { (cur, new) };
+                .partition(|(set, _)| set.iter().all(|x| rels.contains(x)));
+            *pending = rest;
             let mut cols = l.cols.clone();
             cols.extend(&r.cols);
             let pos = |c: usize| cols.iter().position(|&x| x == c).expect("joined column");
@@ -1046,41 +1131,24 @@ impl Binder<'_> {
                 .into_iter()
                 .map(|(_, t)| map_columns(&t, &pos))
                 .collect();
-            let rows = {
-                let keyed = terms.iter().any(|t| {
-                    matches!(
-                        t,
-                        Expr::Binary {
-                            op: BinaryOp::Eq,
-                            ..
-                        }
-                    )
-                });
-                if keyed {
-                    l.rows * r.rows / l.base.min(r.base).max(1.0)
-                } else {
-                    l.rows * r.rows
-                }
-            };
-            let kind = if r.single {
-                JoinKind::Single
-            } else {
-                JoinKind::Inner
-            };
             // a SINGLE join pads a missing row with NULLs: conditions on
             // its value filter the joined rows
             let plan = if r.single {
-                filtered(make_join(l.plan, r.plan, kind, Vec::new()), terms)
+                filtered(
+                    make_join(l.plan, r.plan, JoinKind::Single, Vec::new()),
+                    terms,
+                )
             } else {
-                make_join(l.plan, r.plan, kind, terms)
+                make_join(l.plan, r.plan, JoinKind::Inner, terms)
             };
-            cur = Part {
+            Part {
                 plan,
                 cols,
+                rels,
                 rows: rows.max(1.0),
                 base: l.base.max(r.base),
                 single: false,
-            };
+            }
         }
         let plan = filtered(cur.plan, constant);
         Ok((plan, cur.cols))
@@ -1119,7 +1187,8 @@ fn combined_scope(rels: &[Relation]) -> Scope {
     }
 }
 
-/// Estimated rows of a relation's plan: the catalog's count for a table.
+/// Estimated rows of a relation's plan: the catalog's count for a table,
+/// times the estimated selectivity of its filters.
 fn estimate_rows(binder: &Binder<'_>, plan: &LogicalPlan) -> f64 {
     match plan {
         LogicalPlan::Scan {
@@ -1134,7 +1203,10 @@ fn estimate_rows(binder: &Binder<'_>, plan: &LogicalPlan) -> f64 {
             ..
         } => ((stop - start) / step).unsigned_abs() as f64,
         LogicalPlan::Values { rows, .. } => rows.len() as f64,
-        LogicalPlan::Filter { input, .. } => estimate_rows(binder, input) * FILTER_SELECTIVITY,
+        LogicalPlan::Filter { input, predicate } => {
+            estimate_rows(binder, input)
+                * estimate::selectivity(predicate, &|c| column_distinct(binder, input, c))
+        }
         LogicalPlan::Aggregate {
             input, group_by, ..
         } => {
@@ -1155,6 +1227,42 @@ fn estimate_rows(binder: &Binder<'_>, plan: &LogicalPlan) -> f64 {
         other => other
             .input()
             .map_or(UNKNOWN_ROWS, |i| estimate_rows(binder, i)),
+    }
+}
+
+/// Estimated distinct values of output column `c` of `plan`, where the
+/// column is a table's column (the catalog's estimate).
+fn column_distinct(binder: &Binder<'_>, plan: &LogicalPlan, c: usize) -> Option<f64> {
+    match plan {
+        LogicalPlan::Scan {
+            source: crate::plan::TableSource::Table(name),
+            schema,
+        } => binder
+            .catalog
+            .column_distinct(name, schema.fields().get(c)?.name()),
+        LogicalPlan::Filter { input, .. }
+        | LogicalPlan::Sort { input, .. }
+        | LogicalPlan::Limit { input, .. }
+        | LogicalPlan::Distinct { input } => column_distinct(binder, input, c),
+        LogicalPlan::Projection { input, exprs, .. } => match exprs.get(c)? {
+            Expr::Column(i) => column_distinct(binder, input, i.index),
+            _ => None,
+        },
+        LogicalPlan::Aggregate {
+            input, group_by, ..
+        } => match group_by.get(c)? {
+            Expr::Column(i) => column_distinct(binder, input, i.index),
+            _ => None,
+        },
+        LogicalPlan::Join { left, right, .. } => {
+            let ln = left.schema().fields().len();
+            if c < ln {
+                column_distinct(binder, left, c)
+            } else {
+                column_distinct(binder, right, c - ln)
+            }
+        }
+        _ => None,
     }
 }
 
