@@ -675,7 +675,19 @@ impl Binder<'_> {
                 false,
                 "JOIN conditions cannot contain aggregates",
             );
+            eb.allow_subqueries(self);
             let p = eb.bind_predicate(on, "JOIN")?;
+            let subs = eb.take_subqueries();
+            if !subs.is_empty() {
+                let plan = super::subquery::join_with(left.plan, right.plan, kind, p, subs)?;
+                return Ok(Relation {
+                    scope: Scope::concat(&left.scope, &right.scope, plan.schema()),
+                    plan,
+                    rows: left.rows.max(right.rows),
+                    base: left.base.max(right.base),
+                    single: false,
+                });
+            }
             terms.extend(p.conjuncts().into_iter().cloned());
         }
         let mut merged = Vec::new();

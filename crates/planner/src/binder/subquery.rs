@@ -37,7 +37,7 @@ use sqlparser::tokenizer::Span;
 
 use super::coerce::comparison_type;
 use super::expr::{ExprBinder, Placeholder, Scope};
-use super::join::{correlation_hint, make_join};
+use super::join::{correlation_hint, make_join, map_columns};
 use super::{Binder, at, bind_err, unsupported};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, ScalarFunction};
@@ -404,6 +404,71 @@ pub(crate) fn filter_with(
             .collect(),
         schema,
     }
+}
+
+/// `left kind JOIN right ON predicate` where `predicate` (over both
+/// sides' columns) reads the placeholder columns of `subs`: each
+/// subquery is joined to the side its outer expressions read (an
+/// uncorrelated one to the left), the join made, and the subqueries'
+/// columns dropped.
+pub(crate) fn join_with(
+    left: LogicalPlan,
+    right: LogicalPlan,
+    kind: JoinKind,
+    predicate: Expr,
+    subs: Vec<BoundSubquery>,
+) -> Result<LogicalPlan> {
+    let ln = left.schema().fields().len();
+    let rn = right.schema().fields().len();
+    let (mut on_left, mut on_right) = (Vec::new(), Vec::new());
+    // per subquery: on the right side, and its place there
+    let mut slots = Vec::with_capacity(subs.len());
+    for sub in subs {
+        let cols = sub.columns();
+        if cols.iter().all(|&c| c < ln) {
+            slots.push((false, on_left.len()));
+            on_left.push(sub);
+        } else if cols.iter().all(|&c| c >= ln && c < ln + rn) {
+            slots.push((true, on_right.len()));
+            on_right.push(sub.map_exprs(&mut |e| Ok(map_columns(&e, &|c| c - ln)))?);
+        } else {
+            return Err(unsupported(
+                "a subquery in a join condition that reads both sides is not supported",
+            ));
+        }
+    }
+    let a = on_left.len();
+    let left = attach(left, on_left);
+    let right = attach(right, on_right);
+    let place = |c: usize| {
+        if c < ln {
+            c
+        } else if c < ln + rn {
+            c + a
+        } else {
+            match slots[c - ln - rn] {
+                (false, i) => ln + i,
+                (true, i) => ln + a + rn + i,
+            }
+        }
+    };
+    let predicate = map_columns(&predicate, &place);
+    let terms = predicate.conjuncts().into_iter().cloned().collect();
+    let joined = make_join(left, right, kind, terms);
+    let js = joined.schema();
+    let keep: Vec<usize> = (0..ln).chain(ln + a..ln + a + rn).collect();
+    Ok(LogicalPlan::Projection {
+        input: Box::new(joined),
+        exprs: keep
+            .iter()
+            .map(|&i| Expr::column(i, js.field(i).name().clone()))
+            .collect(),
+        schema: SchemaRef::new(Schema::new(
+            keep.iter()
+                .map(|&i| js.field(i).as_ref().clone())
+                .collect::<Vec<_>>(),
+        )),
+    })
 }
 
 /// `e` with each placeholder column past `width` (of a binder without
@@ -885,7 +950,7 @@ fn split_key(t: &Expr, ow: usize) -> Option<(Expr, Expr)> {
         let c = e.columns();
         !c.is_empty() && c.iter().all(|&i| i >= ow)
     };
-    let back = |e: &Expr| super::join::map_columns(e, &|c| c - ow);
+    let back = |e: &Expr| map_columns(e, &|c| c - ow);
     if outer_only(left) && inner_only(right) {
         Some(((**left).clone(), back(right)))
     } else if outer_only(right) && inner_only(left) {
