@@ -151,6 +151,17 @@ pub(crate) fn eval_function(
             vec![std::f64::consts::PI],
         )))),
         ScalarFunction::Random => Ok(Value::Array(super::math::random(input.len))),
+        ScalarFunction::Error => {
+            arity(func, args, 1..=1)?;
+            let message = as_string(eval(&args[0], input)?)?;
+            let a = message.array();
+            let text = a.as_string::<i32>();
+            match (0..text.len()).find(|&i| text.is_valid(i)) {
+                Some(i) if input.len > 0 => Err(EvalError::InvalidInput(text.value(i).to_string())),
+                None if input.len > 0 => Err(EvalError::InvalidInput("error()".into())),
+                _ => Ok(Value::Scalar(new_null_array(&DataType::Null, 1))),
+            }
+        }
         ScalarFunction::DateDiff
         | ScalarFunction::Strftime
         | ScalarFunction::Strptime

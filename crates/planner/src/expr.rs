@@ -402,6 +402,9 @@ pub enum ScalarFunction {
     DayName,
     /// `monthname(d)`: the English name of d's month
     MonthName,
+    /// `error(message)`: raises an Invalid Input Error with the message
+    /// on any row it is evaluated for (typed NULL, as DuckDB's)
+    Error,
 }
 
 impl ScalarFunction {
@@ -431,6 +434,7 @@ impl ScalarFunction {
                 | Self::MakeDate
                 | Self::MakeTimestamp
                 | Self::EpochMs
+                | Self::Error
         )
     }
 
@@ -523,6 +527,7 @@ impl ScalarFunction {
             Self::LastDay => "last_day",
             Self::DayName => "dayname",
             Self::MonthName => "monthname",
+            Self::Error => "error",
         }
     }
 }

@@ -528,6 +528,12 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "seeds random() with a number in [-1, 1]",
     ),
     scalar("pi", S::Pi, "pi() -> DOUBLE", "3.14159..."),
+    scalar(
+        "error",
+        S::Error,
+        "error(VARCHAR) -> NULL",
+        "raises an Invalid Input Error with the message",
+    ),
     scalar("sin", S::Sin, "sin(DOUBLE) -> DOUBLE", "sine"),
     scalar("cos", S::Cos, "cos(DOUBLE) -> DOUBLE", "cosine"),
     scalar("tan", S::Tan, "tan(DOUBLE) -> DOUBLE", "tangent"),

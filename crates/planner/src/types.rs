@@ -225,7 +225,7 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
         | ScalarFunction::Radians
         | ScalarFunction::Cbrt => DataType::Float64,
         // setseed returns NULL, typed as DuckDB's (a NULL of type NULL)
-        ScalarFunction::SetSeed => DataType::Null,
+        ScalarFunction::SetSeed | ScalarFunction::Error => DataType::Null,
         ScalarFunction::Strptime | ScalarFunction::MakeTimestamp | ScalarFunction::Now => {
             timestamp_type()
         }

@@ -889,12 +889,12 @@ fn files_and_series() {
 fn unsupported_constructs_are_named() {
     for (sql, expect) in [
         (
-            "SELECT * FROM t WHERE i = 1 OR i IN (SELECT 1)",
-            "subqueries are not supported",
+            "SELECT sum((SELECT 1)) FROM t",
+            "subqueries in GROUP BY and in the arguments of aggregates are not supported",
         ),
         (
-            "SELECT * FROM t WHERE i = 1 OR EXISTS (SELECT 1)",
-            "subqueries are not supported",
+            "SELECT * FROM t WHERE i = 1 OR EXISTS (SELECT 1 FROM t AS u WHERE u.i < t.i)",
+            "correlated subquery condition \"(i < i)\" is not supported",
         ),
         (
             "SELECT * FROM lineitem LEFT JOIN t",

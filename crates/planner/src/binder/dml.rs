@@ -9,10 +9,15 @@ use sqlparser::ast::{self, Spanned};
 
 use super::coerce::can_cast;
 use super::expr::{ExprBinder, Scope};
+use super::join::map_columns;
+use super::subquery::{BoundSubquery, attach};
 use super::{Binder, at, bind_err, did_you_mean, unsupported};
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::plan::{LogicalPlan, Statement, TableSource};
+use crate::plan::{
+    FrameBound, FrameUnits, LogicalPlan, SortKey, Statement, TableSource, WindowExpr, WindowFrame,
+    WindowFunction,
+};
 use crate::scalar::ScalarValue;
 use crate::types::sql_type_name;
 
@@ -36,7 +41,15 @@ impl Binder<'_> {
         }
         let (plan, scope, name) = self.dml_table(std::slice::from_ref(&u.table))?;
         let schema = scope.schema.clone();
-        let condition = self.dml_condition(&scope, u.selection.as_ref())?;
+        // one binder for the condition and the values, so that their
+        // subqueries are numbered together
+        let mut eb = ExprBinder::new(&scope, self.fold, false, NO_AGGREGATES);
+        eb.allow_subqueries(self);
+        let condition = u
+            .selection
+            .as_ref()
+            .map(|c| eb.bind_predicate(c, "WHERE"))
+            .transpose()?;
         let mut assigned: Vec<Option<Expr>> = vec![None; schema.fields().len()];
         for a in &u.assignments {
             let ast::AssignmentTarget::ColumnName(target) = &a.target else {
@@ -67,7 +80,6 @@ impl Binder<'_> {
                     at(id.span)
                 )));
             }
-            let mut eb = ExprBinder::new(&scope, self.fold, false, NO_AGGREGATES);
             let value = eb.bind(&a.value)?;
             let field = schema.field(i);
             let vt = eb.type_of(&value);
@@ -102,10 +114,25 @@ impl Binder<'_> {
             Some(c) => is_true(c.clone()),
         });
         fields.push(Field::new("__updated", DataType::Boolean, false));
-        let plan = LogicalPlan::Projection {
-            input: Box::new(plan),
-            exprs,
-            schema: Arc::new(Schema::new(fields)),
+        let plan = match in_table_order(plan, eb.take_subqueries())? {
+            (plan, None) => LogicalPlan::Projection {
+                input: Box::new(plan),
+                exprs,
+                schema: Arc::new(Schema::new(fields)),
+            },
+            (plan, Some(position)) => {
+                let n = fields.len();
+                let mut exprs: Vec<Expr> =
+                    exprs.iter().map(|e| after_position(e, position)).collect();
+                exprs.push(Expr::column(position, "__position"));
+                fields.push(Field::new("__position", DataType::Int64, false));
+                let projected = LogicalPlan::Projection {
+                    input: Box::new(plan),
+                    exprs,
+                    schema: Arc::new(Schema::new(fields)),
+                };
+                back_in_order(projected, n)
+            }
         };
         Ok(Statement::Update { table: name, plan })
     }
@@ -128,13 +155,39 @@ impl Binder<'_> {
             ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
         };
         let (plan, scope, name) = self.dml_table(from)?;
-        let predicate = match self.dml_condition(&scope, d.selection.as_ref())? {
+        let mut eb = ExprBinder::new(&scope, self.fold, false, NO_AGGREGATES);
+        eb.allow_subqueries(self);
+        let predicate = match &d.selection {
             None => Expr::Literal(ScalarValue::Boolean(false)),
-            Some(c) => self.fold.not(is_true(c)),
+            Some(c) => self.fold.not(is_true(eb.bind_predicate(c, "WHERE")?)),
         };
-        let plan = LogicalPlan::Filter {
-            input: Box::new(plan),
-            predicate,
+        let plan = match in_table_order(plan, eb.take_subqueries())? {
+            (plan, None) => LogicalPlan::Filter {
+                input: Box::new(plan),
+                predicate,
+            },
+            (plan, Some(position)) => {
+                let kept = LogicalPlan::Filter {
+                    input: Box::new(plan),
+                    predicate: after_position(&predicate, position),
+                };
+                // the table's columns and the position
+                let schema = kept.schema();
+                let keep: Vec<usize> = (0..=position).collect();
+                let projected = LogicalPlan::Projection {
+                    input: Box::new(kept),
+                    exprs: keep
+                        .iter()
+                        .map(|&i| Expr::column(i, schema.field(i).name().clone()))
+                        .collect(),
+                    schema: Arc::new(Schema::new(
+                        keep.iter()
+                            .map(|&i| schema.field(i).clone())
+                            .collect::<Vec<_>>(),
+                    )),
+                };
+                back_in_order(projected, position)
+            }
         };
         Ok(Statement::Delete { table: name, plan })
     }
@@ -166,14 +219,71 @@ impl Binder<'_> {
         let name = name.clone();
         Ok((plan, scope, name))
     }
+}
 
-    fn dml_condition(&self, scope: &Scope, cond: Option<&ast::Expr>) -> Result<Option<Expr>> {
-        let Some(cond) = cond else {
-            return Ok(None);
-        };
-        let mut eb = ExprBinder::new(scope, self.fold, false, NO_AGGREGATES);
-        let c = eb.bind_predicate(cond, "WHERE")?;
-        Ok(Some(c))
+/// The table's scan with the subqueries of its statement joined: each
+/// row's position in the table first added (column `n`, the table having
+/// `n` columns), so the rows can be put back in the table's order after
+/// the joins; `None` and the scan without subqueries.
+fn in_table_order(
+    scan: LogicalPlan,
+    subs: Vec<BoundSubquery>,
+) -> Result<(LogicalPlan, Option<usize>)> {
+    if subs.is_empty() {
+        return Ok((scan, None));
+    }
+    let schema = scan.schema();
+    let n = schema.fields().len();
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new("__position", DataType::Int64, false));
+    // row_number() OVER (): rows are numbered in their input order
+    let numbered = LogicalPlan::Window {
+        input: Box::new(scan),
+        partition_by: Vec::new(),
+        order_by: Vec::new(),
+        functions: vec![WindowExpr {
+            func: WindowFunction::RowNumber,
+            args: Vec::new(),
+            offset: 1,
+            frame: WindowFrame {
+                units: FrameUnits::Rows,
+                start: FrameBound::UnboundedPreceding,
+                end: FrameBound::UnboundedFollowing,
+            },
+        }],
+        schema: Arc::new(Schema::new(fields)),
+    };
+    let subs = subs
+        .into_iter()
+        .map(|s| s.map_exprs(&mut |e| Ok(after_position(&e, n))))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((attach(numbered, subs), Some(n)))
+}
+
+/// `e` (over the table's `n` columns and the subqueries' placeholders)
+/// over the numbered plan, where the position is column `n`.
+fn after_position(e: &Expr, n: usize) -> Expr {
+    map_columns(e, &|c| if c >= n { c + 1 } else { c })
+}
+
+/// `plan` (whose column `position` is each row's position in the table)
+/// sorted back into the table's order, without the position.
+fn back_in_order(plan: LogicalPlan, position: usize) -> LogicalPlan {
+    let sorted = LogicalPlan::Sort {
+        input: Box::new(plan),
+        keys: vec![SortKey {
+            expr: Expr::column(position, "__position"),
+            asc: true,
+            nulls_first: false,
+        }],
+    };
+    let schema = sorted.schema();
+    LogicalPlan::Projection {
+        input: Box::new(sorted),
+        exprs: (0..position)
+            .map(|i| Expr::column(i, schema.field(i).name().clone()))
+            .collect(),
+        schema: Arc::new(Schema::new(schema.fields()[..position].to_vec())),
     }
 }
 

@@ -7,8 +7,9 @@ use sqlparser::ast::{
 };
 
 use super::coerce::{Folder, arithmetic_operand_types, can_cast, comparison_type, number_literal};
+use super::subquery::{BoundSubquery, Tested};
 use super::window::BoundWindow;
-use super::{at, bind_err, data_type_from_sql, did_you_mean, unsupported};
+use super::{Binder, at, bind_err, data_type_from_sql, did_you_mean, unsupported};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, ScalarFunction};
 use crate::functions::{self, FunctionKind};
@@ -144,6 +145,12 @@ pub(crate) struct ExprBinder<'s> {
     /// SELECT aliases a name that is no column may stand for (WHERE, as
     /// DuckDB): `(alias, its expression)`.
     select_aliases: Vec<(String, ast::Expr)>,
+    /// Plans the subqueries met (`None`: subqueries are refused here).
+    binder: Option<&'s Binder<'s>>,
+    /// Why subqueries are refused inside the expression being bound.
+    no_subqueries: Option<&'static str>,
+    /// The subqueries found so far, decorrelated (see `binder/subquery.rs`).
+    subqueries: Vec<BoundSubquery>,
 }
 
 impl<'s> ExprBinder<'s> {
@@ -167,7 +174,43 @@ impl<'s> ExprBinder<'s> {
             types: scope.schema.as_ref().clone(),
             depth: 0,
             select_aliases: Vec::new(),
+            binder: None,
+            no_subqueries: None,
+            subqueries: Vec::new(),
         }
+    }
+
+    /// Lets scalar, EXISTS and IN subqueries stand in expressions: each
+    /// is planned by `binder` and bound to a placeholder column
+    /// ([`Placeholder::Subquery`]) that the caller joins in with
+    /// [`super::subquery::attach`].
+    pub(crate) fn allow_subqueries(&mut self, binder: &'s Binder<'s>) {
+        self.binder = Some(binder);
+    }
+
+    /// The subqueries found so far, in placeholder order, taken out.
+    pub(crate) fn take_subqueries(&mut self) -> Vec<BoundSubquery> {
+        std::mem::take(&mut self.subqueries)
+    }
+
+    /// Plans the subquery of `e` (`what` it is tested for) over this
+    /// binder's scope and returns its placeholder column.
+    fn subquery(&mut self, query: &ast::Query, what: Tested, e: &ast::Expr) -> Result<Expr> {
+        let Some(binder) = self.binder else {
+            return Err(unsupported(format!(
+                "subqueries are not supported here{}",
+                at(e.span())
+            )));
+        };
+        if let Some(reason) = self.no_subqueries {
+            return Err(unsupported(format!("{reason}: {e}{}", at(e.span()))));
+        }
+        let sub = binder.bind_subquery(query, self.scope, what)?;
+        let s = self.subqueries.len();
+        let field = sub.field.clone();
+        self.subqueries.push(sub);
+        self.add_placeholder(field, Placeholder::Subquery(s));
+        Ok(self.placeholder_column(self.scope.schema.fields().len(), Placeholder::Subquery(s)))
     }
 
     /// Lets a name that is no column of the scope stand for the SELECT
@@ -314,8 +357,14 @@ impl<'s> ExprBinder<'s> {
     ) -> Result<Expr> {
         let saved = (self.aggregates.take(), self.no_aggregates);
         self.no_aggregates = reason;
+        // an aggregate's arguments and the GROUP BY keys are computed
+        // below the aggregation, where no subquery is joined
+        let subqueries = self
+            .no_subqueries
+            .replace("subqueries in GROUP BY and in the arguments of aggregates are not supported");
         let r = self.bind_without_windows(e, reason);
         (self.aggregates, self.no_aggregates) = saved;
+        self.no_subqueries = subqueries;
         r
     }
 
@@ -615,10 +664,28 @@ impl<'s> ExprBinder<'s> {
                 ..
             } => self.case(operand.as_deref(), conditions, else_result.as_deref(), e),
             A::Function(f) => self.function(f, e),
-            A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => Err(unsupported(format!(
-                "subqueries are not supported{}",
-                at(e.span())
-            ))),
+            A::Subquery(q) => self.subquery(q, Tested::Scalar, e),
+            A::Exists { subquery, negated } => {
+                self.subquery(subquery, Tested::Exists { negated: *negated }, e)
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let probe = self.bind(expr)?;
+                let probe_type = self.type_of(&probe);
+                self.subquery(
+                    subquery,
+                    Tested::In {
+                        probe,
+                        probe_type,
+                        negated: *negated,
+                        at: expr.span(),
+                    },
+                    e,
+                )
+            }
             A::Interval(iv) => self.interval(iv, e),
             A::Wildcard(_) | A::QualifiedWildcard(..) => Err(bind_err(format!(
                 "* is only allowed in the SELECT list and in count(*){}",
@@ -2084,6 +2151,8 @@ pub(crate) enum Placeholder {
     Aggregate(usize),
     /// The `k`-th window function.
     Window(usize),
+    /// The `k`-th subquery.
+    Subquery(usize),
 }
 
 /// An aggregate call as written: its name, arguments, DISTINCT, FILTER,
@@ -2140,7 +2209,7 @@ fn signature(func: ScalarFunction) -> Option<(usize, usize, &'static [Arg])> {
         F::RegexpExtract => (2, 3, &[String, String, Integer]),
         F::RegexpReplace => (3, 4, &[String]),
         F::Printf | F::Format => (1, usize::MAX, &[String, Any]),
-        F::Md5 | F::Ascii => (1, 1, &[String]),
+        F::Md5 | F::Ascii | F::Error => (1, 1, &[String]),
         F::Levenshtein => (2, 2, &[String]),
         F::SplitPart => (3, 3, &[String, String, Integer]),
         F::Translate => (3, 3, &[String]),

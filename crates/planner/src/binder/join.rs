@@ -46,7 +46,7 @@ struct Relation {
 
 impl Scope {
     /// The relations of this scope: its parts, or itself as one.
-    fn parts(&self) -> Vec<(String, Vec<usize>)> {
+    pub(super) fn parts(&self) -> Vec<(String, Vec<usize>)> {
         if self.relations.is_empty() {
             vec![(
                 self.qualifier.clone().unwrap_or_default(),
@@ -204,36 +204,6 @@ pub(crate) fn has_subquery(selection: Option<&ast::Expr>) -> bool {
     })
 }
 
-/// The scalar subquery compared by a HAVING conjunct (`agg op (q)` or
-/// `(q) op agg`): the other side, the operator (as written with the
-/// subquery on the right) and the subquery.
-pub(crate) fn scalar_comparison(
-    e: &ast::Expr,
-) -> Option<(&ast::Expr, ast::BinaryOperator, &ast::Query)> {
-    use ast::BinaryOperator as B;
-    let ast::Expr::BinaryOp { left, op, right } = e else {
-        return None;
-    };
-    if !is_comparison(op) {
-        return None;
-    }
-    match (&**left, &**right) {
-        (ast::Expr::Subquery(_), ast::Expr::Subquery(_)) => None,
-        (other, ast::Expr::Subquery(q)) => Some((other, op.clone(), q)),
-        (ast::Expr::Subquery(q), other) => {
-            let flipped = match op {
-                B::Lt => B::Gt,
-                B::LtEq => B::GtEq,
-                B::Gt => B::Lt,
-                B::GtEq => B::LtEq,
-                o => o.clone(),
-            };
-            Some((other, flipped, q))
-        }
-        _ => None,
-    }
-}
-
 /// The top-level AND terms of `e` (parentheses looked through).
 pub(crate) fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
     let mut stack = vec![e];
@@ -314,6 +284,17 @@ fn subquery_of(e: &ast::Expr) -> Option<SubqueryTerm<'_>> {
         },
         _ => None,
     }
+}
+
+/// True if `e` holds a subquery anywhere.
+pub(crate) fn contains_subquery(e: &ast::Expr) -> bool {
+    ast::visit_expressions(e, |x| match x {
+        ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => {
+            std::ops::ControlFlow::Break(())
+        }
+        _ => std::ops::ControlFlow::Continue(()),
+    })
+    .is_break()
 }
 
 fn is_comparison(op: &ast::BinaryOperator) -> bool {
@@ -452,7 +433,7 @@ fn split_keys(terms: Vec<Expr>, left_len: usize, types: &Schema) -> (Vec<(Expr, 
 
 /// Builds a join node of `left` and `right` with `terms` over
 /// `left ++ right` as its condition.
-fn make_join(
+pub(super) fn make_join(
     left: LogicalPlan,
     right: LogicalPlan,
     kind: JoinKind,
@@ -680,7 +661,19 @@ impl Binder<'_> {
                 false,
                 "JOIN conditions cannot contain aggregates",
             );
+            eb.allow_subqueries(self);
             let p = eb.bind_predicate(on, "JOIN")?;
+            let subs = eb.take_subqueries();
+            if !subs.is_empty() {
+                let plan = super::subquery::join_with(left.plan, right.plan, kind, p, subs)?;
+                return Ok(Relation {
+                    scope: Scope::concat(&left.scope, &right.scope, plan.schema()),
+                    plan,
+                    rows: left.rows.max(right.rows),
+                    base: left.base.max(right.base),
+                    single: false,
+                });
+            }
             terms.extend(p.conjuncts().into_iter().cloned());
         }
         let mut merged = Vec::new();
@@ -819,14 +812,19 @@ impl Binder<'_> {
         let scope = combined_scope(&rels);
         let width = scope.schema.fields().len();
         let mut terms: Vec<Expr> = Vec::new();
-        let mut asts: Vec<&ast::Expr> = conds;
         let mut subs = Vec::new();
+        // conjuncts with a subquery elsewhere than at their top (and ON
+        // conditions with one): applied to the joined result, the
+        // subqueries joined to it
+        let (mut late, mut asts): (Vec<&ast::Expr>, Vec<&ast::Expr>) =
+            conds.into_iter().partition(|c| contains_subquery(c));
         if let Some(w) = selection {
             let mut parts = Vec::new();
             split_and(w, &mut parts);
             for p in parts {
                 match subquery_of(p) {
                     Some(s) => subs.push((p, s)),
+                    None if contains_subquery(p) => late.push(p),
                     None => asts.push(p),
                 }
             }
@@ -856,7 +854,11 @@ impl Binder<'_> {
         for (p, s) in subs {
             match s {
                 SubqueryTerm::Scalar { query } => {
-                    let (rel, extra) = self.scalar_subquery(query, &scope, rels.len())?;
+                    let Some((rel, extra)) = self.scalar_subquery(query, &scope, rels.len())?
+                    else {
+                        late.push(p);
+                        continue;
+                    };
                     let name = rel.scope.qualifier.clone().unwrap_or_default();
                     let n = scope.schema.fields().len();
                     let mut fields: Vec<Field> = scope
@@ -882,7 +884,10 @@ impl Binder<'_> {
                     let bound = eb.bind_predicate(&replaced, "WHERE")?;
                     terms.extend(bound.conjuncts().into_iter().cloned());
                 }
-                other => filters.push(self.filter_subquery(other, &base)?),
+                other => match self.filter_subquery(other, &base)? {
+                    Some(f) => filters.push(f),
+                    None => late.push(p),
+                },
             }
         }
         let (plan, cols) = self.greedy(rels, terms)?;
@@ -923,6 +928,21 @@ impl Binder<'_> {
             .relations
             .retain(|(_, cols)| cols.iter().all(|&c| c < width));
         scope.schema = out_schema;
+        if !late.is_empty() {
+            let mut eb = ExprBinder::new(
+                &scope,
+                self.fold,
+                false,
+                "WHERE clause cannot contain aggregates",
+            );
+            eb.allow_subqueries(self);
+            let mut predicates = Vec::with_capacity(late.len());
+            for p in late {
+                predicates.push(eb.bind_predicate(p, "WHERE")?);
+            }
+            let predicate = conjunction(predicates).expect("a late conjunct");
+            plan = super::subquery::filter_with(plan, predicate, eb.take_subqueries());
+        }
         Ok((plan, scope))
     }
 
@@ -1298,11 +1318,12 @@ fn replace_subquery(p: &ast::Expr, name: &str) -> ast::Expr {
 impl Binder<'_> {
     /// `EXISTS`/`IN` in WHERE: a SEMI or ANTI join with the subquery,
     /// correlated conjuncts of its WHERE becoming join conditions.
-    fn filter_subquery(&self, s: SubqueryTerm<'_>, outer: &Scope) -> Result<Planned> {
+    /// `None` for a correlated `IN`, which is planned as an expression.
+    fn filter_subquery(&self, s: SubqueryTerm<'_>, outer: &Scope) -> Result<Option<Planned>> {
         match s {
             SubqueryTerm::Exists { query, negated } => {
                 let (plan, _, correlated) = self.correlated_select(query, outer)?;
-                Ok(Planned::Filter {
+                Ok(Some(Planned::Filter {
                     right: plan,
                     kind: if negated {
                         JoinKind::Anti
@@ -1310,14 +1331,18 @@ impl Binder<'_> {
                         JoinKind::Semi
                     },
                     terms: correlated,
-                })
+                }))
             }
             SubqueryTerm::In {
                 expr,
                 query,
                 negated,
             } => {
-                let plan = self.query(query).map_err(|e| correlation_hint(e, query))?;
+                let plan = match self.query(query) {
+                    Ok(plan) => plan,
+                    Err(e) if e.to_string().contains("not found") => return Ok(None),
+                    Err(e) => return Err(e),
+                };
                 let schema = plan.schema();
                 if schema.fields().len() != 1 {
                     return Err(bind_err(format!(
@@ -1345,7 +1370,7 @@ impl Binder<'_> {
                 };
                 let n = outer.schema.fields().len();
                 let right = Expr::column(n, schema.field(0).name().clone());
-                Ok(Planned::Filter {
+                Ok(Some(Planned::Filter {
                     right: plan,
                     kind: if negated {
                         JoinKind::NullAwareAnti
@@ -1357,7 +1382,7 @@ impl Binder<'_> {
                         BinaryOp::Eq,
                         cast(right, &rt, &t),
                     )],
-                })
+                }))
             }
             SubqueryTerm::Scalar { .. } => Err(bind_err("a scalar subquery planned as a filter")),
         }
@@ -1367,7 +1392,7 @@ impl Binder<'_> {
     /// outer query's columns: returns its plan, its scope and the
     /// correlated conjuncts bound over the outer columns followed by the
     /// subquery's.
-    fn correlated_select(
+    pub(super) fn correlated_select(
         &self,
         query: &ast::Query,
         outer: &Scope,
@@ -1460,178 +1485,61 @@ impl Binder<'_> {
         Ok((own, correlated))
     }
 
-    /// A scalar subquery in WHERE as a relation to join: uncorrelated, one
-    /// row at most (a SINGLE join); correlated by equalities, grouped by
-    /// its correlation columns and joined on them. Its value column is
-    /// `__value`; returns the relation and the correlation terms over the
-    /// scope `outer` extended by the relation's columns.
+    /// A scalar subquery compared in WHERE as a relation to join:
+    /// uncorrelated, one row at most (a SINGLE join); correlated by
+    /// equalities and aggregating, grouped by its correlation columns and
+    /// joined on them. Its value column is `__value`; returns the relation
+    /// and the correlation terms over the scope `outer` extended by the
+    /// relation's columns. `None` for the other scalar subqueries
+    /// (`binder/subquery.rs` plans them as expressions).
     fn scalar_subquery(
         &self,
         query: &ast::Query,
         outer: &Scope,
         k: usize,
-    ) -> Result<(Relation, Vec<Expr>)> {
-        let name = format!("__subquery{k}");
-        let uncorrelated = || -> Result<(Relation, Vec<Expr>)> {
-            let plan = self.query(query).map_err(|e| correlation_hint(e, query))?;
-            let schema = plan.schema();
-            if schema.fields().len() != 1 {
-                return Err(bind_err(format!(
-                    "Subquery returns {} columns - expected 1{}",
-                    schema.fields().len(),
-                    at(query.span())
-                )));
-            }
-            let field = schema
-                .field(0)
-                .clone()
-                .with_name("__value")
-                .with_nullable(true);
-            let scope = Scope {
-                qualifier: Some(name.clone()),
-                schema: SchemaRef::new(Schema::new(vec![field])),
-                relations: Vec::new(),
-            };
-            Ok((
-                Relation {
-                    plan,
-                    scope,
-                    rows: 1.0,
-                    base: 1.0,
-                    single: true,
-                },
-                Vec::new(),
-            ))
+    ) -> Result<Option<(Relation, Vec<Expr>)>> {
+        let sub = self.bind_subquery(query, outer, super::subquery::Tested::Scalar)?;
+        let Some((plan, single, keys)) = sub.into_relation() else {
+            return Ok(None);
         };
-        let SetExpr::Select(s) = query.body.as_ref() else {
-            return uncorrelated();
-        };
-        let plain = query.with.is_none()
-            && query.order_by.is_none()
-            && query.limit_clause.is_none()
-            && s.having.is_none()
-            && matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
-            && s.distinct.is_none()
-            && s.projection.len() == 1;
-        if !plain {
-            return uncorrelated();
-        }
-        let (rels, conds) = self.collect(&s.from)?;
-        let inner = combined_scope(&rels);
-        let (own, correlated) = self.split_correlated(s.selection.as_ref(), &inner, outer)?;
-        if correlated.is_empty() {
-            return uncorrelated();
-        }
-        // each correlated conjunct must be `outer expr = inner expr`
-        let mut keys: Vec<(ast::Expr, ast::Expr)> = Vec::new();
-        for c in &correlated {
-            let pair = match c {
-                ast::Expr::BinaryOp {
-                    left,
-                    op: ast::BinaryOperator::Eq,
-                    right,
-                } => {
-                    if self.names_resolve(left, &inner) && self.names_resolve(right, outer) {
-                        Some(((**right).clone(), (**left).clone()))
-                    } else if self.names_resolve(right, &inner) && self.names_resolve(left, outer) {
-                        Some(((**left).clone(), (**right).clone()))
-                    } else {
-                        None
-                    }
-                }
-                _ => None,
-            };
-            match pair {
-                Some(p) => keys.push(p),
-                None => {
-                    return Err(unsupported(format!(
-                        "correlated subquery condition \"{c}\" is not supported (only equalities between the outer query and the subquery are decorrelated){}",
-                        at(c.span())
-                    )));
-                }
-            }
-        }
-        let selection = conjunction_ast(own);
-        let (plan, scope) = self.plan_relations(rels, conds, selection.as_ref())?;
-        // GROUP BY the inner sides of the correlation; SELECT them and the
-        // subquery's value
-        let mut items: Vec<ast::SelectItem> = keys
-            .iter()
-            .map(|(_, i)| ast::SelectItem::UnnamedExpr(i.clone()))
-            .collect();
-        let value = match &s.projection[0] {
-            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-                e.clone()
-            }
-            other => {
-                return Err(unsupported(format!(
-                    "scalar subquery selecting {other} is not supported"
-                )));
-            }
-        };
-        // a group with no rows is no row here, where count() would be 0
-        if value.to_string().to_ascii_lowercase().contains("count") {
-            return Err(unsupported(format!(
-                "a correlated scalar subquery with count() is not supported{}",
-                at(query.span())
-            )));
-        }
-        items.push(ast::SelectItem::UnnamedExpr(value));
-        let group: Vec<ast::Expr> = keys.iter().map(|(_, i)| i.clone()).collect();
-        let grouped = super::query::select_grouped(self.fold, plan, &scope, &items, &group)?;
-        let gschema = grouped.schema();
-        let n = keys.len();
+        let schema = plan.schema();
+        let n = schema.fields().len() - 1;
         let mut fields: Vec<Field> = (0..n)
-            .map(|i| gschema.field(i).clone().with_name(format!("__key{i}")))
+            .map(|i| schema.field(i).clone().with_name(format!("__key{i}")))
             .collect();
         fields.push(
-            gschema
+            schema
                 .field(n)
                 .clone()
                 .with_name("__value")
                 .with_nullable(true),
         );
-        let rschema = SchemaRef::new(Schema::new(fields));
-        let rscope = Scope {
-            qualifier: Some(name.clone()),
-            schema: rschema.clone(),
+        let scope = Scope {
+            qualifier: Some(format!("__subquery{k}")),
+            schema: SchemaRef::new(Schema::new(fields)),
             relations: Vec::new(),
         };
-        // the correlation terms over the outer scope then the relation
-        let both = Scope::concat(
-            &outer.as_outer(),
-            &rscope,
-            join_schema(&outer.schema, &rschema, JoinKind::Inner),
-        );
-        let mut terms = Vec::new();
-        for (i, (o, _)) in keys.iter().enumerate() {
-            let e = ast::Expr::BinaryOp {
-                left: Box::new(o.clone()),
-                op: ast::BinaryOperator::Eq,
-                right: Box::new(ast::Expr::CompoundIdentifier(vec![
-                    Ident::new(name.clone()),
-                    Ident::new(format!("__key{i}")),
-                ])),
-            };
-            let mut eb = ExprBinder::new(
-                &both,
-                self.fold,
-                false,
-                "WHERE clause cannot contain aggregates",
-            );
-            terms.push(eb.bind_predicate(&e, "WHERE")?);
-        }
-        let rows = estimate_rows(self, &grouped);
-        Ok((
+        let ow = outer.schema.fields().len();
+        let terms = keys
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| Expr::binary(o, BinaryOp::Eq, Expr::column(ow + i, format!("__key{i}"))))
+            .collect();
+        let rows = if single {
+            1.0
+        } else {
+            estimate_rows(self, &plan)
+        };
+        Ok(Some((
             Relation {
-                plan: grouped,
-                scope: rscope,
+                plan,
+                scope,
                 rows,
                 base: rows,
-                single: false,
+                single,
             },
             terms,
-        ))
+        )))
     }
 }
 
@@ -1674,7 +1582,7 @@ fn conjunction_ast(terms: Vec<&ast::Expr>) -> Option<ast::Expr> {
 
 /// A subquery that fails to bind because it names outer columns outside
 /// the shapes decorrelated here says so.
-fn correlation_hint(e: crate::error::Error, query: &ast::Query) -> crate::error::Error {
+pub(super) fn correlation_hint(e: crate::error::Error, query: &ast::Query) -> crate::error::Error {
     let msg = e.to_string();
     if msg.contains("not found") {
         unsupported(format!(

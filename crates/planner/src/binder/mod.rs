@@ -12,6 +12,7 @@ mod files;
 mod join;
 mod query;
 mod settings;
+mod subquery;
 mod window;
 
 use std::collections::HashSet;

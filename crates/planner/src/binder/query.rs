@@ -143,7 +143,7 @@ impl Binder<'_> {
                     relations: Vec::new(),
                 };
                 let parts = SelectParts::star();
-                select_over(self.fold, plan, &scope, parts, order_by, limit)
+                select_over(self, plan, &scope, parts, order_by, limit)
             }
             SetExpr::Query(inner) if order_by.is_empty() && limit == (0, None) => self.query(inner),
             SetExpr::Query(inner) => Err(unsupported(format!(
@@ -158,7 +158,7 @@ impl Binder<'_> {
                     relations: Vec::new(),
                 };
                 let parts = SelectParts::star();
-                select_over(self.fold, plan, &scope, parts, order_by, limit)
+                select_over(self, plan, &scope, parts, order_by, limit)
             }
             other => Err(unsupported(format!("query {other} is not supported"))),
         }
@@ -229,139 +229,7 @@ impl Binder<'_> {
             named_windows: &s.named_window,
             qualify: s.qualify.as_ref(),
         };
-        if let Some(h) = &s.having {
-            let mut terms = Vec::new();
-            super::join::split_and(h, &mut terms);
-            if terms
-                .iter()
-                .any(|t| super::join::scalar_comparison(t).is_some())
-            {
-                return self.having_subqueries(plan, &scope, parts, &terms, order_by, limit);
-            }
-        }
-        select_over(self.fold, plan, &scope, parts, order_by, limit)
-    }
-
-    /// A SELECT whose HAVING compares with uncorrelated scalar subqueries
-    /// (TPC-H Q11): the block is planned with the compared expressions as
-    /// extra output columns, each subquery joined as a SINGLE join (one
-    /// row at most), the comparisons filter, the extra columns go, and
-    /// ORDER BY and LIMIT apply to that result.
-    fn having_subqueries(
-        &self,
-        plan: LogicalPlan,
-        scope: &Scope,
-        parts: SelectParts<'_>,
-        terms: &[&ast::Expr],
-        order_by: Ordering<'_>,
-        limit: (usize, Option<usize>),
-    ) -> Result<LogicalPlan> {
-        let Some(projection) = parts.projection else {
-            return Err(unsupported("a subquery in HAVING needs a SELECT list"));
-        };
-        let mut items: Vec<SelectItem> = projection.to_vec();
-        let mut rest: Vec<ast::Expr> = Vec::new();
-        let mut compared = Vec::new();
-        for t in terms {
-            match super::join::scalar_comparison(t) {
-                Some((other, op, q)) => {
-                    let k = compared.len();
-                    items.push(SelectItem::ExprWithAlias {
-                        expr: other.clone(),
-                        alias: ast::Ident::new(format!("__having{k}")),
-                    });
-                    compared.push((op, q));
-                }
-                None => rest.push((*t).clone()),
-            }
-        }
-        let having = rest.into_iter().reduce(|a, b| ast::Expr::BinaryOp {
-            left: Box::new(a),
-            op: ast::BinaryOperator::And,
-            right: Box::new(b),
-        });
-        let inner_parts = SelectParts {
-            projection: Some(&items),
-            having: having.as_ref(),
-            ..parts
-        };
-        let mut plan = select_over(
-            self.fold,
-            plan,
-            scope,
-            inner_parts,
-            Ordering::default(),
-            (0, None),
-        )?;
-        let width = projection_width(&plan) - compared.len();
-        let mut predicates = Vec::new();
-        for (k, (op, q)) in compared.into_iter().enumerate() {
-            let sub = self.query(q)?;
-            let ss = sub.schema();
-            if ss.fields().len() != 1 {
-                return Err(bind_err(format!(
-                    "Subquery returns {} columns - expected 1{}",
-                    ss.fields().len(),
-                    at(q.span())
-                )));
-            }
-            let left = plan.schema();
-            let value = SchemaRef::new(Schema::new(vec![
-                ss.field(0)
-                    .clone()
-                    .with_name(format!("__value{k}"))
-                    .with_nullable(true),
-            ]));
-            let schema = super::join::join_schema(&left, &value, crate::plan::JoinKind::Single);
-            plan = LogicalPlan::Join {
-                left: Box::new(plan),
-                right: Box::new(sub),
-                kind: crate::plan::JoinKind::Single,
-                on: Vec::new(),
-                filter: None,
-                schema,
-            };
-            predicates.push(ast::Expr::BinaryOp {
-                left: Box::new(ast::Expr::Identifier(ast::Ident::new(format!(
-                    "__having{k}"
-                )))),
-                op,
-                right: Box::new(ast::Expr::Identifier(ast::Ident::new(format!(
-                    "__value{k}"
-                )))),
-            });
-        }
-        let joined = Scope {
-            qualifier: None,
-            schema: plan.schema(),
-            relations: Vec::new(),
-        };
-        for p in predicates {
-            let mut eb = ExprBinder::new(&joined, self.fold, false, "");
-            let predicate = eb.bind_predicate(&p, "HAVING")?;
-            plan = LogicalPlan::Filter {
-                input: Box::new(plan),
-                predicate,
-            };
-        }
-        let schema = plan.schema();
-        let fields: Vec<Field> = (0..width).map(|i| schema.field(i).clone()).collect();
-        let exprs = (0..width)
-            .map(|i| Expr::column(i, schema.field(i).name().clone()))
-            .collect();
-        let out = SchemaRef::new(Schema::new(fields));
-        let plan = LogicalPlan::Projection {
-            input: Box::new(plan),
-            exprs,
-            schema: out.clone(),
-        };
-        let scope = Scope {
-            qualifier: None,
-            schema: out,
-            relations: Vec::new(),
-        };
-        let parts = SelectParts::star();
-        select_over(self.fold, plan, &scope, parts, order_by, limit)
+        select_over(self, plan, &scope, parts, order_by, limit)
     }
 
     /// Plans the FROM clause: a Scan (or one empty row without FROM) and
@@ -529,9 +397,8 @@ impl Binder<'_> {
         Ok((LogicalPlan::Scan { source, schema }, scope))
     }
 
-    /// A term of a set operation: `UNION [ALL]` of two terms (the other
-    /// set operations are refused), a SELECT, a parenthesised query or
-    /// VALUES.
+    /// A term of a set operation: `UNION`, `INTERSECT` or `EXCEPT`
+    /// `[ALL]` of two terms, a SELECT, a parenthesised query or VALUES.
     fn set_operation(&self, e: &SetExpr) -> Result<LogicalPlan> {
         let (op, quantifier, left, right) = match e {
             SetExpr::SetOperation {
@@ -551,9 +418,6 @@ impl Binder<'_> {
             ast::SetOperator::Except => Some(crate::plan::JoinKind::Except),
             other => return Err(unsupported(format!("{other} is not supported"))),
         };
-        if kind.is_some() && matches!(quantifier, ast::SetQuantifier::All) {
-            return Err(unsupported(format!("{op} ALL is not supported")));
-        }
         let all = match quantifier {
             ast::SetQuantifier::All => true,
             ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
@@ -627,28 +491,47 @@ impl Binder<'_> {
         };
         if let Some(kind) = kind {
             // distinct rows of the left side with (INTERSECT) or without
-            // (EXCEPT) an equal row on the right, NULLs equal
+            // (EXCEPT) an equal row on the right, NULLs equal; with ALL,
+            // each row numbered among its duplicates on both sides, so
+            // the n-th copy on the left meets the n-th on the right
             let (l, r) = (conform(l), conform(r));
-            let on = schema
+            let (left, r) = if all {
+                (number_duplicates(l), number_duplicates(r))
+            } else {
+                (LogicalPlan::Distinct { input: Box::new(l) }, r)
+            };
+            let rs = r.schema();
+            let on = left
+                .schema()
                 .fields()
                 .iter()
                 .enumerate()
                 .map(|(i, f)| {
                     (
                         Expr::column(i, f.name().clone()),
-                        Expr::column(i, r.schema().field(i).name().clone()),
+                        Expr::column(i, rs.field(i).name().clone()),
                     )
                 })
                 .collect();
-            let left = LogicalPlan::Distinct { input: Box::new(l) };
-            let schema = super::join::join_schema(&left.schema(), &r.schema(), kind);
-            return Ok(LogicalPlan::Join {
+            let joined_schema = super::join::join_schema(&left.schema(), &rs, kind);
+            let joined = LogicalPlan::Join {
                 left: Box::new(left),
                 right: Box::new(r),
                 kind,
                 on,
                 filter: None,
-                schema,
+                schema: joined_schema.clone(),
+            };
+            if !all {
+                return Ok(joined);
+            }
+            let n = schema.fields().len();
+            return Ok(LogicalPlan::Projection {
+                input: Box::new(joined),
+                exprs: (0..n)
+                    .map(|i| Expr::column(i, joined_schema.field(i).name().clone()))
+                    .collect(),
+                schema: SchemaRef::new(Schema::new(joined_schema.fields()[..n].to_vec())),
             });
         }
         let mut inputs = Vec::new();
@@ -807,15 +690,42 @@ impl Binder<'_> {
     }
 }
 
-/// Columns of a planned SELECT block's output.
-fn projection_width(plan: &LogicalPlan) -> usize {
-    plan.schema().fields().len()
+/// `plan` with a last column numbering each row among the rows equal to
+/// it (NULLs equal): 1, 2, ... (`row_number() OVER (PARTITION BY every
+/// column)`), for INTERSECT ALL and EXCEPT ALL.
+fn number_duplicates(plan: LogicalPlan) -> LogicalPlan {
+    use crate::plan::{FrameBound, FrameUnits, WindowExpr, WindowFrame, WindowFunction};
+    let schema = plan.schema();
+    let partition_by = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Expr::column(i, f.name().clone()))
+        .collect();
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new("__occurrence", DataType::Int64, false));
+    LogicalPlan::Window {
+        input: Box::new(plan),
+        partition_by,
+        order_by: Vec::new(),
+        functions: vec![WindowExpr {
+            func: WindowFunction::RowNumber,
+            args: Vec::new(),
+            offset: 1,
+            frame: WindowFrame {
+                units: FrameUnits::Rows,
+                start: FrameBound::UnboundedPreceding,
+                end: FrameBound::UnboundedFollowing,
+            },
+        }],
+        schema: SchemaRef::new(Schema::new(fields)),
+    }
 }
 
 /// `SELECT items FROM plan GROUP BY group` over `scope` (a decorrelated
 /// scalar subquery: its value grouped by its correlation columns).
 pub(crate) fn select_grouped(
-    fold: Folder<'_>,
+    b: &Binder<'_>,
     plan: LogicalPlan,
     scope: &Scope,
     items: &[SelectItem],
@@ -826,7 +736,7 @@ pub(crate) fn select_grouped(
         group_by: group,
         ..SelectParts::star()
     };
-    select_over(fold, plan, scope, parts, Ordering::default(), (0, None))
+    select_over(b, plan, scope, parts, Ordering::default(), (0, None))
 }
 
 /// `schema` with its first columns renamed to `names` (`FROM t AS x(a, b)`).
@@ -883,13 +793,14 @@ fn functions_table() -> LogicalPlan {
 
 /// Plans the clauses of a SELECT over its source `plan`.
 fn select_over(
-    fold: Folder<'_>,
+    b: &Binder<'_>,
     plan: LogicalPlan,
     scope: &Scope,
     parts: SelectParts<'_>,
     order_by: Ordering<'_>,
     (offset, fetch): (usize, Option<usize>),
 ) -> Result<LogicalPlan> {
+    let fold = b.fold;
     let mut plan = plan;
     let mut items = expand_items(parts.projection, scope)?;
     // SELECT aliases a name that is no column may stand for, as in DuckDB:
@@ -912,6 +823,7 @@ fn select_over(
     };
     if let Some(w) = parts.selection {
         let mut eb = ExprBinder::new(scope, fold, false, "WHERE clause cannot contain aggregates");
+        eb.allow_subqueries(b);
         eb.set_select_aliases(aliases_before(usize::MAX));
         let predicate = eb.predicate_without_windows(
             w,
@@ -919,15 +831,13 @@ fn select_over(
             "WHERE clause cannot contain window functions",
         )?;
         if predicate != Expr::Literal(ScalarValue::Boolean(true)) {
-            plan = LogicalPlan::Filter {
-                input: Box::new(plan),
-                predicate,
-            };
+            plan = super::subquery::filter_with(plan, predicate, eb.take_subqueries());
         }
     }
     let mut eb = ExprBinder::new(scope, fold, true, "");
     eb.named_windows = super::window::named_windows(parts.named_windows)?;
     eb.allow_windows();
+    eb.allow_subqueries(b);
     const NO_AGG_GROUP: &str = "GROUP BY clause cannot contain aggregates";
 
     // GROUP BY: expressions, output ordinals, or output aliases.
@@ -1019,7 +929,44 @@ fn select_over(
     }
     let mut windows = eb.windows().to_vec();
     let mut qualify = qualify;
+    let mut subqueries = eb.take_subqueries();
     let aggregating = !group_by.is_empty() || !eb.aggregates().is_empty() || having.is_some();
+    if !aggregating && !subqueries.is_empty() {
+        // subquery `s` becomes column `n + s` of the input, the window
+        // functions follow them
+        let n = plan.schema().fields().len();
+        let k = subqueries.len();
+        let place = |e: Expr| super::subquery::place(e, n, k, &eb);
+        exprs = exprs.into_iter().map(place).collect::<Result<_>>()?;
+        qualify = qualify.map(place).transpose()?;
+        for w in &mut windows {
+            w.partition_by = std::mem::take(&mut w.partition_by)
+                .into_iter()
+                .map(place)
+                .collect::<Result<_>>()?;
+            for key in &mut w.order_by {
+                key.expr = place(key.expr.clone())?;
+            }
+            w.expr.args = std::mem::take(&mut w.expr.args)
+                .into_iter()
+                .map(place)
+                .collect::<Result<_>>()?;
+        }
+        for (target, _, _) in &mut sort {
+            if let SortTarget::Expr(e) = target {
+                *e = place(std::mem::replace(
+                    e,
+                    Expr::Literal(ScalarValue::Null(DataType::Null)),
+                ))?;
+            }
+        }
+        subqueries = subqueries
+            .into_iter()
+            .map(|s| s.map_exprs(&mut |e| place(e)))
+            .collect::<Result<_>>()?;
+        super::subquery::check_attachable(&subqueries, n)?;
+        plan = super::subquery::attach(plan, std::mem::take(&mut subqueries));
+    }
     if aggregating {
         let input_schema = plan.schema();
         let n_input = input_schema.fields().len();
@@ -1040,6 +987,7 @@ fn select_over(
             group_by: &group_by,
             n_input,
             width: agg_schema.fields().len(),
+            subqueries: subqueries.len(),
         };
         let rewrite = |e: Expr| to_aggregate_output(e, &places, &agg_schema);
         exprs = exprs.into_iter().map(rewrite).collect::<Result<_>>()?;
@@ -1066,12 +1014,20 @@ fn select_over(
                 ))?;
             }
         }
+        let subqueries = subqueries
+            .into_iter()
+            .map(|s| s.map_exprs(&mut |e| rewrite(e)))
+            .collect::<Result<Vec<_>>>()?;
+        let width = agg_schema.fields().len();
         plan = LogicalPlan::Aggregate {
             input: Box::new(plan),
             group_by: group_by.clone(),
             aggregates: eb.aggregates().to_vec(),
             schema: agg_schema,
         };
+        // subqueries over the groups: joined before HAVING filters
+        super::subquery::check_attachable(&subqueries, width)?;
+        plan = super::subquery::attach(plan, subqueries);
         if let Some(predicate) = having
             && predicate != Expr::Literal(ScalarValue::Boolean(true))
         {
@@ -1567,6 +1523,8 @@ struct Places<'a, 'b> {
     n_input: usize,
     /// Columns of the Aggregate's output.
     width: usize,
+    /// Subqueries joined after it (their columns follow its output).
+    subqueries: usize,
 }
 
 /// `e` with each bare name that is not a column but an `AS` alias of the
@@ -1640,7 +1598,10 @@ fn to_aggregate_output(e: Expr, places: &Places<'_, '_>, schema: &Schema) -> Res
                     let i = group_by.len() + k;
                     Ok(Expr::column(i, schema.field(i).name().clone()))
                 }
-                Some(Placeholder::Window(j)) => Ok(Expr::column(places.width + j, c.name)),
+                Some(Placeholder::Window(j)) => {
+                    Ok(Expr::column(places.width + places.subqueries + j, c.name))
+                }
+                Some(Placeholder::Subquery(s)) => Ok(Expr::column(places.width + s, c.name)),
                 None => Err(bind_err(format!(
                     "unknown placeholder column \"{}\"",
                     c.name
