@@ -348,7 +348,7 @@ fn explain_shows_the_join_dag_and_analyze_its_build_and_probe() {
         .find("step 1: filter (v > 0)")
         .expect("the filter step");
     let probe = plan
-        .find("step 2: probe join 1: INNER join, hash on k = k")
+        .find(": probe join 1: INNER join, hash on k = k")
         .expect("the probe step");
     let sink = plan.find("sink: partial Aggregate").expect("the sink");
     assert!(filter < probe && probe < sink, "{plan}");
