@@ -265,19 +265,17 @@ fn brief_queries_f1_to_f6() {
     check(
         "SELECT count(*) FROM lineitem WHERE l_quantity < 5",
         "
-        Projection: count(*)
-          Aggregate: groupBy=[], aggr=[count(*)]
-            Filter: (l_quantity < 5.00)
-              Scan: lineitem (13 columns)
+        Aggregate: groupBy=[], aggr=[count(*)]
+          Filter: (l_quantity < 5.00)
+            Scan: lineitem (13 columns)
         ",
     );
     check(
         "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24",
         "
-        Projection: sum((l_extendedprice * l_discount))
-          Aggregate: groupBy=[], aggr=[sum((l_extendedprice * l_discount))]
-            Filter: ((((l_shipdate >= DATE '1994-01-01') AND (l_shipdate < DATE '1995-01-01')) AND ((l_discount >= 0.05) AND (l_discount <= 0.07))) AND (l_quantity < 24.00))
-              Scan: lineitem (13 columns)
+        Aggregate: groupBy=[], aggr=[sum((l_extendedprice * l_discount))]
+          Filter: ((((l_shipdate >= DATE '1994-01-01') AND (l_shipdate < DATE '1995-01-01')) AND ((l_discount >= 0.05) AND (l_discount <= 0.07))) AND (l_quantity < 24.00))
+            Scan: lineitem (13 columns)
         ",
     );
     check_schema(
@@ -295,28 +293,25 @@ fn brief_queries_f1_to_f6() {
     check(
         "SELECT count(*) FROM lineitem WHERE l_comment LIKE '%special%'",
         "
-        Projection: count(*)
-          Aggregate: groupBy=[], aggr=[count(*)]
-            Filter: l_comment LIKE '%special%'
-              Scan: lineitem (13 columns)
+        Aggregate: groupBy=[], aggr=[count(*)]
+          Filter: l_comment LIKE '%special%'
+            Scan: lineitem (13 columns)
         ",
     );
     check(
         "SELECT count(*) FROM lineitem WHERE l_returnflag = 'R' OR l_linestatus = 'F'",
         "
-        Projection: count(*)
-          Aggregate: groupBy=[], aggr=[count(*)]
-            Filter: ((l_returnflag = 'R') OR (l_linestatus = 'F'))
-              Scan: lineitem (13 columns)
+        Aggregate: groupBy=[], aggr=[count(*)]
+          Filter: ((l_returnflag = 'R') OR (l_linestatus = 'F'))
+            Scan: lineitem (13 columns)
         ",
     );
     check(
         "SELECT count(*) FROM lineitem WHERE l_shipmode IN ('MAIL', 'SHIP') AND l_receiptdate BETWEEN DATE '1995-06-01' AND DATE '1995-12-31'",
         "
-        Projection: count(*)
-          Aggregate: groupBy=[], aggr=[count(*)]
-            Filter: (l_shipmode IN ('MAIL', 'SHIP') AND ((l_receiptdate >= DATE '1995-06-01') AND (l_receiptdate <= DATE '1995-12-31')))
-              Scan: lineitem (13 columns)
+        Aggregate: groupBy=[], aggr=[count(*)]
+          Filter: (l_shipmode IN ('MAIL', 'SHIP') AND ((l_receiptdate >= DATE '1995-06-01') AND (l_receiptdate <= DATE '1995-12-31')))
+            Scan: lineitem (13 columns)
         ",
     );
 }
@@ -335,10 +330,9 @@ fn tpch_q1_and_q6() {
         q1,
         "
         Sort: l_returnflag ASC NULLS LAST, l_linestatus ASC NULLS LAST
-          Projection: l_returnflag, l_linestatus, sum(l_quantity), sum(l_extendedprice), sum((l_extendedprice * (1 - l_discount))), sum(((l_extendedprice * (1 - l_discount)) * (1 + l_tax))), avg(l_quantity), avg(l_extendedprice), avg(l_discount), count(*)
-            Aggregate: groupBy=[l_returnflag, l_linestatus], aggr=[sum(l_quantity), sum(l_extendedprice), sum((l_extendedprice * (1 - l_discount))), sum(((l_extendedprice * (1 - l_discount)) * (1 + l_tax))), avg(l_quantity), avg(l_extendedprice), avg(l_discount), count(*)]
-              Filter: (l_shipdate <= DATE '1998-09-02')
-                Scan: lineitem (13 columns)
+          Aggregate: groupBy=[l_returnflag, l_linestatus], aggr=[sum(l_quantity), sum(l_extendedprice), sum((l_extendedprice * (1 - l_discount))), sum(((l_extendedprice * (1 - l_discount)) * (1 + l_tax))), avg(l_quantity), avg(l_extendedprice), avg(l_discount), count(*)]
+            Filter: (l_shipdate <= DATE '1998-09-02')
+              Scan: lineitem (13 columns)
         ",
     );
     check_schema(
@@ -352,10 +346,9 @@ fn tpch_q1_and_q6() {
          WHERE l_shipdate >= CAST('1994-01-01' AS date) AND l_shipdate < CAST('1995-01-01' AS date) \
          AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND l_quantity < 24",
         "
-        Projection: sum((l_extendedprice * l_discount))
-          Aggregate: groupBy=[], aggr=[sum((l_extendedprice * l_discount))]
-            Filter: ((((l_shipdate >= DATE '1994-01-01') AND (l_shipdate < DATE '1995-01-01')) AND ((l_discount >= 0.05) AND (l_discount <= 0.07))) AND (l_quantity < 24.00))
-              Scan: lineitem (13 columns)
+        Aggregate: groupBy=[], aggr=[sum((l_extendedprice * l_discount))]
+          Filter: ((((l_shipdate >= DATE '1994-01-01') AND (l_shipdate < DATE '1995-01-01')) AND ((l_discount >= 0.05) AND (l_discount <= 0.07))) AND (l_quantity < 24.00))
+            Scan: lineitem (13 columns)
         ",
     );
 }
@@ -546,27 +539,24 @@ fn order_by_group_by_having_distinct_limit() {
         "
         Projection: s, count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s)
           Sort: __sort_key_0 DESC NULLS LAST
-            Projection: s, count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s), count(*)
-              Filter: (count(*) > 1)
-                Aggregate: groupBy=[s], aggr=[count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s), count(*)]
-                  Scan: t (5 columns)
+            Filter: (count(*) > 1)
+              Aggregate: groupBy=[s], aggr=[count(DISTINCT i), sum(DISTINCT d), avg(i), min(ts), max(s), count(*)]
+                Scan: t (5 columns)
         ",
     );
     check(
         "SELECT s AS name, count(*) FROM t GROUP BY name",
         "
-        Projection: s, count(*)
-          Aggregate: groupBy=[s], aggr=[count(*)]
-            Scan: t (5 columns)
+        Aggregate: groupBy=[s], aggr=[count(*)]
+          Scan: t (5 columns)
         ",
     );
     check(
         "SELECT i * 2 AS k, count(*) FROM t GROUP BY i * 2 ORDER BY k",
         "
         Sort: k ASC NULLS LAST
-          Projection: (i * 2), count(*)
-            Aggregate: groupBy=[(i * 2)], aggr=[count(*)]
-              Scan: t (5 columns)
+          Aggregate: groupBy=[(i * 2)], aggr=[count(*)]
+            Scan: t (5 columns)
         ",
     );
     check(
@@ -1013,8 +1003,7 @@ fn statements() {
           (1, 2.50)
         Insert y [l_orderkey BIGINT, q DECIMAL(26,2)]
         Projection: CAST(i AS BIGINT), CAST(d AS DECIMAL(26,2))
-          Projection: i, d
-            Scan: t (5 columns)
+          Scan: t (5 columns)
         ",
     );
     check(
@@ -1047,9 +1036,8 @@ fn statements() {
         Projection: 1
           Values: 1 rows
         Explain analyze=true
-        Projection: count(*)
-          Aggregate: groupBy=[], aggr=[count(*)]
-            Scan: t (5 columns)
+        Aggregate: groupBy=[], aggr=[count(*)]
+          Scan: t (5 columns)
         ",
     );
     check(

@@ -6,11 +6,14 @@
 //! collected flat, with every condition (`ON` and WHERE conjuncts) bound
 //! over their concatenated columns. A condition on one relation is pushed
 //! below the joins; `a = b` across two sides becomes a hash-join key; the
-//! rest is a residual filter on the first join that sees all its columns.
-//! The join order is greedy on estimated rows: start from the largest
-//! relation, then join the smallest connected one, building on the
-//! smaller side. An outer join is planned where it is written (its sides
-//! are never reordered across it).
+//! rest is a residual filter on the first join that sees all its columns;
+//! an OR over several relations also filters each relation named in every
+//! branch by its parts. The join order is greedy on estimated rows: each
+//! step joins the two connected parts whose join gives the fewest
+//! estimated rows (filter selectivities and key distinct values from
+//! [`crate::optimize::estimate`]), building on the smaller side. An outer
+//! join is planned where it is written (its sides are never reordered
+//! across it).
 
 use std::collections::HashSet;
 

@@ -25,6 +25,16 @@ fn movable(term: &Expr) -> bool {
 /// as they can go.
 fn push(plan: LogicalPlan, terms: Vec<Expr>) -> LogicalPlan {
     match plan {
+        LogicalPlan::Filter { input, predicate }
+            if terms.is_empty()
+                && matches!(
+                    *input,
+                    LogicalPlan::Scan { .. } | LogicalPlan::Values { .. }
+                ) =>
+        {
+            // already as low as it goes: kept as written
+            LogicalPlan::Filter { input, predicate }
+        }
         LogicalPlan::Filter { input, predicate } => {
             // a volatile term stays where it is written; the others join
             // the terms from above

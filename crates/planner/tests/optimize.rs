@@ -1,0 +1,324 @@
+//! The optimiser on TPC-H's plans (SF 1 row counts and distinct values,
+//! as the engine estimates them): every join side narrowed to the columns
+//! it uses, ORs over two nations filtering each nation, and joins built on
+//! the small or filtered sides with lineitem probing.
+
+use weir_planner::arrow_schema::{DataType, Field, Schema, SchemaRef};
+use weir_planner::{Catalog, FileFormat, LogicalPlan, Statement, TableSource, plan_sql};
+
+struct Tpch;
+
+fn table(name: &str) -> Option<(&'static [(&'static str, DataType)], usize)> {
+    use DataType::*;
+    Some(match name {
+        "lineitem" => (
+            &[
+                ("l_orderkey", Int64),
+                ("l_partkey", Int64),
+                ("l_suppkey", Int64),
+                ("l_linenumber", Int32),
+                ("l_quantity", Decimal128(15, 2)),
+                ("l_extendedprice", Decimal128(15, 2)),
+                ("l_discount", Decimal128(15, 2)),
+                ("l_tax", Decimal128(15, 2)),
+                ("l_returnflag", Utf8),
+                ("l_linestatus", Utf8),
+                ("l_shipdate", Date32),
+                ("l_commitdate", Date32),
+                ("l_receiptdate", Date32),
+                ("l_shipinstruct", Utf8),
+                ("l_shipmode", Utf8),
+                ("l_comment", Utf8),
+            ],
+            6001215,
+        ),
+        "orders" => (
+            &[
+                ("o_orderkey", Int64),
+                ("o_custkey", Int64),
+                ("o_orderstatus", Utf8),
+                ("o_totalprice", Decimal128(15, 2)),
+                ("o_orderdate", Date32),
+                ("o_orderpriority", Utf8),
+                ("o_clerk", Utf8),
+                ("o_shippriority", Int32),
+                ("o_comment", Utf8),
+            ],
+            1500000,
+        ),
+        "customer" => (
+            &[
+                ("c_custkey", Int64),
+                ("c_name", Utf8),
+                ("c_address", Utf8),
+                ("c_nationkey", Int64),
+                ("c_phone", Utf8),
+                ("c_acctbal", Decimal128(15, 2)),
+                ("c_mktsegment", Utf8),
+                ("c_comment", Utf8),
+            ],
+            150000,
+        ),
+        "supplier" => (
+            &[
+                ("s_suppkey", Int64),
+                ("s_name", Utf8),
+                ("s_address", Utf8),
+                ("s_nationkey", Int64),
+                ("s_phone", Utf8),
+                ("s_acctbal", Decimal128(15, 2)),
+                ("s_comment", Utf8),
+            ],
+            10000,
+        ),
+        "nation" => (
+            &[
+                ("n_nationkey", Int64),
+                ("n_name", Utf8),
+                ("n_regionkey", Int64),
+                ("n_comment", Utf8),
+            ],
+            25,
+        ),
+        "region" => (
+            &[
+                ("r_regionkey", Int64),
+                ("r_name", Utf8),
+                ("r_comment", Utf8),
+            ],
+            5,
+        ),
+        "part" => (
+            &[
+                ("p_partkey", Int64),
+                ("p_name", Utf8),
+                ("p_mfgr", Utf8),
+                ("p_brand", Utf8),
+                ("p_type", Utf8),
+                ("p_size", Int32),
+                ("p_container", Utf8),
+                ("p_retailprice", Decimal128(15, 2)),
+                ("p_comment", Utf8),
+            ],
+            200000,
+        ),
+        "partsupp" => (
+            &[
+                ("ps_partkey", Int64),
+                ("ps_suppkey", Int64),
+                ("ps_availqty", Int32),
+                ("ps_supplycost", Decimal128(15, 2)),
+                ("ps_comment", Utf8),
+            ],
+            800000,
+        ),
+        _ => return None,
+    })
+}
+
+impl Catalog for Tpch {
+    fn table_schema(&self, name: &str) -> Option<SchemaRef> {
+        let (cols, _) = table(name)?;
+        let fields: Vec<Field> = cols
+            .iter()
+            .map(|(n, t)| Field::new(*n, t.clone(), false))
+            .collect();
+        Some(SchemaRef::new(Schema::new(fields)))
+    }
+    fn table_names(&self) -> Vec<String> {
+        [
+            "lineitem", "orders", "customer", "supplier", "nation", "region", "part", "partsupp",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+    fn file_schema(&self, path: &str, _: FileFormat) -> Result<SchemaRef, String> {
+        Err(format!("no file {path}"))
+    }
+    fn table_rows(&self, name: &str) -> Option<usize> {
+        table(name).map(|(_, rows)| rows)
+    }
+    fn column_distinct(&self, name: &str, column: &str) -> Option<f64> {
+        let rows = table(name)?.1 as f64;
+        Some(match column {
+            // keys of their own table
+            "o_orderkey" | "c_custkey" | "s_suppkey" | "n_nationkey" | "r_regionkey"
+            | "p_partkey" => rows,
+            "l_orderkey" => 1_500_000.0,
+            "l_partkey" | "ps_partkey" => 200_000.0,
+            "l_suppkey" | "ps_suppkey" => 10_000.0,
+            "o_custkey" => 100_000.0,
+            "c_nationkey" | "s_nationkey" | "n_name" => 25.0,
+            "n_regionkey" | "r_name" => 5.0,
+            "p_type" => 150.0,
+            "o_orderstatus" => 3.0,
+            _ => return None,
+        })
+    }
+}
+
+fn plan(sql: &str) -> LogicalPlan {
+    match plan_sql(sql, &Tpch).expect("plans").pop() {
+        Some(Statement::Query(p)) => p,
+        other => panic!("not a query: {other:?}"),
+    }
+}
+
+fn tpch(n: u32) -> LogicalPlan {
+    let path = format!(
+        "{}/../../benches/tpch/q{n:02}.sql",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    plan(&std::fs::read_to_string(path).expect("query file"))
+}
+
+/// The table a join input reads rows from (through its filters and
+/// projections), if it is one scan.
+fn leaf_table(p: &LogicalPlan) -> Option<&str> {
+    match p {
+        LogicalPlan::Scan {
+            source: TableSource::Table(t),
+            ..
+        } => Some(t),
+        LogicalPlan::Filter { input, .. } | LogicalPlan::Projection { input, .. } => {
+            leaf_table(input)
+        }
+        _ => None,
+    }
+}
+
+/// Every join of the plan, top first.
+fn joins(p: &LogicalPlan) -> Vec<&LogicalPlan> {
+    let mut out = Vec::new();
+    let mut stack = vec![p];
+    while let Some(n) = stack.pop() {
+        if matches!(n, LogicalPlan::Join { .. }) {
+            out.push(n);
+        }
+        stack.extend(n.children());
+    }
+    out
+}
+
+/// The scan at the end of the probe (left) inputs from the top join down.
+fn probe_table(p: &LogicalPlan) -> Option<&str> {
+    let mut n = joins(p).into_iter().next()?;
+    loop {
+        match n {
+            LogicalPlan::Join { left, .. } => n = left,
+            LogicalPlan::Projection { input, .. } | LogicalPlan::Filter { input, .. }
+                if leaf_table(n).is_none() =>
+            {
+                n = input
+            }
+            other => return leaf_table(other),
+        }
+    }
+}
+
+#[test]
+fn q7_join_sides_read_only_the_columns_they_use() {
+    let text = tpch(7).display_indent();
+    assert!(
+        text.contains(
+            "Projection: l_orderkey, l_suppkey, l_extendedprice, l_discount, l_shipdate\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("Projection: o_orderkey, o_custkey\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Projection: c_custkey, c_nationkey\n"),
+        "{text}"
+    );
+    // no projection of every column over the joins
+    assert!(!text.contains("l_comment"), "{text}");
+    // the OR over both nations filters each nation; the OR itself stays
+    assert!(
+        text.contains("Filter: ((n_name = 'FRANCE') OR (n_name = 'GERMANY'))"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Filter: ((n_name = 'GERMANY') OR (n_name = 'FRANCE'))"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(((n_name = 'FRANCE') AND (n_name = 'GERMANY')) OR ((n_name = 'GERMANY') AND (n_name = 'FRANCE')))"),
+        "{text}"
+    );
+}
+
+#[test]
+fn joins_build_on_small_sides_and_lineitem_probes() {
+    let p = tpch(5);
+    assert_eq!(
+        probe_table(&p),
+        Some("lineitem"),
+        "Q5:\n{}",
+        p.display_indent()
+    );
+    // no join builds on lineitem's rows when a smaller side is there
+    for q in [5, 8, 9] {
+        let p = tpch(q);
+        for j in joins(&p) {
+            let LogicalPlan::Join { right, .. } = j else {
+                unreachable!()
+            };
+            assert_ne!(
+                leaf_table(right),
+                Some("lineitem"),
+                "Q{q}:\n{}",
+                p.display_indent()
+            );
+        }
+    }
+    // Q5's region, filtered to one row, is joined first (the deepest join)
+    let q5 = tpch(5).display_indent();
+    let region = q5.find("Scan: region").expect("region");
+    let lineitem = q5.find("Scan: lineitem").expect("lineitem");
+    assert!(lineitem < region, "{q5}");
+}
+
+#[test]
+fn pruning_keeps_the_query_columns_and_their_names() {
+    let p = plan(
+        "SELECT o_orderkey AS k, count(*) AS n FROM orders, customer WHERE o_custkey = c_custkey GROUP BY o_orderkey",
+    );
+    let names: Vec<String> = p
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["k", "n"]);
+    let text = p.display_indent();
+    assert!(text.contains("Projection: c_custkey\n"), "{text}");
+    assert!(
+        text.contains("Projection: o_orderkey, o_custkey\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn filters_move_below_projections_but_not_below_a_limit() {
+    let text =
+        plan("SELECT * FROM (SELECT n_name, n_regionkey + 1 AS r FROM nation) AS t WHERE r = 2")
+            .display_indent();
+    assert!(
+        text.contains(
+            "Filter: ((n_regionkey + CAST(1 AS BIGINT)) = CAST(2 AS BIGINT))\n    Scan: nation"
+        ),
+        "{text}"
+    );
+    let text = plan("SELECT * FROM (SELECT n_name FROM nation LIMIT 3) AS t WHERE n_name = 'PERU'")
+        .display_indent();
+    let filter = text.find("Filter").expect("filter");
+    let limit = text.find("Limit").expect("limit");
+    assert!(filter < limit, "{text}");
+    // a volatile filter stays where it is written
+    let text = plan("SELECT * FROM (SELECT n_name, random() AS r FROM nation) AS t WHERE r < 0.5")
+        .display_indent();
+    assert!(text.starts_with("Filter: (r < "), "{text}");
+}
