@@ -541,6 +541,8 @@ struct SubCase {
     negated: bool,
     /// Correlated by `s.c = t.c` (IN only; EXISTS always is, on `a`).
     correlated: bool,
+    /// Also correlated by a comparison, `s.b < t.b`.
+    compared: bool,
     inner: Pred,
 }
 
@@ -550,15 +552,17 @@ impl SubCase {
             exists: rng.random_bool(0.4),
             negated: rng.random_bool(0.4),
             correlated: rng.random_bool(0.4),
+            compared: rng.random_bool(0.3),
             inner: random_pred(rng, 1),
         }
     }
 
     fn sql(&self) -> String {
         let not = if self.negated { "NOT " } else { "" };
+        let cmp = if self.compared { " AND s.b < t.b" } else { "" };
         if self.exists {
             format!(
-                "{not}EXISTS (SELECT 1 FROM s WHERE s.a = t.a AND {})",
+                "{not}EXISTS (SELECT 1 FROM s WHERE s.a = t.a AND {}{cmp})",
                 self.inner.sql()
             )
         } else {
@@ -568,7 +572,7 @@ impl SubCase {
                 ""
             };
             format!(
-                "t.a {not}IN (SELECT a FROM s WHERE {}{corr})",
+                "t.a {not}IN (SELECT a FROM s WHERE {}{corr}{cmp})",
                 self.inner.sql()
             )
         }
@@ -583,6 +587,13 @@ impl SubCase {
                     ok = and3(sql_eq(&r[0], &l[0]), ok);
                 } else if self.correlated {
                     ok = and3(ok, sql_eq(&r[2], &l[2]));
+                }
+                if self.compared {
+                    let lt = match (&r[1], &l[1]) {
+                        (Some(V::Int(x)), Some(V::Int(y))) => Some(x < y),
+                        _ => None,
+                    };
+                    ok = and3(ok, lt);
                 }
                 ok == Some(true)
             })
