@@ -1,6 +1,8 @@
 //! Differential testing: random filter and aggregate queries on random
-//! tables, checked against a naive row-at-a-time interpreter written here,
-//! independently of the engine.
+//! tables, and random joins of two tables (inner, left, right, full, on
+//! keys with NULLs and duplicates) and IN/EXISTS subqueries (in WHERE,
+//! under OR and NOT, and as values), checked against a naive row-at-a-time
+//! interpreter and nested loops written here, independently of the engine.
 
 use std::sync::Arc;
 
@@ -390,4 +392,327 @@ fn random_filters_and_aggregates_match_a_naive_interpreter() {
         }
     }
     assert_eq!(checked, 600);
+}
+
+/// A value as the engine prints it.
+fn show(v: &Option<V>) -> String {
+    match v {
+        None => "NULL".into(),
+        Some(V::Int(i)) => i.to_string(),
+        Some(V::Str(s)) => s.clone(),
+        Some(V::Bool(b)) => b.to_string(),
+    }
+}
+
+/// `l = r` in SQL: NULL when either is NULL.
+fn sql_eq(l: &Option<V>, r: &Option<V>) -> Option<bool> {
+    Some(l.as_ref()? == r.as_ref()?)
+}
+
+fn and3(l: Option<bool>, r: Option<bool>) -> Option<bool> {
+    match (l, r) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    }
+}
+
+fn or3(l: Option<bool>, r: Option<bool>) -> Option<bool> {
+    match (l, r) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        _ => None,
+    }
+}
+
+/// A random join of `t` and `s` on `a` (NULLs and duplicates in both):
+/// its SQL and, by a nested loop here, its rows.
+struct JoinCase {
+    kind: &'static str,
+    /// Also `t.c = s.c`.
+    on_c: bool,
+    /// Also `t.b < s.b` (not a key).
+    residual: bool,
+    /// Also `s.d` (right side only) or `t.d` (left side only).
+    side: Option<bool>,
+}
+
+impl JoinCase {
+    fn random(rng: &mut StdRng) -> Self {
+        Self {
+            kind: ["INNER", "LEFT", "RIGHT", "FULL"][rng.random_range(0..4)],
+            on_c: rng.random_bool(0.3),
+            residual: rng.random_bool(0.3),
+            side: rng.random_bool(0.3).then(|| rng.random_bool(0.5)),
+        }
+    }
+
+    fn sql(&self) -> String {
+        let mut on = vec!["t.a = s.a".to_string()];
+        if self.on_c {
+            on.push("t.c = s.c".into());
+        }
+        if self.residual {
+            on.push("t.b < s.b".into());
+        }
+        match self.side {
+            Some(true) => on.push("s.d".into()),
+            Some(false) => on.push("t.d".into()),
+            None => {}
+        }
+        format!(
+            "SELECT t.a, t.b, t.c, s.a, s.b, s.d FROM t {} JOIN s ON {}",
+            self.kind,
+            on.join(" AND ")
+        )
+    }
+
+    fn matches(&self, l: &Row, r: &Row) -> bool {
+        let mut ok = sql_eq(&l[0], &r[0]);
+        if self.on_c {
+            ok = and3(ok, sql_eq(&l[2], &r[2]));
+        }
+        if self.residual {
+            let lt = match (&l[1], &r[1]) {
+                (Some(V::Int(x)), Some(V::Int(y))) => Some(x < y),
+                _ => None,
+            };
+            ok = and3(ok, lt);
+        }
+        if let Some(right) = self.side {
+            let d = if right { &r[3] } else { &l[3] };
+            ok = and3(
+                ok,
+                match d {
+                    Some(V::Bool(b)) => Some(*b),
+                    _ => None,
+                },
+            );
+        }
+        ok == Some(true)
+    }
+
+    fn expected(&self, t: &[Row], s: &[Row]) -> Vec<String> {
+        let line = |l: Option<&Row>, r: Option<&Row>| {
+            let cell = |row: Option<&Row>, i: usize| row.map_or("NULL".into(), |x| show(&x[i]));
+            format!(
+                "{} {} {} {} {} {}",
+                cell(l, 0),
+                cell(l, 1),
+                cell(l, 2),
+                cell(r, 0),
+                cell(r, 1),
+                cell(r, 3)
+            )
+        };
+        let mut out = Vec::new();
+        let mut right_matched = vec![false; s.len()];
+        for l in t {
+            let mut matched = false;
+            for (j, r) in s.iter().enumerate() {
+                if self.matches(l, r) {
+                    matched = true;
+                    right_matched[j] = true;
+                    out.push(line(Some(l), Some(r)));
+                }
+            }
+            if !matched && matches!(self.kind, "LEFT" | "FULL") {
+                out.push(line(Some(l), None));
+            }
+        }
+        if matches!(self.kind, "RIGHT" | "FULL") {
+            for (j, r) in s.iter().enumerate() {
+                if !right_matched[j] {
+                    out.push(line(None, Some(r)));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+/// A random subquery over `s` tested for each row of `t`: `t.a [NOT] IN
+/// (SELECT a FROM s WHERE inner [AND s.c = t.c])` or `[NOT] EXISTS
+/// (SELECT 1 FROM s WHERE s.a = t.a AND inner)`; `inner` names `s`'s
+/// columns (the subquery's own shadow the outer query's).
+struct SubCase {
+    exists: bool,
+    negated: bool,
+    /// Correlated by `s.c = t.c` (IN only; EXISTS always is, on `a`).
+    correlated: bool,
+    /// Also correlated by a comparison, `s.b < t.b`.
+    compared: bool,
+    inner: Pred,
+}
+
+impl SubCase {
+    fn random(rng: &mut StdRng) -> Self {
+        Self {
+            exists: rng.random_bool(0.4),
+            negated: rng.random_bool(0.4),
+            correlated: rng.random_bool(0.4),
+            compared: rng.random_bool(0.3),
+            inner: random_pred(rng, 1),
+        }
+    }
+
+    fn sql(&self) -> String {
+        let not = if self.negated { "NOT " } else { "" };
+        let cmp = if self.compared { " AND s.b < t.b" } else { "" };
+        if self.exists {
+            format!(
+                "{not}EXISTS (SELECT 1 FROM s WHERE s.a = t.a AND {}{cmp})",
+                self.inner.sql()
+            )
+        } else {
+            let corr = if self.correlated {
+                " AND s.c = t.c"
+            } else {
+                ""
+            };
+            format!(
+                "t.a {not}IN (SELECT a FROM s WHERE {}{corr}{cmp})",
+                self.inner.sql()
+            )
+        }
+    }
+
+    /// The subquery's rows for outer row `l`.
+    fn rows<'s>(&self, l: &Row, s: &'s [Row]) -> Vec<&'s Row> {
+        s.iter()
+            .filter(|r| {
+                let mut ok = self.inner.eval(r);
+                if self.exists {
+                    ok = and3(sql_eq(&r[0], &l[0]), ok);
+                } else if self.correlated {
+                    ok = and3(ok, sql_eq(&r[2], &l[2]));
+                }
+                if self.compared {
+                    let lt = match (&r[1], &l[1]) {
+                        (Some(V::Int(x)), Some(V::Int(y))) => Some(x < y),
+                        _ => None,
+                    };
+                    ok = and3(ok, lt);
+                }
+                ok == Some(true)
+            })
+            .collect()
+    }
+
+    fn eval(&self, l: &Row, s: &[Row]) -> Option<bool> {
+        let rows = self.rows(l, s);
+        let r = if self.exists {
+            Some(!rows.is_empty())
+        } else if rows.is_empty() {
+            Some(false)
+        } else if l[0].is_none() {
+            None
+        } else if rows.iter().any(|r| sql_eq(&l[0], &r[0]) == Some(true)) {
+            Some(true)
+        } else if rows.iter().any(|r| r[0].is_none()) {
+            None
+        } else {
+            Some(false)
+        };
+        r.map(|b| b != self.negated)
+    }
+}
+
+#[test]
+fn random_joins_and_subqueries_match_a_nested_loop() {
+    let mut rng = StdRng::seed_from_u64(0x5eed_0f30_1a00);
+    let mut checked = 0;
+    for round in 0..10 {
+        let (nt, ns) = [(0, 5), (5, 0), (1, 1), (7, 30), (60, 60), (200, 150)][round % 6];
+        let t = random_rows(&mut rng, nt);
+        let s = random_rows(&mut rng, ns);
+        let config = Config {
+            threads: 1 + round % 4,
+            morsel_rows: [1, 3, 64, 1024][round % 4],
+            ..Config::default()
+        };
+        let db = Database::with_config(config).expect("database");
+        for (name, rows) in [("t", &t), ("s", &s)] {
+            let (schema, batches) = to_batches(rows, rng.random_range(1..100));
+            db.register_batches(name, schema, batches)
+                .expect("register");
+        }
+        for _ in 0..12 {
+            let j = JoinCase::random(&mut rng);
+            let sql = j.sql();
+            let got = db.execute(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let mut got = rows_as_strings(&got);
+            got.sort();
+            assert_eq!(got, j.expected(&t, &s), "{sql} over {nt} x {ns} rows");
+
+            // a subquery in WHERE: alone, under OR, under NOT
+            let sub = SubCase::random(&mut rng);
+            let outer = random_pred(&mut rng, 1);
+            let form = rng.random_range(0..3);
+            let where_ = match form {
+                0 => sub.sql(),
+                1 => format!("{} OR {}", outer.sql(), sub.sql()),
+                _ => format!("NOT ({}) AND {}", sub.sql(), outer.sql()),
+            };
+            let sql = format!("SELECT a, b, c FROM t WHERE {where_}");
+            let got = db.execute(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let mut got = rows_as_strings(&got);
+            got.sort();
+            let mut want: Vec<String> = t
+                .iter()
+                .filter(|l| {
+                    let v = sub.eval(l, &s);
+                    let keep = match form {
+                        0 => v,
+                        1 => or3(outer.eval(l), v),
+                        _ => and3(v.map(|b| !b), outer.eval(l)),
+                    };
+                    keep == Some(true)
+                })
+                .map(|l| format!("{} {} {}", show(&l[0]), show(&l[1]), show(&l[2])))
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "{sql} over {nt} x {ns} rows");
+
+            // as values: the test, a correlated count and max
+            let sql = format!(
+                "SELECT a, b, {}, (SELECT count(*) FROM s WHERE s.a = t.a AND {inner}), \
+                 (SELECT max(b) FROM s WHERE s.a = t.a AND {inner}) FROM t",
+                sub.sql(),
+                inner = sub.inner.sql()
+            );
+            let got = db.execute(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let mut got = rows_as_strings(&got);
+            got.sort();
+            let mut want: Vec<String> = t
+                .iter()
+                .map(|l| {
+                    let group: Vec<&Row> = s
+                        .iter()
+                        .filter(|r| and3(sql_eq(&r[0], &l[0]), sub.inner.eval(r)) == Some(true))
+                        .collect();
+                    let max = group
+                        .iter()
+                        .filter_map(|r| match &r[1] {
+                            Some(V::Int(b)) => Some(*b),
+                            _ => None,
+                        })
+                        .max();
+                    format!(
+                        "{} {} {} {} {}",
+                        show(&l[0]),
+                        show(&l[1]),
+                        show(&sub.eval(l, &s).map(V::Bool)),
+                        group.len(),
+                        max.map_or("NULL".into(), |m| m.to_string())
+                    )
+                })
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "{sql} over {nt} x {ns} rows");
+            checked += 3;
+        }
+    }
+    assert_eq!(checked, 360);
 }

@@ -52,6 +52,19 @@ pub(crate) const TOO_MANY_ROWS: &str = "More than one row returned by a subquery
 /// subquery's columns.
 const KEYS: &str = "__correlation";
 
+/// A correlation other than equalities (`s.w > t.v`) is decorrelated
+/// through the outer query's "domain": the distinct values of the outer
+/// columns it reads. The subquery's rows are joined with the domain on
+/// the correlation, so they carry those values as keys, and the outer
+/// rows are then joined on them as for equalities. The domain is only
+/// known where the subquery is attached, so its plans hold an empty
+/// VALUES leaf whose schema carries this metadata key (with a unique id)
+/// in its place until then.
+const DOMAIN: &str = "weir.subquery.domain";
+
+/// Numbers the domain leaves of a statement's plans.
+static DOMAINS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// What a subquery is tested for.
 pub(crate) enum Tested {
     /// Its one value (`(SELECT ...)`).
@@ -86,6 +99,10 @@ pub(crate) struct BoundSubquery {
     negated: bool,
     /// The column it adds.
     pub(crate) field: Field,
+    /// For a correlation other than equalities: the id of the leaf of its
+    /// plans that stands for the distinct values of `outer` in the plan it
+    /// is attached to.
+    domain: Option<String>,
 }
 
 /// The value of an aggregating correlated subquery for an outer row
@@ -132,6 +149,9 @@ struct Correlated<'q> {
     scope: Scope,
     /// The outer sides, over the outer scope.
     outer: Vec<Expr>,
+    /// The id of the domain leaf of `plan`, for a correlation other than
+    /// equalities (see [`DOMAIN`]).
+    domain: Option<String>,
 }
 
 impl Correlated<'_> {
@@ -208,6 +228,9 @@ impl BoundSubquery {
     /// which are its first columns; its value is the last. `None` for
     /// the others.
     pub(crate) fn into_relation(self) -> Option<(LogicalPlan, bool, Vec<Expr>)> {
+        if self.domain.is_some() {
+            return None;
+        }
         match self.shape {
             Shape::Single(plan) => Some((plan, true, Vec::new())),
             Shape::Grouped {
@@ -220,9 +243,30 @@ impl BoundSubquery {
 
     /// Joins this subquery to `plan`, whose columns its outer
     /// expressions now name: `plan`'s columns and then its value.
-    fn attach_one(self, plan: LogicalPlan) -> LogicalPlan {
+    fn attach_one(mut self, plan: LogicalPlan) -> LogicalPlan {
         let w = plan.schema().fields().len();
         let k = self.outer.len();
+        if let Some(id) = self.domain.take() {
+            // the distinct values of the outer columns the correlation reads
+            let values = aggregate(plan.clone(), self.outer.clone(), Vec::new());
+            let put = |p: LogicalPlan| with_domain(p, &id, &values);
+            self.shape = match self.shape {
+                Shape::Single(p) => Shape::Single(put(p)),
+                Shape::Grouped { plan: p, empty } => Shape::Grouped {
+                    plan: put(p),
+                    empty: match empty {
+                        Empty::Plan(e) => Empty::Plan(put(e)),
+                        other => other,
+                    },
+                },
+                Shape::Rows(p) => Shape::Rows(put(p)),
+                Shape::Exists(p) => Shape::Exists(put(p)),
+                Shape::In { distinct, counts } => Shape::In {
+                    distinct: put(distinct),
+                    counts: put(counts),
+                },
+            };
+        }
         let outer = self.outer;
         let key_terms = |base: usize| -> Vec<Expr> {
             outer
@@ -356,6 +400,108 @@ impl BoundSubquery {
             schema: SchemaRef::new(Schema::new(fields)),
         }
     }
+}
+
+/// `plan` with its domain leaf `id` replaced by `values`.
+fn with_domain(plan: LogicalPlan, id: &str, values: &LogicalPlan) -> LogicalPlan {
+    let put = |p: Box<LogicalPlan>| Box::new(with_domain(*p, id, values));
+    match plan {
+        LogicalPlan::Values { schema, .. }
+            if schema.metadata().get(DOMAIN).is_some_and(|v| v == id) =>
+        {
+            values.clone()
+        }
+        LogicalPlan::Join {
+            left,
+            right,
+            kind,
+            on,
+            filter,
+            schema,
+        } => LogicalPlan::Join {
+            left: put(left),
+            right: put(right),
+            kind,
+            on,
+            filter,
+            schema,
+        },
+        LogicalPlan::Union { inputs, schema } => LogicalPlan::Union {
+            inputs: inputs
+                .into_iter()
+                .map(|p| with_domain(p, id, values))
+                .collect(),
+            schema,
+        },
+        LogicalPlan::Filter { input, predicate } => LogicalPlan::Filter {
+            input: put(input),
+            predicate,
+        },
+        LogicalPlan::Projection {
+            input,
+            exprs,
+            schema,
+        } => LogicalPlan::Projection {
+            input: put(input),
+            exprs,
+            schema,
+        },
+        LogicalPlan::Aggregate {
+            input,
+            group_by,
+            aggregates,
+            schema,
+        } => LogicalPlan::Aggregate {
+            input: put(input),
+            group_by,
+            aggregates,
+            schema,
+        },
+        LogicalPlan::Window {
+            input,
+            partition_by,
+            order_by,
+            functions,
+            schema,
+        } => LogicalPlan::Window {
+            input: put(input),
+            partition_by,
+            order_by,
+            functions,
+            schema,
+        },
+        LogicalPlan::Distinct { input } => LogicalPlan::Distinct { input: put(input) },
+        LogicalPlan::Sort { input, keys } => LogicalPlan::Sort {
+            input: put(input),
+            keys,
+        },
+        LogicalPlan::Limit {
+            input,
+            offset,
+            fetch,
+        } => LogicalPlan::Limit {
+            input: put(input),
+            offset,
+            fetch,
+        },
+        leaf @ (LogicalPlan::Scan { .. } | LogicalPlan::Values { .. }) => leaf,
+    }
+}
+
+/// True if the comparison `t` is NULL whenever a column it reads is NULL
+/// (its operands only compute with NULL-propagating operators): then an
+/// outer row with a NULL there has no rows in the subquery, as the
+/// domain join on equal values gives it.
+fn null_rejecting(t: &Expr) -> bool {
+    fn strict(e: &Expr) -> bool {
+        match e {
+            Expr::Column(_) | Expr::Literal(_) => true,
+            Expr::Binary { op, left, right } if op.is_arithmetic() => strict(left) && strict(right),
+            Expr::Cast { expr, .. } | Expr::Negative(expr) => strict(expr),
+            _ => false,
+        }
+    }
+    matches!(t, Expr::Binary { op, left, right } if op.is_comparison() && strict(left) && strict(right))
 }
 
 /// `e` (column `i` of `plan`) cast to `t` if its type differs.
@@ -587,15 +733,89 @@ impl Binder<'_> {
         let ow = outer.schema.fields().len();
         let mut outer_keys = Vec::new();
         let mut inner_keys = Vec::new();
-        for t in terms {
-            let Some((o, i)) = split_key(&t, ow) else {
+        let mut domain = None;
+        let (mut plan, mut scope) = (plan, scope);
+        if terms.iter().all(|t| split_key(t, ow).is_some()) {
+            for t in &terms {
+                let (o, i) = split_key(t, ow).expect("an equality");
+                outer_keys.push(o);
+                inner_keys.push(i);
+            }
+        } else {
+            if let Some(t) = terms
+                .iter()
+                .find(|t| split_key(t, ow).is_none() && !null_rejecting(t))
+            {
                 return Err(unsupported(format!(
-                    "correlated subquery condition \"{t}\" is not supported (only equalities between the outer query and the subquery are decorrelated){}",
+                    "correlated subquery condition \"{t}\" is not supported (equalities and comparisons between the outer query and the subquery are decorrelated){}",
                     at(query.span())
                 )));
+            }
+            // the subquery's rows joined with the domain: its values become the keys
+            let mut read: Vec<usize> = terms
+                .iter()
+                .flat_map(Expr::columns)
+                .filter(|&c| c < ow)
+                .collect();
+            read.sort_unstable();
+            read.dedup();
+            let m = read.len();
+            let id = DOMAINS
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .to_string();
+            let fields: Vec<Field> = read
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| {
+                    Field::new(
+                        format!("__key{i}"),
+                        outer.schema.field(c).data_type().clone(),
+                        true,
+                    )
+                })
+                .collect();
+            let leaf = LogicalPlan::Values {
+                rows: Vec::new(),
+                schema: SchemaRef::new(Schema::new_with_metadata(
+                    fields,
+                    std::collections::HashMap::from([(DOMAIN.to_string(), id.clone())]),
+                )),
             };
-            outer_keys.push(o);
-            inner_keys.push(i);
+            let place = |c: usize| match read.iter().position(|&r| r == c) {
+                Some(i) => i,
+                None => c - ow + m,
+            };
+            let on: Vec<Expr> = terms.iter().map(|t| map_columns(t, &place)).collect();
+            let joined = make_join(leaf, plan, JoinKind::Inner, on);
+            // the subquery's columns first, the domain's after them
+            let js = joined.schema();
+            let w = js.fields().len() - m;
+            let order: Vec<usize> = (m..m + w).chain(0..m).collect();
+            plan = LogicalPlan::Projection {
+                input: Box::new(joined),
+                exprs: order
+                    .iter()
+                    .map(|&i| Expr::column(i, js.field(i).name().clone()))
+                    .collect(),
+                schema: SchemaRef::new(Schema::new(
+                    order
+                        .iter()
+                        .map(|&i| js.field(i).as_ref().clone())
+                        .collect::<Vec<_>>(),
+                )),
+            };
+            scope = Scope {
+                qualifier: None,
+                relations: scope.parts(),
+                schema: plan.schema(),
+            };
+            for (i, &c) in read.iter().enumerate() {
+                outer_keys.push(Expr::column(c, outer.schema.field(c).name().clone()));
+                inner_keys.push(Expr::column(w + i, format!("__key{i}")));
+            }
+            // the keys are the domain's columns, appended once more below
+            // as the correlation's
+            domain = Some(id);
         }
         // the inner sides as extra columns, named in a relation of their own
         let ps = plan.schema();
@@ -626,6 +846,7 @@ impl Binder<'_> {
             plan,
             scope,
             outer: outer_keys,
+            domain,
         }))
     }
 
@@ -645,6 +866,7 @@ impl Binder<'_> {
                     probe: None,
                     negated: false,
                     field,
+                    domain: None,
                 });
             }
             Source::Correlated(c) => c,
@@ -678,6 +900,7 @@ impl Binder<'_> {
                 probe: None,
                 negated: false,
                 field,
+                domain: c.domain,
             });
         }
         let (plan, v) = self.bind_over(c.plan.clone(), &c.scope, value, query)?;
@@ -700,6 +923,7 @@ impl Binder<'_> {
             probe: None,
             negated: false,
             field: Field::new("__subquery", t, true),
+            domain: c.domain,
         })
     }
 
@@ -709,7 +933,7 @@ impl Binder<'_> {
         source: Source<'_>,
         negated: bool,
     ) -> Result<BoundSubquery> {
-        let (shape, outer) = match source {
+        let (shape, outer, domain) = match source {
             Source::Uncorrelated(plan) => {
                 let one = LogicalPlan::Limit {
                     input: Box::new(plan),
@@ -734,7 +958,7 @@ impl Binder<'_> {
                         false,
                     )])),
                 };
-                (Shape::Exists(plan), Vec::new())
+                (Shape::Exists(plan), Vec::new(), None)
             }
             Source::Correlated(c) => {
                 for item in &c.select.projection {
@@ -749,7 +973,7 @@ impl Binder<'_> {
                     }
                 }
                 let keys = aggregate(c.plan.clone(), c.key_columns(), Vec::new());
-                (Shape::Exists(keys), c.outer)
+                (Shape::Exists(keys), c.outer, c.domain)
             }
         };
         Ok(BoundSubquery {
@@ -758,6 +982,7 @@ impl Binder<'_> {
             probe: None,
             negated,
             field: Field::new("__exists", DataType::Boolean, false),
+            domain,
         })
     }
 
@@ -770,11 +995,11 @@ impl Binder<'_> {
         negated: bool,
         span: Span,
     ) -> Result<BoundSubquery> {
-        let (plan, value, keys, outer) = match source {
+        let (plan, value, keys, outer, domain) = match source {
             Source::Uncorrelated(plan) => {
                 one_column(&plan, query)?;
                 let v = Expr::column(0, plan.schema().field(0).name().clone());
-                (plan, v, Vec::new(), Vec::new())
+                (plan, v, Vec::new(), Vec::new(), None)
             }
             Source::Correlated(c) => {
                 let value = c.item(query)?;
@@ -785,7 +1010,7 @@ impl Binder<'_> {
                     )));
                 }
                 let (plan, v) = self.bind_over(c.plan.clone(), &c.scope, value, query)?;
-                (plan, v, c.key_columns(), c.outer)
+                (plan, v, c.key_columns(), c.outer, c.domain)
             }
         };
         let vt = value.data_type(&plan.schema());
@@ -827,6 +1052,7 @@ impl Binder<'_> {
             probe: Some(probe),
             negated,
             field: Field::new("__in", DataType::Boolean, true),
+            domain,
         })
     }
 
