@@ -28,6 +28,7 @@ use crate::pipeline::{
 };
 use crate::profile::{OperatorProfile, QueryProfile};
 use crate::rewrite::split_distinct;
+use crate::shared::repeated_subplans;
 use crate::sort::{MergePlan, SortedRun, TopN};
 use crate::source::{SourceResolver, TableData};
 use crate::tail::limit;
@@ -78,7 +79,7 @@ pub fn execute(
     let started = Instant::now();
     check_interrupt(options, started)?;
     let mut build = DagBuild::new(options, sources, executor, started);
-    let last = build.plan(plan)?;
+    let last = build.root(plan)?;
     let DagBuild {
         dag,
         nodes,
@@ -161,6 +162,63 @@ struct Output {
     after: Vec<String>,
     /// What EXPLAIN calls it (`pipeline 2`).
     name: String,
+}
+
+/// The result of a subtree built once and read by several parts of the
+/// plan: the first reader assembles it (the producer's finish and
+/// LIMITs), every reader gets the same batches.
+struct SharedResult {
+    cell: Arc<Mutex<SharedCell>>,
+    after: Vec<String>,
+    name: String,
+}
+
+enum SharedCell {
+    Pending(Slot<Finish>, Vec<PassThrough>),
+    Ready(SchemaRef, Vec<RecordBatch>),
+    Failed(String),
+}
+
+impl SharedResult {
+    fn new(output: Output) -> Self {
+        SharedResult {
+            cell: Arc::new(Mutex::new(SharedCell::Pending(output.result, output.then))),
+            after: output.after,
+            name: output.name,
+        }
+    }
+
+    /// An output reading the shared result (after the same DAG nodes).
+    fn reader(&self, ops: Slot<Vec<(usize, OperatorProfile)>>, analyze: bool) -> Output {
+        let cell = Arc::clone(&self.cell);
+        let finish: Finish = Box::new(move || {
+            let mut cell = lock(&cell);
+            if let SharedCell::Pending(result, then) = &*cell {
+                let finish = take(result, "a shared result")?;
+                *cell = match finish_with(finish, then, &ops, analyze) {
+                    Ok((schema, batches)) => SharedCell::Ready(schema, batches),
+                    Err(e) => {
+                        let message = e.to_string();
+                        *cell = SharedCell::Failed(message);
+                        return Err(e);
+                    }
+                };
+            }
+            match &*cell {
+                SharedCell::Ready(schema, batches) => Ok((Arc::clone(schema), batches.clone())),
+                SharedCell::Failed(message) => Err(Error::Execution(message.clone())),
+                SharedCell::Pending(..) => {
+                    Err(Error::Internal("a shared result not assembled".into()))
+                }
+            }
+        });
+        Output {
+            result: Arc::new(Mutex::new(Some(finish))),
+            then: Vec::new(),
+            after: self.after.clone(),
+            name: self.name.clone(),
+        }
+    }
 }
 
 /// Rows on their way to a pipeline's sink: where they come from and the
@@ -263,6 +321,11 @@ struct DagBuild<'a> {
     pipelines: usize,
     joins: usize,
     explain: Option<String>,
+    /// Subtrees that occur more than once (a CTE named twice): computed
+    /// once, read by each occurrence (see `shared.rs`).
+    repeated: Vec<LogicalPlan>,
+    /// Per built entry of `repeated`, its result for later readers.
+    shared: Vec<(usize, SharedResult)>,
 }
 
 impl<'a> DagBuild<'a> {
@@ -288,18 +351,65 @@ impl<'a> DagBuild<'a> {
             pipelines: 0,
             joins: 0,
             explain: None,
+            repeated: Vec::new(),
+            shared: Vec::new(),
         }
+    }
+
+    /// Builds the DAG of the whole query `plan`.
+    fn root(&mut self, plan: &LogicalPlan) -> Result<Output> {
+        self.repeated = repeated_subplans(plan);
+        self.plan(plan)
+    }
+
+    /// `build`'s output for `plan`, or, when `plan` occurs more than once
+    /// in the query and was built already, a reader of that result.
+    fn once(
+        &mut self,
+        plan: &LogicalPlan,
+        build: impl FnOnce(&mut Self) -> Result<Output>,
+    ) -> Result<Output> {
+        if let Some(output) = self.reuse(plan) {
+            return Ok(output);
+        }
+        let output = build(self)?;
+        Ok(self.share(plan, output))
+    }
+
+    /// A reader of `plan`'s result if `plan` occurs more than once in the
+    /// query and its result is being built already.
+    fn reuse(&self, plan: &LogicalPlan) -> Option<Output> {
+        let k = self.repeated.iter().position(|r| r == plan)?;
+        let (_, shared) = self.shared.iter().find(|(i, _)| *i == k)?;
+        Some(shared.reader(Arc::clone(&self.ops), self.options.analyze))
+    }
+
+    /// `output`, the result of `plan`, kept for later readers if `plan`
+    /// occurs more than once in the query (then a reader of it).
+    fn share(&mut self, plan: &LogicalPlan, output: Output) -> Output {
+        let Some(k) = self.repeated.iter().position(|r| r == plan) else {
+            return output;
+        };
+        if self.shared.iter().any(|(i, _)| *i == k) {
+            return output;
+        }
+        let shared = SharedResult::new(output);
+        let reader = shared.reader(Arc::clone(&self.ops), self.options.analyze);
+        self.shared.push((k, shared));
+        reader
     }
 
     /// Adds the nodes computing `plan`; returns where its result lands.
     fn plan(&mut self, plan: &LogicalPlan) -> Result<Output> {
-        if let LogicalPlan::Union { .. } = plan {
-            return self.union(plan);
-        }
-        let rewritten = split_distinct(plan);
-        let physical = rewritten.as_ref().unwrap_or(plan);
-        let segments = segments(physical)?;
-        self.chain(&segments)
+        self.once(plan, |b| {
+            if let LogicalPlan::Union { .. } = plan {
+                return b.union(plan);
+            }
+            let rewritten = split_distinct(plan);
+            let physical = rewritten.as_ref().unwrap_or(plan);
+            let segments = segments(physical)?;
+            b.chain(&segments)
+        })
     }
 
     /// The rows of `plan` as a stream for the plan above it (a join's
@@ -308,7 +418,7 @@ impl<'a> DagBuild<'a> {
     fn stream(&mut self, plan: &LogicalPlan) -> Result<Stream> {
         match plan {
             LogicalPlan::Union { .. } => {
-                return Ok(Stream::over(StreamSource::Output(self.union(plan)?)));
+                return Ok(Stream::over(StreamSource::Output(self.plan(plan)?)));
             }
             LogicalPlan::Join { .. } => return self.stream_join(plan),
             _ => {}
@@ -320,7 +430,8 @@ impl<'a> DagBuild<'a> {
             return Err(Error::Internal("a plan without pipelines".into()));
         };
         if !last.is_streaming() || (before.is_empty() && last.leaf.is_none()) {
-            return Ok(Stream::over(StreamSource::Output(self.chain(&segments)?)));
+            let output = self.once(plan, |b| b.chain(&segments))?;
+            return Ok(Stream::over(StreamSource::Output(output)));
         }
         let mut stream = if before.is_empty() {
             self.leaf_stream(last)?
@@ -350,7 +461,17 @@ impl<'a> DagBuild<'a> {
     /// first); returns where the last one's result lands.
     fn chain(&mut self, segments: &[Segment<'_>]) -> Result<Output> {
         let mut previous: Option<Output> = None;
-        for (j, segment) in segments.iter().enumerate() {
+        // a part of the chain computed already for another occurrence of
+        // the same subtree (a CTE named twice) is read, not run again
+        let mut start = 0;
+        for (j, segment) in segments.iter().enumerate().rev() {
+            if let Some(output) = segment.nodes.last().and_then(|top| self.reuse(top)) {
+                previous = Some(output);
+                start = j + 1;
+                break;
+            }
+        }
+        for (j, segment) in segments.iter().enumerate().skip(start) {
             if segment.is_pass_through() {
                 self.index += 1;
                 self.pipelines += 1;
@@ -383,7 +504,11 @@ impl<'a> DagBuild<'a> {
                 None if j == 0 => self.leaf_stream(segment)?,
                 None => return Err(Error::Internal("a pipeline without input".into())),
             };
-            previous = Some(self.pipeline(segment, stream)?);
+            let output = self.pipeline(segment, stream)?;
+            previous = Some(match segment.nodes.last() {
+                Some(top) => self.share(top, output),
+                None => output,
+            });
         }
         previous.ok_or_else(|| Error::Internal("a plan without pipelines".into()))
     }
@@ -1342,7 +1467,7 @@ pub fn explain(
     // goes; nothing runs
     let mut build = DagBuild::new(options, sources, executor, Instant::now());
     build.explain = Some(String::new());
-    build.plan(plan)?;
+    build.root(plan)?;
     out.push_str(&build.explain.take().unwrap_or_default());
     Ok(out)
 }

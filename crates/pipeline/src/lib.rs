@@ -115,6 +115,7 @@ mod options;
 mod pipeline;
 mod profile;
 mod rewrite;
+mod shared;
 mod sort;
 mod source;
 mod step;

@@ -687,6 +687,50 @@ impl LogicalPlan {
         }
     }
 
+    /// True if an expression anywhere in this plan calls a volatile
+    /// function (`random()`), so that computing it twice may differ from
+    /// computing it once.
+    pub fn calls_volatile(&self) -> bool {
+        let own = match self {
+            Self::Join { on, filter, .. } => {
+                on.iter().any(|(l, r)| l.is_volatile() || r.is_volatile())
+                    || filter.as_ref().is_some_and(Expr::is_volatile)
+            }
+            Self::Filter { predicate, .. } => predicate.is_volatile(),
+            Self::Projection { exprs, .. } => exprs.iter().any(Expr::is_volatile),
+            Self::Aggregate {
+                group_by,
+                aggregates,
+                ..
+            } => {
+                group_by.iter().any(Expr::is_volatile)
+                    || aggregates.iter().any(|a| {
+                        a.arg.as_ref().is_some_and(Expr::is_volatile)
+                            || a.key.as_ref().is_some_and(Expr::is_volatile)
+                    })
+            }
+            Self::Window {
+                partition_by,
+                order_by,
+                functions,
+                ..
+            } => {
+                partition_by.iter().any(Expr::is_volatile)
+                    || order_by.iter().any(|k| k.expr.is_volatile())
+                    || functions
+                        .iter()
+                        .any(|f| f.args.iter().any(Expr::is_volatile))
+            }
+            Self::Sort { keys, .. } => keys.iter().any(|k| k.expr.is_volatile()),
+            Self::Scan { .. }
+            | Self::Values { .. }
+            | Self::Union { .. }
+            | Self::Distinct { .. }
+            | Self::Limit { .. } => false,
+        };
+        own || self.children().iter().any(|c| c.calls_volatile())
+    }
+
     /// The inputs of this node: none for a leaf, two for a Join (left,
     /// right).
     pub fn children(&self) -> Vec<&LogicalPlan> {

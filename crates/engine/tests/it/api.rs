@@ -368,3 +368,33 @@ fn explain_shows_the_join_dag_and_analyze_its_build_and_probe() {
         "{line}\n{analyzed}"
     );
 }
+
+#[test]
+fn a_cte_named_twice_is_computed_once() {
+    let db = Database::new().unwrap();
+    db.execute("CREATE TABLE t AS SELECT range % 10 AS k, range AS v FROM range(1000)")
+        .unwrap();
+    let sql = "WITH r AS (SELECT k, sum(v) AS s FROM t GROUP BY k) \
+               SELECT a.k, b.s FROM r a JOIN r b ON a.k = b.k \
+               WHERE a.s = (SELECT max(s) FROM r)";
+    let plan = db.execute(&format!("EXPLAIN {sql}")).unwrap().to_string();
+    // the grouping over t is one pipeline; the other two readers wait for it
+    let pipelines = plan
+        .lines()
+        .filter(|l| l.contains("Pipeline") && l.contains("Aggregate: groupBy=[k]"))
+        .count();
+    assert_eq!(pipelines, 1, "{plan}");
+    let analyzed = db
+        .execute(&format!("EXPLAIN ANALYZE {sql}"))
+        .unwrap()
+        .to_string();
+    let partials = analyzed
+        .lines()
+        .filter(|l| l.contains("partial Aggregate: groupBy=[k]"))
+        .count();
+    assert_eq!(partials, 1, "{analyzed}");
+    assert_eq!(
+        crate::cells::rows(&db, sql),
+        vec![vec!["9".to_string(), "50400".to_string()]]
+    );
+}
