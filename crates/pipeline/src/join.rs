@@ -28,8 +28,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use arrow::array::AsArray;
+use arrow::array::BooleanArray;
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
-use arrow::compute::{cast, concat, filter_record_batch, take};
+use arrow::compute::{FilterBuilder, cast, concat, prep_null_mask_filter, take};
 use arrow::datatypes::{DataType, Int64Type};
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::row::{RowConverter, Rows, SortField};
@@ -43,6 +44,43 @@ use crate::step::{PipelineBatch, Selection, remap_columns};
 
 /// Rows of the pairs one probe gathers at most before emitting them.
 const PAIRS_PER_BATCH: usize = 1 << 16;
+
+/// Rows of the shared all-NULL column that stands for a column nobody
+/// reads (sliced, so no batch up to this size allocates one).
+const NULL_ROWS: usize = 1 << 17;
+
+/// Which columns a probe gathers: of its output (the operators above it
+/// read them) and of the pairs (the output's, and the residual filter's).
+/// The others are NULL slices of a shared column, never copied.
+#[derive(Clone, Debug)]
+pub(crate) struct Gather {
+    out: Vec<bool>,
+    pairs: Vec<bool>,
+    /// The output's and the pairs' schemas with the columns not gathered
+    /// nullable (they hold the shared NULLs).
+    out_schema: SchemaRef,
+    pairs_schema: SchemaRef,
+}
+
+/// `schema` with the fields not in `kept` nullable.
+fn nullable_unless(schema: &SchemaRef, kept: &[bool]) -> SchemaRef {
+    if kept.iter().all(|k| *k) {
+        return Arc::clone(schema);
+    }
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .zip(kept)
+        .map(|(f, k)| {
+            if *k {
+                Arc::clone(f)
+            } else {
+                Arc::new(f.as_ref().clone().with_nullable(true))
+            }
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}
 
 /// No next row in a chain of duplicates.
 const END: u32 = u32::MAX;
@@ -64,6 +102,8 @@ pub(crate) struct JoinSpec {
     converter: Option<RowConverter>,
     /// The keys are one or two integers (or dates): compared as numbers.
     fixed: bool,
+    /// Per column of the pairs: a shared all-NULL column.
+    nulls: Vec<OnceLock<ArrayRef>>,
 }
 
 /// The join keys of a batch's rows.
@@ -255,15 +295,46 @@ pub(crate) struct ProbeOp {
     pub(crate) join: usize,
     pub(crate) spec: Arc<JoinSpec>,
     built: OnceLock<Arc<Built>>,
+    /// The columns it gathers, once the pipeline knows what is read
+    /// above it; every column until then.
+    gather: OnceLock<Gather>,
+    all: Gather,
 }
 
 impl ProbeOp {
     pub(crate) fn new(join: usize, spec: Arc<JoinSpec>) -> Self {
+        let all = spec.gather(None);
         ProbeOp {
             join,
             spec,
             built: OnceLock::new(),
+            gather: OnceLock::new(),
+            all,
         }
+    }
+
+    /// Gathers only the output columns `keep` (the operators above read
+    /// no other); returns the probe side's columns the probe reads.
+    pub(crate) fn set_keep(&self, keep: &[bool]) -> Vec<bool> {
+        let gather = self.spec.gather(Some(keep));
+        let needs = self.spec.probe_side_needs(&gather);
+        let _ = self.gather.set(gather);
+        needs
+    }
+
+    /// EXPLAIN's note of the output columns it gathers.
+    pub(crate) fn describe_gather(&self) -> String {
+        let out = &self.gather().out;
+        format!(
+            "gathers {} of {} columns",
+            out.iter().filter(|k| **k).count(),
+            out.len()
+        )
+    }
+
+    /// The columns it gathers.
+    pub(crate) fn gather(&self) -> &Gather {
+        self.gather.get().unwrap_or(&self.all)
     }
 
     /// The EXPLAIN (ANALYZE) name.
@@ -321,6 +392,7 @@ impl JoinSpec {
         let mut fields: Vec<_> = left_schema.fields().iter().cloned().collect();
         fields.extend(right_schema.fields().iter().cloned());
         let pairs_schema = Arc::new(Schema::new(fields));
+        let pairs_width = pairs_schema.fields().len();
         let converter = if on.is_empty() {
             None
         } else {
@@ -368,6 +440,7 @@ impl JoinSpec {
             schema: Arc::clone(schema),
             converter,
             fixed,
+            nulls: (0..pairs_width).map(|_| OnceLock::new()).collect(),
         })
     }
 
@@ -388,6 +461,60 @@ impl JoinSpec {
             Some(f) => format!("{} join, {how}, filter {f}", self.kind.name()),
             None => format!("{} join, {how}", self.kind.name()),
         }
+    }
+
+    /// What a probe gathers when the operators above it read the output
+    /// columns `keep` (`None`: all of them).
+    pub(crate) fn gather(&self, keep: Option<&[bool]>) -> Gather {
+        let width = self.pairs_schema.fields().len();
+        let out: Vec<bool> = match keep {
+            Some(k) => (0..self.schema.fields().len())
+                .map(|c| k.get(c).copied().unwrap_or(true))
+                .collect(),
+            None => vec![true; self.schema.fields().len()],
+        };
+        let mut pairs = vec![false; width];
+        if self.kind.keeps_right() {
+            pairs[..out.len().min(width)].copy_from_slice(&out[..out.len().min(width)]);
+        }
+        if let Some(f) = &self.filter {
+            for c in f.columns() {
+                if let Some(p) = pairs.get_mut(c) {
+                    *p = true;
+                }
+            }
+        }
+        Gather {
+            out_schema: nullable_unless(&self.schema, &out),
+            pairs_schema: nullable_unless(&self.pairs_schema, &pairs),
+            out,
+            pairs,
+        }
+    }
+
+    /// The probe side's columns a probe reads for `gather`: the kept
+    /// output columns of the probe side, its keys, the filter's.
+    pub(crate) fn probe_side_needs(&self, gather: &Gather) -> Vec<bool> {
+        let left = self.left_schema.fields().len();
+        let mut needs: Vec<bool> = (0..left)
+            .map(|c| gather.pairs[c] || gather.out.get(c).copied().unwrap_or(false))
+            .collect();
+        for &c in &self.left_key_columns {
+            needs[c] = true;
+        }
+        needs
+    }
+
+    /// `rows` rows of NULLs of pairs column `c` (a slice of a shared
+    /// column where it is long enough).
+    fn null_column(&self, c: usize, rows: usize) -> ArrayRef {
+        let dt = self.pairs_schema.field(c).data_type();
+        if rows > NULL_ROWS {
+            return arrow::array::new_null_array(dt, rows);
+        }
+        self.nulls[c]
+            .get_or_init(|| arrow::array::new_null_array(dt, NULL_ROWS))
+            .slice(0, rows)
     }
 
     /// True when the build rows no probe row matched are emitted after
@@ -614,6 +741,7 @@ impl JoinSpec {
     pub(crate) fn probe(
         &self,
         built: &Built,
+        gather: &Gather,
         input: &PipelineBatch,
         emit: &mut dyn FnMut(PipelineBatch) -> Result<()>,
     ) -> Result<()> {
@@ -650,11 +778,17 @@ impl JoinSpec {
             if probe_idx.is_empty() {
                 return Ok(());
             }
-            let rows_at = UInt32Array::from_iter_values(probe_idx.iter().map(|&i| at(i as usize)));
-            let pairs = self.pairs(built, &input.batch, &rows_at, build_idx)?;
-            let keep = match &self.filter {
-                Some(f) => Some(evaluate_predicate(f, &pairs)?),
-                None => None,
+            let gathers = self.kind.keeps_right() || self.filter.is_some();
+            let pairs = if gathers {
+                let rows_at =
+                    UInt32Array::from_iter_values(probe_idx.iter().map(|&i| at(i as usize)));
+                Some(self.pairs(built, gather, &input.batch, &rows_at, build_idx)?)
+            } else {
+                None
+            };
+            let keep = match (&self.filter, &pairs) {
+                (Some(f), Some(pairs)) => Some(evaluate_predicate(f, pairs)?),
+                _ => None,
             };
             for (i, &p) in probe_idx.iter().enumerate() {
                 let ok = keep.as_ref().is_none_or(|k| k.is_valid(i) && k.value(i));
@@ -665,13 +799,12 @@ impl JoinSpec {
                     }
                 }
             }
-            if self.kind.keeps_right() {
-                let pairs = match keep {
-                    Some(k) => filter_record_batch(&pairs, &k).map_err(Error::arrow)?,
-                    None => pairs,
-                };
-                if pairs.num_rows() > 0 {
-                    emit(PipelineBatch::new(self.conform(pairs)?))?;
+            if self.kind.keeps_right()
+                && let Some(pairs) = pairs
+            {
+                let out = self.conform(pairs, gather, keep.as_ref())?;
+                if out.num_rows() > 0 {
+                    emit(PipelineBatch::new(out))?;
                 }
             }
             probe_idx.clear();
@@ -730,23 +863,28 @@ impl JoinSpec {
             if !keep.is_empty() {
                 let idx = UInt32Array::from(keep);
                 if self.kind.keeps_right() {
-                    let mut columns = input
-                        .batch
-                        .columns()
-                        .iter()
-                        .map(|c| take(c.as_ref(), &idx, None).map_err(Error::arrow))
-                        .collect::<Result<Vec<_>>>()?;
-                    for f in self.right_schema.fields() {
-                        columns.push(arrow::array::new_null_array(f.data_type(), idx.len()));
+                    let left = self.left_schema.fields().len();
+                    let mut columns = Vec::with_capacity(self.pairs_schema.fields().len());
+                    for (c, col) in input.batch.columns().iter().enumerate() {
+                        columns.push(if gather.out[c] {
+                            take(col.as_ref(), &idx, None).map_err(Error::arrow)?
+                        } else {
+                            self.null_column(c, idx.len())
+                        });
                     }
-                    emit(PipelineBatch::new(self.batch(columns, idx.len())?))?;
+                    for j in 0..self.right_schema.fields().len() {
+                        columns.push(self.null_column(left + j, idx.len()));
+                    }
+                    emit(PipelineBatch::new(batch_of(
+                        &gather.out_schema,
+                        columns,
+                        idx.len(),
+                    )?))?;
                 } else {
                     // the probe rows themselves: the morsel, these rows
                     // selected
-                    let batch =
-                        self.batch(input.batch.columns().to_vec(), input.batch.num_rows())?;
                     emit(PipelineBatch {
-                        batch,
+                        batch: input.batch.clone(),
                         selection: Selection::Indices(idx),
                     })?;
                 }
@@ -760,6 +898,7 @@ impl JoinSpec {
     pub(crate) fn unmatched(
         &self,
         built: &Built,
+        gather: &Gather,
         start: usize,
         end: usize,
     ) -> Result<Option<RecordBatch>> {
@@ -776,49 +915,97 @@ impl JoinSpec {
             return Ok(None);
         }
         let idx = UInt32Array::from(keep);
-        let mut columns: Vec<ArrayRef> = self
-            .left_schema
-            .fields()
-            .iter()
-            .map(|f| arrow::array::new_null_array(f.data_type(), idx.len()))
-            .collect();
-        for col in built.batch.columns() {
-            columns.push(take(col.as_ref(), &idx, None).map_err(Error::arrow)?);
+        let left = self.left_schema.fields().len();
+        let mut columns: Vec<ArrayRef> =
+            (0..left).map(|c| self.null_column(c, idx.len())).collect();
+        for (j, col) in built.batch.columns().iter().enumerate() {
+            columns.push(if gather.out[left + j] {
+                take(col.as_ref(), &idx, None).map_err(Error::arrow)?
+            } else {
+                self.null_column(left + j, idx.len())
+            });
         }
-        Ok(Some(self.batch(columns, idx.len())?))
+        Ok(Some(batch_of(&gather.out_schema, columns, idx.len())?))
     }
 
     /// The pairs `(probe row, build row)` side by side.
     fn pairs(
         &self,
         built: &Built,
+        gather: &Gather,
         batch: &RecordBatch,
         probe_idx: &UInt32Array,
         build_idx: &[u32],
     ) -> Result<RecordBatch> {
-        let mut columns = batch
-            .columns()
-            .iter()
-            .map(|c| take(c.as_ref(), probe_idx, None).map_err(Error::arrow))
-            .collect::<Result<Vec<_>>>()?;
+        let n = probe_idx.len();
+        let left = batch.num_columns();
+        let mut columns = Vec::with_capacity(self.pairs_schema.fields().len());
+        for (c, col) in batch.columns().iter().enumerate() {
+            columns.push(if gather.pairs[c] {
+                take(col.as_ref(), probe_idx, None).map_err(Error::arrow)?
+            } else {
+                self.null_column(c, n)
+            });
+        }
         let build_idx = UInt32Array::from(build_idx.to_vec());
-        for col in built.batch.columns() {
-            columns.push(take(col.as_ref(), &build_idx, None).map_err(Error::arrow)?);
+        for (j, col) in built.batch.columns().iter().enumerate() {
+            columns.push(if gather.pairs[left + j] {
+                take(col.as_ref(), &build_idx, None).map_err(Error::arrow)?
+            } else {
+                self.null_column(left + j, n)
+            });
         }
         let options = RecordBatchOptions::new().with_row_count(Some(probe_idx.len()));
-        RecordBatch::try_new_with_options(Arc::clone(&self.pairs_schema), columns, &options)
+        RecordBatch::try_new_with_options(Arc::clone(&gather.pairs_schema), columns, &options)
             .map_err(Error::arrow)
     }
 
-    /// `pairs` (left and right columns) in the output schema.
-    fn conform(&self, pairs: RecordBatch) -> Result<RecordBatch> {
-        let n = pairs.num_rows();
-        self.batch(pairs.columns().to_vec(), n)
+    /// The `pairs` (left and right columns) the filter kept, in the
+    /// output schema: only the columns read above are filtered, the others
+    /// are shared NULLs.
+    fn conform(
+        &self,
+        pairs: RecordBatch,
+        gather: &Gather,
+        keep: Option<&BooleanArray>,
+    ) -> Result<RecordBatch> {
+        let Some(keep) = keep else {
+            let n = pairs.num_rows();
+            let columns = pairs
+                .columns()
+                .iter()
+                .enumerate()
+                .map(|(c, col)| {
+                    if gather.out[c] {
+                        Arc::clone(col)
+                    } else {
+                        self.null_column(c, n)
+                    }
+                })
+                .collect();
+            return batch_of(&gather.out_schema, columns, n);
+        };
+        let predicate = if keep.null_count() > 0 {
+            FilterBuilder::new(&prep_null_mask_filter(keep))
+        } else {
+            FilterBuilder::new(keep)
+        }
+        .optimize()
+        .build();
+        let n = predicate.count();
+        let mut columns = Vec::with_capacity(pairs.num_columns());
+        for (c, col) in pairs.columns().iter().enumerate() {
+            columns.push(if gather.out[c] {
+                predicate.filter(col.as_ref()).map_err(Error::arrow)?
+            } else {
+                self.null_column(c, n)
+            });
+        }
+        batch_of(&gather.out_schema, columns, n)
     }
+}
 
-    fn batch(&self, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
-        let options = RecordBatchOptions::new().with_row_count(Some(rows));
-        RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options)
-            .map_err(Error::arrow)
-    }
+fn batch_of(schema: &SchemaRef, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options).map_err(Error::arrow)
 }

@@ -9,7 +9,7 @@ use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
 use arrow::datatypes::{Schema, SchemaRef};
 use crossbeam_channel::Sender;
 use weir_executor::{Job, Step, StepContext, StepResult, WorkerKind};
-use weir_planner::{Expr, LogicalPlan, TableSource};
+use weir_planner::{AggregateExpr, Expr, LogicalPlan, TableSource};
 
 use crate::aggregate::{AggregatePlan, AggregateState, PartitionedState, conform};
 use crate::error::{Error, Result};
@@ -214,10 +214,11 @@ pub(crate) struct Projection {
     display: Vec<Expr>,
     columns: Vec<usize>,
     schema: SchemaRef,
+    input_width: usize,
 }
 
 impl Projection {
-    fn new(exprs: &[Expr], schema: &SchemaRef) -> Self {
+    fn new(exprs: &[Expr], schema: &SchemaRef, input_width: usize) -> Self {
         let mut columns: Vec<usize> = exprs.iter().flat_map(Expr::columns).collect();
         columns.sort_unstable();
         columns.dedup();
@@ -226,6 +227,7 @@ impl Projection {
             display: exprs.to_vec(),
             columns,
             schema: Arc::clone(schema),
+            input_width,
         }
     }
 
@@ -263,7 +265,11 @@ pub(crate) fn streaming_ops(segment: &Segment<'_>) -> Result<Vec<Operator>> {
     match segment.sink {
         None => {}
         Some(LogicalPlan::Projection { exprs, schema, .. }) => {
-            ops.push(Operator::Project(Projection::new(exprs, schema)));
+            ops.push(Operator::Project(Projection::new(
+                exprs,
+                schema,
+                segment.input.fields().len(),
+            )));
         }
         Some(_) => {
             return Err(Error::Internal(
@@ -633,7 +639,75 @@ impl Pipeline {
             cost: 1,
         };
         pipeline.size();
+        pipeline.prune(segment);
         Ok(pipeline)
+    }
+
+    /// Tells each probe which of its output columns the operators above
+    /// it read (a liveness pass from the sink down), so it gathers only
+    /// those.
+    fn prune(&self, segment: &Segment<'_>) {
+        let width = segment.input.fields().len();
+        let mut needed = match (&self.sink, segment.sink) {
+            (Sink::Project { columns, .. }, _) => {
+                let mut n = vec![false; width];
+                for &c in columns {
+                    if let Some(x) = n.get_mut(c) {
+                        *x = true;
+                    }
+                }
+                n
+            }
+            (
+                Sink::Aggregate { .. },
+                Some(LogicalPlan::Aggregate {
+                    group_by,
+                    aggregates,
+                    ..
+                }),
+            ) => {
+                let mut n = vec![false; width];
+                let mut read = |e: &Expr| {
+                    for c in e.columns() {
+                        if let Some(x) = n.get_mut(c) {
+                            *x = true;
+                        }
+                    }
+                };
+                group_by.iter().for_each(&mut read);
+                for a in aggregates {
+                    let AggregateExpr {
+                        func: _,
+                        arg,
+                        key,
+                        distinct: _,
+                    } = a;
+                    arg.iter().chain(key).for_each(&mut read);
+                }
+                n
+            }
+            _ => vec![true; width],
+        };
+        for op in self.ops.iter().rev() {
+            match op {
+                Operator::Filter(step) => {
+                    for &c in step.columns() {
+                        if let Some(x) = needed.get_mut(c) {
+                            *x = true;
+                        }
+                    }
+                }
+                Operator::Project(p) => {
+                    needed = vec![false; p.input_width];
+                    for &c in &p.columns {
+                        if let Some(x) = needed.get_mut(c) {
+                            *x = true;
+                        }
+                    }
+                }
+                Operator::Probe(probe) => needed = probe.set_keep(&needed),
+            }
+        }
     }
 
     /// Replaces the source of a pipeline built before its input existed
@@ -777,7 +851,13 @@ impl Pipeline {
                     let _ = writeln!(out, "  step {}: project {}", i + 1, p.describe());
                 }
                 Operator::Probe(probe) => {
-                    let _ = writeln!(out, "  step {}: {}", i + 1, probe.name());
+                    let _ = writeln!(
+                        out,
+                        "  step {}: {} ({})",
+                        i + 1,
+                        probe.name(),
+                        probe.describe_gather()
+                    );
                     if probe.spec.emits_unmatched() {
                         let _ = writeln!(
                             out,
@@ -1077,15 +1157,17 @@ impl LaneRun<'_> {
                     let built = probe.built()?;
                     let mut rows_out = 0;
                     let mut downstream = Duration::ZERO;
-                    probe.spec.probe(built, &batch, &mut |out| {
-                        rows_out += out.num_rows();
-                        let t = started.map(|_| Instant::now());
-                        self.push(k + 1, out)?;
-                        if let Some(t) = t {
-                            downstream += t.elapsed();
-                        }
-                        Ok(())
-                    })?;
+                    probe
+                        .spec
+                        .probe(built, probe.gather(), &batch, &mut |out| {
+                            rows_out += out.num_rows();
+                            let t = started.map(|_| Instant::now());
+                            self.push(k + 1, out)?;
+                            if let Some(t) = t {
+                                downstream += t.elapsed();
+                            }
+                            Ok(())
+                        })?;
                     let c = &mut self.counters[k + 1];
                     c.record(self.worker, rows_in, rows_out, None);
                     if let Some(t) = started {
@@ -1224,7 +1306,12 @@ impl Lane {
                         break;
                     }
                     let started = run.clock();
-                    let rows = probe.spec.unmatched(built, start, start + p.morsel_rows)?;
+                    let rows = probe.spec.unmatched(
+                        built,
+                        probe.gather(),
+                        start,
+                        start + p.morsel_rows,
+                    )?;
                     let c = &mut run.counters[op + 1];
                     c.record(
                         worker,
