@@ -1478,7 +1478,7 @@ pub(super) fn correlation_hint(e: crate::error::Error, query: &ast::Query) -> cr
     let msg = e.to_string();
     if msg.contains("not found") {
         unsupported(format!(
-            "this correlated subquery is not supported (only EXISTS, NOT EXISTS and scalar subqueries in WHERE whose correlation is in their own WHERE are decorrelated): {msg}{}",
+            "this correlated subquery is not supported (a subquery is decorrelated when the outer query's columns appear only in its own WHERE, and it has no GROUP BY, HAVING, DISTINCT, ORDER BY or LIMIT): {msg}{}",
             at(query.span())
         ))
     } else {
