@@ -193,6 +193,60 @@ impl<'s> ExprBinder<'s> {
         std::mem::take(&mut self.subqueries)
     }
 
+    /// `left op ANY|ALL (subquery)`: `= ANY` is `IN`, `<> ALL` is `NOT IN`.
+    fn quantified(
+        &mut self,
+        left: &ast::Expr,
+        op: &BinaryOperator,
+        right: &ast::Expr,
+        all: bool,
+        e: &ast::Expr,
+    ) -> Result<Expr> {
+        let mut right = right;
+        while let ast::Expr::Nested(inner) = right {
+            right = inner;
+        }
+        let op = match op {
+            BinaryOperator::Eq => BinaryOp::Eq,
+            BinaryOperator::NotEq => BinaryOp::NotEq,
+            BinaryOperator::Lt => BinaryOp::Lt,
+            BinaryOperator::LtEq => BinaryOp::LtEq,
+            BinaryOperator::Gt => BinaryOp::Gt,
+            BinaryOperator::GtEq => BinaryOp::GtEq,
+            _ => {
+                return Err(unsupported(format!(
+                    "expression {e} is not supported (ANY and ALL take a comparison){}",
+                    at(e.span())
+                )));
+            }
+        };
+        let ast::Expr::Subquery(query) = right else {
+            return Err(unsupported(format!(
+                "expression {e} is not supported (ANY and ALL take a subquery){}",
+                at(e.span())
+            )));
+        };
+        let probe = self.bind(left)?;
+        let probe_type = self.type_of(&probe);
+        let at = left.span();
+        let what = match (op, all) {
+            (BinaryOp::Eq, false) | (BinaryOp::NotEq, true) => Tested::In {
+                probe,
+                probe_type,
+                negated: all,
+                at,
+            },
+            _ => Tested::Quantified {
+                probe,
+                probe_type,
+                op,
+                all,
+                at,
+            },
+        };
+        self.subquery(query, what, e)
+    }
+
     /// Plans the subquery of `e` (`what` it is tested for) over this
     /// binder's scope and returns its placeholder column.
     fn subquery(&mut self, query: &ast::Query, what: Tested, e: &ast::Expr) -> Result<Expr> {
@@ -668,6 +722,17 @@ impl<'s> ExprBinder<'s> {
             A::Exists { subquery, negated } => {
                 self.subquery(subquery, Tested::Exists { negated: *negated }, e)
             }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => self.quantified(left, compare_op, right, false, e),
+            A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => self.quantified(left, compare_op, right, true, e),
             A::InSubquery {
                 expr,
                 subquery,

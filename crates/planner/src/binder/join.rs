@@ -1341,19 +1341,49 @@ impl Binder<'_> {
                 query,
                 negated,
             } => {
-                let plan = match self.query(query) {
-                    Ok(plan) => plan,
-                    Err(e) if e.to_string().contains("not found") => return Ok(None),
+                // the subquery's rows, the value compared (over them) and,
+                // correlated, the conditions naming the outer query
+                let (plan, value, mut terms) = match self.query(query) {
+                    Ok(plan) => {
+                        let schema = plan.schema();
+                        if schema.fields().len() != 1 {
+                            return Err(bind_err(format!(
+                                "Subquery returns {} columns - expected 1{}",
+                                schema.fields().len(),
+                                at(query.span())
+                            )));
+                        }
+                        let value = Expr::column(0, schema.field(0).name().clone());
+                        (plan, value, Vec::new())
+                    }
+                    // correlated: IN is a SEMI join on the correlation too;
+                    // NOT IN (whose NULLs are the group's) and the shapes
+                    // not planned here are planned as expressions
+                    Err(e) if e.to_string().contains("not found") => {
+                        let SetExpr::Select(s) = query.body.as_ref() else {
+                            return Ok(None);
+                        };
+                        let [
+                            ast::SelectItem::UnnamedExpr(v)
+                            | ast::SelectItem::ExprWithAlias { expr: v, .. },
+                        ] = s.projection.as_slice()
+                        else {
+                            return Ok(None);
+                        };
+                        if negated {
+                            return Ok(None);
+                        }
+                        let Ok((plan, scope, terms)) = self.correlated_select(query, outer) else {
+                            return Ok(None);
+                        };
+                        let mut eb = ExprBinder::new(&scope, self.fold, false, "");
+                        let Ok(value) = eb.bind(v) else {
+                            return Ok(None);
+                        };
+                        (plan, value, terms)
+                    }
                     Err(e) => return Err(e),
                 };
-                let schema = plan.schema();
-                if schema.fields().len() != 1 {
-                    return Err(bind_err(format!(
-                        "Subquery returns {} columns - expected 1{}",
-                        schema.fields().len(),
-                        at(query.span())
-                    )));
-                }
                 let mut eb = ExprBinder::new(
                     outer,
                     self.fold,
@@ -1362,7 +1392,7 @@ impl Binder<'_> {
                 );
                 let left = eb.bind(expr)?;
                 let lt = left.data_type(&outer.schema);
-                let rt = schema.field(0).data_type().clone();
+                let rt = value.data_type(&plan.schema());
                 let Some(t) = super::coerce::comparison_type(&lt, &rt) else {
                     return Err(bind_err(format!(
                         "Cannot compare values of type {} and type {} in IN (subquery){}",
@@ -1372,7 +1402,12 @@ impl Binder<'_> {
                     )));
                 };
                 let n = outer.schema.fields().len();
-                let right = Expr::column(n, schema.field(0).name().clone());
+                let right = map_columns(&value, &|c| c + n);
+                terms.push(Expr::binary(
+                    cast(left, &lt, &t),
+                    BinaryOp::Eq,
+                    cast(right, &rt, &t),
+                ));
                 Ok(Some(Planned::Filter {
                     right: plan,
                     kind: if negated {
@@ -1380,11 +1415,7 @@ impl Binder<'_> {
                     } else {
                         JoinKind::Semi
                     },
-                    terms: vec![Expr::binary(
-                        cast(left, &lt, &t),
-                        BinaryOp::Eq,
-                        cast(right, &rt, &t),
-                    )],
+                    terms,
                 }))
             }
             SubqueryTerm::Scalar { .. } => Err(bind_err("a scalar subquery planned as a filter")),
@@ -1589,7 +1620,7 @@ pub(super) fn correlation_hint(e: crate::error::Error, query: &ast::Query) -> cr
     let msg = e.to_string();
     if msg.contains("not found") {
         unsupported(format!(
-            "this correlated subquery is not supported (only EXISTS, NOT EXISTS and scalar subqueries in WHERE whose correlation is in their own WHERE are decorrelated): {msg}{}",
+            "this correlated subquery is not supported (a subquery is decorrelated when the outer query's columns appear only in its own WHERE, and it has no GROUP BY, HAVING, DISTINCT, ORDER BY or LIMIT): {msg}{}",
             at(query.span())
         ))
     } else {

@@ -74,6 +74,20 @@ pub(crate) enum Tested {
         /// `NOT EXISTS`.
         negated: bool,
     },
+    /// `probe op ANY|ALL (q)` for `op` one of `<`, `<=`, `>`, `>=`, and
+    /// `= ALL`, `<> ANY` (`= ANY` is `IN`, `<> ALL` is `NOT IN`).
+    Quantified {
+        /// The tested value, over the enclosing binder's columns.
+        probe: Expr,
+        /// Its type.
+        probe_type: DataType,
+        /// The comparison.
+        op: BinaryOp,
+        /// ALL (else ANY).
+        all: bool,
+        /// Where the tested value is written, for messages.
+        at: Span,
+    },
     /// `probe [NOT] IN (q)`.
     In {
         /// The tested value, over the enclosing binder's columns.
@@ -127,6 +141,14 @@ enum Shape {
     /// `EXISTS`: uncorrelated, one row of one BOOLEAN; correlated, the
     /// distinct keys.
     Exists(LogicalPlan),
+    /// `op ANY|ALL`: the keys with their count of rows and of non-NULL
+    /// values and the smallest and largest value (one row when
+    /// uncorrelated).
+    Quantified {
+        counts: LogicalPlan,
+        op: BinaryOp,
+        all: bool,
+    },
     /// `IN`: the distinct keys and non-NULL values; the keys with their
     /// count of rows and of non-NULL values (one row when uncorrelated).
     In {
@@ -265,6 +287,11 @@ impl BoundSubquery {
                     distinct: put(distinct),
                     counts: put(counts),
                 },
+                Shape::Quantified { counts, op, all } => Shape::Quantified {
+                    counts: put(counts),
+                    op,
+                    all,
+                },
             };
         }
         let outer = self.outer;
@@ -343,6 +370,58 @@ impl BoundSubquery {
             Shape::Exists(r) => {
                 let joined = make_join(plan, r, JoinKind::Left, key_terms(w));
                 (joined, Expr::IsNotNull(Box::new(col(w, "__key0"))))
+            }
+            Shape::Quantified { counts, op, all } => {
+                let probe = self.probe.expect("a quantified comparison has a probe");
+                let joined = if k == 0 {
+                    make_join(plan, counts, JoinKind::Single, Vec::new())
+                } else {
+                    make_join(plan, counts, JoinKind::Left, key_terms(w))
+                };
+                let rows = col(w + k, "__rows");
+                let values = col(w + k + 1, "__values");
+                let (min, max) = (col(w + k + 2, "__min"), col(w + k + 3, "__max"));
+                let cmp = |l: Expr, op: BinaryOp, r: Expr| Expr::binary(l, op, r);
+                let x = probe.clone();
+                // ANY: some value makes the comparison TRUE; ALL: some
+                // value makes it FALSE
+                let decided = match (op, all) {
+                    (BinaryOp::Gt, false) => cmp(x, BinaryOp::Gt, min),
+                    (BinaryOp::GtEq, false) => cmp(x, BinaryOp::GtEq, min),
+                    (BinaryOp::Lt, false) => cmp(x, BinaryOp::Lt, max),
+                    (BinaryOp::LtEq, false) => cmp(x, BinaryOp::LtEq, max),
+                    (BinaryOp::Gt, true) => cmp(x, BinaryOp::LtEq, max),
+                    (BinaryOp::GtEq, true) => cmp(x, BinaryOp::Lt, max),
+                    (BinaryOp::Lt, true) => cmp(x, BinaryOp::GtEq, min),
+                    (BinaryOp::LtEq, true) => cmp(x, BinaryOp::Gt, min),
+                    // `<> ANY`, `= ALL`: a value other than x
+                    _ => Expr::binary(
+                        cmp(x.clone(), BinaryOp::NotEq, min),
+                        BinaryOp::Or,
+                        cmp(x, BinaryOp::NotEq, max),
+                    ),
+                };
+                let null = Expr::Literal(ScalarValue::Null(DataType::Boolean));
+                (
+                    joined,
+                    Expr::Case {
+                        when_then: vec![
+                            (is_null(rows.clone()), boolean(all)),
+                            (
+                                Expr::binary(
+                                    rows.clone(),
+                                    BinaryOp::Eq,
+                                    Expr::Literal(ScalarValue::Int64(0)),
+                                ),
+                                boolean(all),
+                            ),
+                            (is_null(probe), null.clone()),
+                            (decided, boolean(!all)),
+                            (Expr::binary(rows, BinaryOp::Gt, values), null),
+                        ],
+                        else_expr: Some(Box::new(boolean(all))),
+                    },
+                )
             }
             Shape::In { distinct, counts } => {
                 let probe = self.probe.expect("IN has a probe");
@@ -705,12 +784,7 @@ impl Binder<'_> {
         match what {
             Tested::Scalar => self.scalar(query, source),
             Tested::Exists { negated } => self.exists(query, source, negated),
-            Tested::In {
-                probe,
-                probe_type,
-                negated,
-                at: span,
-            } => self.in_subquery(query, source, probe, probe_type, negated, span),
+            compared => self.in_subquery(query, source, compared),
         }
     }
 
@@ -986,15 +1060,32 @@ impl Binder<'_> {
         })
     }
 
+    /// `IN` and the quantified comparisons (`what`): the subquery's
+    /// values compared with a probe.
     fn in_subquery(
         &self,
         query: &ast::Query,
         source: Source<'_>,
-        probe: Expr,
-        probe_type: DataType,
-        negated: bool,
-        span: Span,
+        what: Tested,
     ) -> Result<BoundSubquery> {
+        let (probe, probe_type, span, negated, quantified) = match what {
+            Tested::In {
+                probe,
+                probe_type,
+                negated,
+                at,
+            } => (probe, probe_type, at, negated, None),
+            Tested::Quantified {
+                probe,
+                probe_type,
+                op,
+                all,
+                at,
+            } => (probe, probe_type, at, false, Some((op, all))),
+            Tested::Scalar | Tested::Exists { .. } => {
+                unreachable!("only IN and quantified comparisons compare a value")
+            }
+        };
         let (plan, value, keys, outer, domain) = match source {
             Source::Uncorrelated(plan) => {
                 one_column(&plan, query)?;
@@ -1024,6 +1115,38 @@ impl Binder<'_> {
         };
         let probe = self.fold.cast(probe, &probe_type, &t);
         let compared = self.fold.cast(value.clone(), &vt, &t);
+        if let Some((op, all)) = quantified {
+            let counts = aggregate(
+                plan,
+                keys,
+                vec![
+                    (AggregateFunction::CountStar, None, count_field("__rows")),
+                    (
+                        AggregateFunction::Count,
+                        Some(value),
+                        count_field("__values"),
+                    ),
+                    (
+                        AggregateFunction::Min,
+                        Some(compared.clone()),
+                        Field::new("__min", t.clone(), true),
+                    ),
+                    (
+                        AggregateFunction::Max,
+                        Some(compared),
+                        Field::new("__max", t, true),
+                    ),
+                ],
+            );
+            return Ok(BoundSubquery {
+                shape: Shape::Quantified { counts, op, all },
+                outer,
+                probe: Some(probe),
+                negated: false,
+                field: Field::new("__quantified", DataType::Boolean, true),
+                domain,
+            });
+        }
         let mut group = keys.clone();
         group.push(compared);
         let distinct = aggregate(
