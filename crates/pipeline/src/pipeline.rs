@@ -864,10 +864,10 @@ impl Lane {
                 break;
             }
             let Some((index, morsel)) = pending.pop_front() else {
+                let started = clock();
                 let Some(next) = shared.next_unit() else {
                     break;
                 };
-                let started = clock();
                 pending.extend(next?);
                 if let Some(t) = started {
                     // reading and decoding a part is the scan's time
