@@ -1267,10 +1267,10 @@ impl Lane {
             match self.phase {
                 Phase::Source => {
                     let Some((index, morsel)) = pending.pop_front() else {
+                        let started = run.clock();
                         let Some(next) = shared.next_unit() else {
                             break;
                         };
-                        let started = run.clock();
                         pending.extend(next?);
                         if let Some(t) = started {
                             // reading and decoding a part is the scan's time

@@ -52,7 +52,7 @@ impl fmt::Display for QueryProfile {
             .map(|o| o.name.chars().count())
             .max()
             .unwrap_or(0)
-            .clamp(8, 60);
+            .clamp(8, 100);
         writeln!(
             f,
             "{:<width$}  {:>12}  {:>12}  {:>10}  {:>13}",

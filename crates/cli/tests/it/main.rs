@@ -1,6 +1,8 @@
 //! Tests of the real `weir` binary: flags, modes, dot commands, exit
 //! statuses and errors, through pipes and a pseudo-terminal.
 
+#[cfg(target_os = "linux")]
+mod files;
 mod flags;
 mod printing;
 mod run;

@@ -278,3 +278,226 @@ fn workers_load_parts_of_a_file_and_keep_its_order() {
     }
     assert_eq!(answers[0], answers[1]);
 }
+
+/// The EXPLAIN ANALYZE read line of `sql`'s file scan.
+fn read_line(db: &Database, sql: &str) -> String {
+    let out = text(db, &format!("EXPLAIN ANALYZE {sql}"));
+    out.lines()
+        .find(|l| l.contains("read '"))
+        .unwrap_or_else(|| panic!("no read line: {out}"))
+        .to_string()
+}
+
+/// The single value of `sql`'s one-row, one-column result, as text.
+fn value(db: &Database, sql: &str) -> String {
+    let result = db.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let batch = &result.batches()[0];
+    arrow::util::display::array_value_to_string(batch.column(0), 0).unwrap()
+}
+
+#[test]
+fn parquet_row_groups_that_statistics_rule_out_are_not_read() {
+    use std::sync::Arc;
+
+    use arrow::array::{Float64Array, Int64Array, RecordBatch, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stats.parquet");
+    // ten row groups of 1,000 rows: n = 0..10,000 in order, v = n as a
+    // DOUBLE but NaN for the last row, s = 's' and n in 5 digits, m NULL in
+    // the first five row groups and n in the others
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("n", DataType::Int64, false),
+        Field::new("v", DataType::Float64, false),
+        Field::new("s", DataType::Utf8, false),
+        Field::new("m", DataType::Int64, true),
+    ]));
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1000))
+        .build();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&path).unwrap(),
+        schema.clone(),
+        Some(props),
+    )
+    .unwrap();
+    let n: Vec<i64> = (0..10_000).collect();
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from(n.clone())),
+            Arc::new(Float64Array::from_iter_values(
+                n.iter()
+                    .map(|&i| if i == 9_999 { f64::NAN } else { i as f64 }),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                n.iter().map(|i| format!("s{i:05}")),
+            )),
+            Arc::new(Int64Array::from_iter(
+                n.iter().map(|&i| (i >= 5_000).then_some(i)),
+            )),
+        ],
+    )
+    .unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let file = path.to_str().unwrap();
+    for threads in [1, 4] {
+        let db = Database::with_config(Config {
+            threads,
+            ..Config::default()
+        })
+        .unwrap();
+        // (filter, count(*) as DuckDB answers it, row groups read)
+        for (filter, count, read) in [
+            ("n BETWEEN 2500 AND 3400", 901, 2),
+            ("n IN (5, 9999)", 2, 2),
+            ("4000 > n", 4000, 4),
+            ("n >= 9000 AND n < 9500", 500, 1),
+            ("s = 's07001'", 1, 1),
+            ("m IS NULL", 5000, 5),
+            ("m IS NOT NULL", 5000, 5),
+            ("n > 100000", 0, 0),
+            // a float's maximum leaves out its NaNs (which pass `>`): no
+            // row group is skipped by it, only by its minimum
+            ("v > 9500", 499, 10),
+            ("v < 1500", 1500, 2),
+            // a conjunct the statistics cannot judge skips nothing
+            ("n % 2 = 0", 5000, 10),
+        ] {
+            let sql = format!("SELECT count(*) FROM '{file}' WHERE {filter}");
+            assert_eq!(value(&db, &sql), count.to_string(), "{sql}");
+            let line = read_line(&db, &sql);
+            assert!(
+                line.contains(&format!("({read} of 10 row groups, {} skipped)", 10 - read)),
+                "{sql}: {line}"
+            );
+        }
+        // the rows themselves, not just their count
+        let sql = format!("SELECT string_agg(s, ',') FROM '{file}' WHERE n IN (5, 9999)");
+        assert_eq!(value(&db, &sql), "s00005,s09999");
+        // count(*) of the whole file: every row group, from the metadata
+        let sql = format!("SELECT count(*) FROM '{file}'");
+        assert_eq!(value(&db, &sql), "10000");
+        assert!(
+            read_line(&db, &sql).contains("(10 of 10 row groups, 0 skipped)"),
+            "{sql}"
+        );
+    }
+}
+
+/// A CSV of `rows` rows `id,"name, id",id % 7` (a quoted delimiter in
+/// every row) after a header; with `quoted_break`, the first row's name
+/// holds a line break.
+fn wide_csv(dir: &Path, name: &str, rows: usize, quoted_break: bool, tail: &str) -> String {
+    let path = dir.join(name);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    writeln!(f, "id,name,k").unwrap();
+    for i in 0..rows {
+        if i == 0 && quoted_break {
+            writeln!(f, "{i},\"first\nline\",{}", i % 7).unwrap();
+        } else {
+            writeln!(f, "{i},\"name, {i:08}\",{}", i % 7).unwrap();
+        }
+    }
+    f.write_all(tail.as_bytes()).unwrap();
+    f.flush().unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_large_csv_is_read_by_the_lanes_in_byte_ranges_and_keeps_its_order() {
+    let dir = tempfile::tempdir().unwrap();
+    // about 30 MB: cut at line starts found from fixed offsets
+    let rows = 900_000usize;
+    let path = wide_csv(dir.path(), "big.csv", rows, false, "");
+    let db = Database::with_config(Config {
+        threads: 2,
+        ..Config::default()
+    })
+    .unwrap();
+    db.execute(&format!("CREATE TABLE t AS SELECT * FROM '{path}'"))
+        .unwrap();
+    assert_eq!(
+        value(
+            &db,
+            "SELECT count(*) || ' ' || sum(id) || ' ' || sum(k) FROM t"
+        ),
+        format!(
+            "{rows} {} {}",
+            rows * (rows - 1) / 2,
+            (0..rows).map(|i| i % 7).sum::<usize>()
+        )
+    );
+    // the file's order, across the byte ranges
+    assert_eq!(
+        value(
+            &db,
+            "SELECT count(*) FROM (SELECT id, row_number() OVER () - 1 AS r FROM t) WHERE id <> r"
+        ),
+        "0"
+    );
+    assert_eq!(
+        value(&db, "SELECT name FROM t LIMIT 1 OFFSET 654321"),
+        "name, 00654321"
+    );
+    // several parts, read by the lanes
+    let sql = format!("SELECT sum(k) FROM '{path}'");
+    let line = read_line(&db, &sql);
+    let fields: Vec<&str> = line.trim_matches('|').split_whitespace().collect();
+    let parts: u64 = fields[fields.len() - 1]
+        .split('/')
+        .map(|p| p.parse::<u64>().unwrap())
+        .sum();
+    assert!(parts >= 3, "{line}");
+    assert_eq!(fields[fields.len() - 4], rows.to_string(), "{line}");
+    // a LIMIT leaves the file's other parts unread: a part per lane at most
+    let sql = format!("SELECT name FROM '{path}' LIMIT 1");
+    assert_eq!(value(&db, &sql), "name, 00000000");
+    let line = read_line(&db, &sql);
+    let fields: Vec<&str> = line.trim_matches('|').split_whitespace().collect();
+    let read: u64 = fields[fields.len() - 1]
+        .split('/')
+        .map(|p| p.parse::<u64>().unwrap())
+        .sum();
+    assert!(read <= 2 && read < parts, "{line}");
+}
+
+#[test]
+fn a_bad_value_deep_in_a_large_csv_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 700_000usize;
+    let path = wide_csv(dir.path(), "bad.csv", rows, false, "oops,\"x\",1\n");
+    let db = Database::new().unwrap();
+    let err = db
+        .execute(&format!(
+            "SELECT sum(id) FROM read_csv('{path}', types={{'id': 'BIGINT'}})"
+        ))
+        .unwrap_err()
+        .to_string();
+    // the header, the rows, then the bad one
+    assert!(err.contains(&format!("line {}", rows + 2)), "{err}");
+    assert!(err.contains("column \"id\""), "{err}");
+}
+
+#[test]
+fn a_large_csv_with_a_quoted_line_break_is_cut_following_its_quotes() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 700_000usize;
+    let path = wide_csv(dir.path(), "q.csv", rows, true, "");
+    let db = Database::with_config(Config {
+        threads: 2,
+        ..Config::default()
+    })
+    .unwrap();
+    let sql = format!("SELECT count(*) || ' ' || sum(id) FROM '{path}'");
+    assert_eq!(
+        value(&db, &sql),
+        format!("{rows} {}", rows * (rows - 1) / 2)
+    );
+    assert_eq!(
+        value(&db, &format!("SELECT name FROM '{path}' WHERE id = 0")),
+        "first\nline"
+    );
+}
