@@ -862,7 +862,7 @@ impl<R: Read> Read for QuoteCheck<R> {
 /// The canonical type a column of type `t` is stored as, or an error naming
 /// the type when Weir cannot store it.
 pub(crate) fn canonical_type(t: &DataType) -> Option<DataType> {
-    // the planner's one Arrow-to-SQL type map (UBIGINT becomes DECIMAL(20,0))
+    // the planner's one Arrow-to-SQL type map
     match t {
         DataType::Dictionary(_, value) => canonical_type(value),
         t => Some(weir_planner::types::canonical(t)).filter(weir_planner::types::is_canonical),

@@ -924,6 +924,26 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "a non-NULL value of the group, in no defined order",
     ),
     aggregate(
+        "first",
+        A::First,
+        "first(ANY) -> ANY",
+        "the value of the group's first row, NULL included (in the table's order on one thread; \
+         the order is not guaranteed on several threads)",
+    ),
+    aggregate(
+        "arbitrary",
+        A::First,
+        "arbitrary(ANY) -> ANY",
+        "first(x): the value of the group's first row, NULL included",
+    ),
+    aggregate(
+        "last",
+        A::Last,
+        "last(ANY) -> ANY",
+        "the value of the group's last row, NULL included (in the table's order on one thread; \
+         the order is not guaranteed on several threads)",
+    ),
+    aggregate(
         "bit_and",
         A::BitAnd,
         "bit_and(INTEGER) -> INTEGER",
@@ -1029,18 +1049,6 @@ pub const FUNCTIONS: &[FunctionDef] = &[
 /// DuckDB functions Weir knows of but does not support yet, with why:
 /// calling one is refused with that reason instead of "does not exist".
 pub const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "first",
-        "it keeps NULLs and depends on the input order; use any_value or arg_min",
-    ),
-    (
-        "last",
-        "it keeps NULLs and depends on the input order; use any_value or arg_max",
-    ),
-    (
-        "arbitrary",
-        "it keeps NULLs and depends on the input order; use any_value",
-    ),
     ("list", "LIST values are not supported"),
     ("array_agg", "LIST values are not supported"),
     ("list_value", "LIST values are not supported"),

@@ -15,6 +15,20 @@ pub enum ScalarValue {
     Int32(i32),
     /// BIGINT
     Int64(i64),
+    /// TINYINT
+    Int8(i8),
+    /// SMALLINT
+    Int16(i16),
+    /// UTINYINT
+    UInt8(u8),
+    /// USMALLINT
+    UInt16(u16),
+    /// UINTEGER
+    UInt32(u32),
+    /// UBIGINT
+    UInt64(u64),
+    /// FLOAT (REAL)
+    Float32(f32),
     /// DOUBLE
     Float64(f64),
     /// DECIMAL(precision, scale): the unscaled value.
@@ -37,6 +51,13 @@ impl ScalarValue {
             Self::Boolean(_) => DataType::Boolean,
             Self::Int32(_) => DataType::Int32,
             Self::Int64(_) => DataType::Int64,
+            Self::Int8(_) => DataType::Int8,
+            Self::Int16(_) => DataType::Int16,
+            Self::UInt8(_) => DataType::UInt8,
+            Self::UInt16(_) => DataType::UInt16,
+            Self::UInt32(_) => DataType::UInt32,
+            Self::UInt64(_) => DataType::UInt64,
+            Self::Float32(_) => DataType::Float32,
             Self::Float64(_) => DataType::Float64,
             Self::Decimal128(_, p, s) => DataType::Decimal128(*p, *s),
             Self::Utf8(_) => DataType::Utf8,
@@ -59,6 +80,13 @@ impl fmt::Display for ScalarValue {
             Self::Boolean(b) => write!(f, "{}", if *b { "TRUE" } else { "FALSE" }),
             Self::Int32(v) => write!(f, "{v}"),
             Self::Int64(v) => write!(f, "{v}"),
+            Self::Int8(v) => write!(f, "CAST({v} AS TINYINT)"),
+            Self::Int16(v) => write!(f, "CAST({v} AS SMALLINT)"),
+            Self::UInt8(v) => write!(f, "CAST({v} AS UTINYINT)"),
+            Self::UInt16(v) => write!(f, "CAST({v} AS USMALLINT)"),
+            Self::UInt32(v) => write!(f, "CAST({v} AS UINTEGER)"),
+            Self::UInt64(v) => write!(f, "CAST({v} AS UBIGINT)"),
+            Self::Float32(v) => write!(f, "CAST({v:?} AS FLOAT)"),
             Self::Float64(v) => write!(f, "{v:?}"),
             Self::Decimal128(v, _, s) => write!(f, "{}", format_decimal(*v, *s)),
             Self::Utf8(s) => write!(f, "'{}'", s.replace('\'', "''")),
