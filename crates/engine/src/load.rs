@@ -879,7 +879,7 @@ pub(crate) fn canonical_schema(schema: &Schema) -> Result<SchemaRef> {
                 Error::InvalidInput(format!(
                     "column \"{}\" has type {} which Weir does not support",
                     f.name(),
-                    f.data_type()
+                    weir_planner::types::sql_type_name(f.data_type())
                 ))
             })?;
             Ok(Field::new(f.name(), t, f.is_nullable()))

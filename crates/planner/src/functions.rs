@@ -1050,6 +1050,8 @@ pub const FUNCTIONS: &[FunctionDef] = &[
 /// calling one is refused with that reason instead of "does not exist".
 pub const NOT_SUPPORTED: &[(&str, &str)] = &[
     ("list", "LIST values are not supported"),
+    ("uuid", "UUID values are not supported"),
+    ("gen_random_uuid", "UUID values are not supported"),
     ("array_agg", "LIST values are not supported"),
     ("list_value", "LIST values are not supported"),
     (

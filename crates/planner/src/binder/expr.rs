@@ -636,6 +636,26 @@ impl<'s> ExprBinder<'s> {
                 "regular expression matching is not supported{}",
                 at(e.span())
             ))),
+            A::Array(_) => Err(unsupported(format!(
+                "LIST literals ({e}) are not supported yet{}",
+                at(e.span())
+            ))),
+            A::Dictionary(_) | A::Struct { .. } | A::Tuple(_) => Err(unsupported(format!(
+                "STRUCT literals ({e}) are not supported yet{}",
+                at(e.span())
+            ))),
+            A::Map(_) => Err(unsupported(format!(
+                "MAP literals ({e}) are not supported yet{}",
+                at(e.span())
+            ))),
+            A::CompoundFieldAccess { .. } => Err(unsupported(format!(
+                "LIST indexing and STRUCT field access ({e}) are not supported yet{}",
+                at(e.span())
+            ))),
+            A::Lambda(_) => Err(unsupported(format!(
+                "lambda functions ({e}) are not supported yet{}",
+                at(e.span())
+            ))),
             other => Err(unsupported(format!(
                 "expression {other} is not supported{}",
                 at(e.span())

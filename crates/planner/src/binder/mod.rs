@@ -955,13 +955,13 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
         }
         D::Uuid => return Err(unsupported("type UUID is not supported")),
         D::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
-            return Err(unsupported(format!(
-                "type {t} (TIMESTAMP WITH TIME ZONE) is not supported; use TIMESTAMP"
-            )));
+            return Err(unsupported(
+                "type TIMESTAMP WITH TIME ZONE (TIMESTAMPTZ) is not supported; use TIMESTAMP",
+            ));
         }
         D::Interval { .. } => {
             return Err(unsupported(
-                "INTERVAL columns are not supported (INTERVAL literals are, in date arithmetic)",
+                "INTERVAL as a column or cast type is not supported (INTERVAL literals are, in date arithmetic)",
             ));
         }
         D::Array(_) => {
@@ -1023,12 +1023,21 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
                 "uuid" => return Err(unsupported("type UUID is not supported")),
                 "bpchar" => DataType::Utf8,
                 "timestamptz" => {
-                    return Err(unsupported(format!(
-                        "type {t} (TIMESTAMP WITH TIME ZONE) is not supported; use TIMESTAMP"
-                    )));
+                    return Err(unsupported(
+                        "type TIMESTAMP WITH TIME ZONE (TIMESTAMPTZ) is not supported; use TIMESTAMP",
+                    ));
                 }
                 _ => return Err(unsupported(format!("type {t} is not supported"))),
             }
+        }
+        other
+            if ["MAP(", "STRUCT(", "UNION("]
+                .iter()
+                .any(|k| other.to_string().to_ascii_uppercase().starts_with(k)) =>
+        {
+            return Err(unsupported(format!(
+                "nested types ({other}) are not supported yet"
+            )));
         }
         other => {
             return Err(unsupported(format!(
