@@ -166,6 +166,12 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "alias of length",
     ),
     scalar(
+        "octet_length",
+        S::OctetLength,
+        "octet_length(BLOB) -> BIGINT",
+        "number of bytes",
+    ),
+    scalar(
         "substr",
         S::Substr,
         "substr(VARCHAR, BIGINT [, BIGINT]) -> VARCHAR",

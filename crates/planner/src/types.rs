@@ -12,6 +12,7 @@
 //! | DOUBLE | `Float64` |
 //! | DECIMAL(p,s) | `Decimal128(p, s)` |
 //! | VARCHAR | `Utf8` |
+//! | BLOB | `Binary` |
 //! | DATE | `Date32` |
 //! | TIMESTAMP | `Timestamp(Microsecond, None)` |
 //!
@@ -41,6 +42,10 @@ pub fn sql_type_name(t: &DataType) -> String {
         DataType::Float64 => "DOUBLE".into(),
         DataType::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "VARCHAR".into(),
+        DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+        | DataType::FixedSizeBinary(_) => "BLOB".into(),
         DataType::Date32 | DataType::Date64 => "DATE".into(),
         DataType::Timestamp(_, _) => "TIMESTAMP".into(),
         DataType::Interval(_) => "INTERVAL".into(),
@@ -57,6 +62,9 @@ pub fn canonical(t: &DataType) -> DataType {
     match t {
         DataType::Float16 => DataType::Float32,
         DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
+        DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
+            DataType::Binary
+        }
         DataType::Date64 => DataType::Date32,
         DataType::Timestamp(_, _) => timestamp_type(),
         DataType::Decimal32(p, s) | DataType::Decimal64(p, s) => DataType::Decimal128(*p, *s),
@@ -66,7 +74,7 @@ pub fn canonical(t: &DataType) -> DataType {
 
 /// True for the types tables hold and the evaluator computes in: NULL,
 /// BOOLEAN, the integers (TINYINT .. BIGINT, UTINYINT .. UBIGINT), FLOAT,
-/// DOUBLE, DECIMAL, VARCHAR, DATE, TIMESTAMP.
+/// DOUBLE, DECIMAL, VARCHAR, BLOB, DATE, TIMESTAMP.
 pub fn is_canonical(t: &DataType) -> bool {
     matches!(
         t,
@@ -84,6 +92,7 @@ pub fn is_canonical(t: &DataType) -> bool {
             | DataType::Float64
             | DataType::Decimal128(..)
             | DataType::Utf8
+            | DataType::Binary
             | DataType::Date32
             | DataType::Timestamp(TimeUnit::Microsecond, None)
     )
@@ -399,7 +408,7 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
             .map(|a| a.data_type(input))
             .find(|t| *t != DataType::Null)
             .unwrap_or(DataType::Null),
-        ScalarFunction::Length => DataType::Int64,
+        ScalarFunction::Length | ScalarFunction::OctetLength => DataType::Int64,
         ScalarFunction::Coalesce => args
             .iter()
             .map(|a| a.data_type(input))

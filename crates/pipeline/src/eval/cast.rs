@@ -435,6 +435,9 @@ fn to_string(a: &ArrayRef) -> Result<StringArray> {
                 a.as_primitive::<Decimal128Type>().value(i),
                 *s,
             )),
+            DataType::Binary => buf.push_str(&weir_planner::scalar::format_blob(
+                a.as_binary::<i32>().value(i),
+            )),
             DataType::Date32 => buf.push_str(&format_date(a.as_primitive::<Date32Type>().value(i))),
             DataType::Timestamp(..) => buf.push_str(&format_timestamp(
                 a.as_primitive::<TimestampMicrosecondType>().value(i),
@@ -514,6 +517,19 @@ fn from_string(a: &StringArray, to: &DataType) -> Result<ArrayRef> {
                 to,
             )?;
             Arc::new(out.with_precision_and_scale(p, s)?)
+        }
+        DataType::Binary => {
+            let mut out = arrow::array::BinaryBuilder::with_capacity(a.len(), a.value_data().len());
+            for i in 0..a.len() {
+                if a.is_null(i) {
+                    out.append_null();
+                } else {
+                    let b =
+                        weir_planner::scalar::parse_blob(a.value(i)).map_err(EvalError::Cast)?;
+                    out.append_value(b);
+                }
+            }
+            Arc::new(out.finish())
         }
         DataType::Date32 => Arc::new(parse_map::<Date32Type>(a, parse_date, to)?),
         DataType::Timestamp(..) => Arc::new(parse_map::<TimestampMicrosecondType>(

@@ -224,6 +224,20 @@ pub(crate) fn eval_function(
                 Ok(Arc::new(out))
             })
         }
+        ScalarFunction::OctetLength => {
+            arity(func, args, 1..=1)?;
+            eval(&args[0], input)?.map(|a| {
+                if *a.data_type() == DataType::Null {
+                    return Ok(new_null_array(&DataType::Int64, a.len()));
+                }
+                let out: Int64Array = a
+                    .as_binary::<i32>()
+                    .iter()
+                    .map(|v| v.map(|v| v.len() as i64))
+                    .collect();
+                Ok(Arc::new(out) as ArrayRef)
+            })
+        }
         ScalarFunction::Length => {
             arity(func, args, 1..=1)?;
             as_string(eval(&args[0], input)?)?.map(|a| {

@@ -41,6 +41,9 @@ pub fn scalar_to_array(value: &ScalarValue, len: usize) -> Result<ArrayRef, Eval
             s.as_str(),
             len,
         ))),
+        ScalarValue::Binary(b) => Arc::new(arrow::array::BinaryArray::from_iter_values(
+            std::iter::repeat_n(b.as_slice(), len),
+        )),
         ScalarValue::Date32(d) => Arc::new(Date32Array::from_value(*d, len)),
         ScalarValue::TimestampMicros(t) => Arc::new(TimestampMicrosecondArray::from_value(*t, len)),
         ScalarValue::Interval(m, d, us) => Arc::new(IntervalMonthDayNanoArray::from_value(
@@ -79,6 +82,7 @@ pub fn scalar_from_array(array: &dyn Array, row: usize) -> Result<ScalarValue, E
             ScalarValue::Decimal128(array.as_primitive::<Decimal128Type>().value(row), *p, *s)
         }
         DataType::Utf8 => ScalarValue::Utf8(array.as_string::<i32>().value(row).to_string()),
+        DataType::Binary => ScalarValue::Binary(array.as_binary::<i32>().value(row).to_vec()),
         DataType::Date32 => ScalarValue::Date32(array.as_primitive::<Date32Type>().value(row)),
         DataType::Timestamp(TimeUnit::Microsecond, None) => ScalarValue::TimestampMicros(
             array.as_primitive::<TimestampMicrosecondType>().value(row),

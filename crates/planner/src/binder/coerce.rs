@@ -80,7 +80,7 @@ pub(crate) fn can_cast(from: &DataType, to: &DataType) -> bool {
     match (&from, &to) {
         (a, b) if is_num(a) && is_num(b) => true,
         (Boolean, b) | (b, Boolean) if is_num(b) => true,
-        (Utf8, Boolean | Date32 | Timestamp(..)) => true,
+        (Utf8, Boolean | Date32 | Timestamp(..) | Binary) => true,
         (Utf8, b) if is_num(b) => true,
         (Date32, Timestamp(..)) | (Timestamp(..), Date32) => true,
         _ => false,

@@ -1969,6 +1969,12 @@ impl<'s> ExprBinder<'s> {
                     }
                 }
             }
+            ScalarFunction::OctetLength => {
+                check_arg_count(name, args.len(), 1, 1, e)?;
+                if types[0] != DataType::Binary && types[0] != null {
+                    return Err(bad_type(0, "BLOB"));
+                }
+            }
             ScalarFunction::Lower | ScalarFunction::Upper | ScalarFunction::Length => {
                 check_arg_count(name, args.len(), 1, 1, e)?;
                 if types[0] != DataType::Utf8 && types[0] != null {

@@ -1001,6 +1001,7 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
         | D::CharVarying(_)
         | D::Nvarchar(_) => DataType::Utf8,
         D::Date => DataType::Date32,
+        D::Blob(_) | D::Bytea | D::Varbinary(_) | D::Binary(_) => DataType::Binary,
         D::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone)
         | D::Datetime(_)
         | D::TimestampNtz(_) => timestamp_type(),
@@ -1010,6 +1011,7 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
                 "long" => DataType::Int64,
                 "int1" => DataType::Int8,
                 "short" => DataType::Int16,
+                "blob" | "bytea" | "varbinary" => DataType::Binary,
                 "utinyint" => DataType::UInt8,
                 "usmallint" => DataType::UInt16,
                 "uinteger" => DataType::UInt32,
@@ -1043,7 +1045,7 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
             return Err(unsupported(format!(
                 "type {other} is not supported (supported: BOOLEAN, TINYINT, SMALLINT, INTEGER, \
                  BIGINT, UTINYINT, USMALLINT, UINTEGER, UBIGINT, FLOAT, DOUBLE, DECIMAL(p,s), \
-                 VARCHAR, DATE, TIMESTAMP)"
+                 VARCHAR, BLOB, DATE, TIMESTAMP)"
             )));
         }
     })
