@@ -463,7 +463,13 @@ pub(crate) fn conform(array: ArrayRef, to: &DataType) -> Result<ArrayRef> {
     if array.data_type() == to {
         Ok(array)
     } else {
-        cast(&array, to).map_err(Error::arrow)
+        // a value out of `to`'s range (a UBIGINT past BIGINT) is an error,
+        // never a NULL
+        let options = arrow::compute::CastOptions {
+            safe: false,
+            ..Default::default()
+        };
+        arrow::compute::cast_with_options(&array, to, &options).map_err(Error::arrow)
     }
 }
 

@@ -1106,7 +1106,7 @@ fn statements() {
         "CREATE TABLE z (a DECIMAL(4, 5))",
         "DECIMAL scale must be between 0 and the width 4, got 5",
     );
-    check_err("CREATE TABLE z (a BLOB)", "type BLOB is not supported");
+    check_err("CREATE TABLE z (a UUID)", "type UUID is not supported");
     check_err(
         "CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z (b) VALUES (1)",
         "NOT NULL constraint failed: z.a",
