@@ -73,8 +73,7 @@ pub(crate) fn write(
     if !result.returns_rows() {
         return Ok(());
     }
-    let schema = result.schema().clone();
-    let batches = result.into_batches();
+    let (schema, batches) = blobs_as_text(result.schema().clone(), result.into_batches())?;
     let mut watched = PipeWatch {
         inner: out,
         broken: None,
@@ -120,6 +119,53 @@ impl Write for PipeWatch<'_> {
         let r = self.inner.flush();
         self.watch(r)
     }
+}
+
+/// BLOB columns as the text DuckDB prints for them (`\xAA`), in every
+/// format.
+fn blobs_as_text(
+    schema: arrow::datatypes::SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<(arrow::datatypes::SchemaRef, Vec<RecordBatch>)> {
+    use arrow::array::{ArrayRef, AsArray, StringArray};
+    use arrow::datatypes::{Field, Schema};
+    use std::sync::Arc;
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| f.data_type() == &DataType::Binary)
+    {
+        return Ok((schema, batches));
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Binary => f.as_ref().clone().with_data_type(DataType::Utf8),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    let text_schema = Arc::new(Schema::new(fields));
+    let batches = batches
+        .into_iter()
+        .map(|b| {
+            let columns: Vec<ArrayRef> = b
+                .columns()
+                .iter()
+                .map(|c| match c.data_type() {
+                    DataType::Binary => Arc::new(
+                        c.as_binary::<i32>()
+                            .iter()
+                            .map(|v| v.map(weir_engine::format_blob))
+                            .collect::<StringArray>(),
+                    ) as ArrayRef,
+                    _ => Arc::clone(c),
+                })
+                .collect();
+            RecordBatch::try_new(Arc::clone(&text_schema), columns)
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok((text_schema, batches))
 }
 
 fn check_stop(stop: &AtomicBool) -> Result<()> {

@@ -872,7 +872,7 @@ impl<R: Read> Read for QuoteCheck<R> {
 /// The canonical type a column of type `t` is stored as, or an error naming
 /// the type when Weir cannot store it.
 pub(crate) fn canonical_type(t: &DataType) -> Option<DataType> {
-    // the planner's one Arrow-to-SQL type map (UBIGINT becomes DECIMAL(20,0))
+    // the planner's one Arrow-to-SQL type map
     match t {
         DataType::Dictionary(_, value) => canonical_type(value),
         t => Some(weir_planner::types::canonical(t)).filter(weir_planner::types::is_canonical),
@@ -889,7 +889,7 @@ pub(crate) fn canonical_schema(schema: &Schema) -> Result<SchemaRef> {
                 Error::InvalidInput(format!(
                     "column \"{}\" has type {} which Weir does not support",
                     f.name(),
-                    f.data_type()
+                    weir_planner::types::sql_type_name(f.data_type())
                 ))
             })?;
             Ok(Field::new(f.name(), t, f.is_nullable()))

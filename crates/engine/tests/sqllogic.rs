@@ -50,7 +50,7 @@ impl sqllogictest::DB for Weir {
             .map(|f| match f.data_type() {
                 t if t.is_integer() => DefaultColumnType::Integer,
                 DataType::Float64 | DataType::Decimal128(..) => DefaultColumnType::FloatingPoint,
-                DataType::Utf8 => DefaultColumnType::Text,
+                DataType::Utf8 | DataType::Binary => DefaultColumnType::Text,
                 _ => DefaultColumnType::Any,
             })
             .collect();
@@ -59,8 +59,24 @@ impl sqllogictest::DB for Weir {
             .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
         let mut rows = Vec::new();
         for batch in result.batches() {
-            let formatters = batch
+            // BLOBs as DuckDB prints them (`\xAA`)
+            let columns: Vec<weir_engine::arrow::array::ArrayRef> = batch
                 .columns()
+                .iter()
+                .map(|c| match c.data_type() {
+                    DataType::Binary => {
+                        use weir_engine::arrow::array::{AsArray, StringArray};
+                        std::sync::Arc::new(
+                            c.as_binary::<i32>()
+                                .iter()
+                                .map(|v| v.map(weir_engine::format_blob))
+                                .collect::<StringArray>(),
+                        ) as _
+                    }
+                    _ => c.clone(),
+                })
+                .collect();
+            let formatters = columns
                 .iter()
                 .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
                 .collect::<Result<Vec<_>, _>>()

@@ -9,14 +9,15 @@ use arrow::array::{
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::kernels::cmp;
 use arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimeUnit,
+    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
+    Int64Type, TimeUnit, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use weir_planner::BinaryOp;
 use weir_planner::scalar::format_decimal;
 pub(crate) use weir_planner::scalar::{fits_precision, pow10, rescale};
 use weir_planner::types::{arithmetic_result_type, sql_type_name};
 
-use super::cast::{cast_array, format_double};
+use super::cast::{cast_array, format_double, type_name};
 use super::{EvalError, Result, Value};
 
 fn out_of_range(msg: String) -> EvalError {
@@ -123,33 +124,15 @@ fn cast_value(v: &Value, to: &DataType) -> Result<Value> {
     v.map(|a| cast_array(a, to))
 }
 
-fn int_digits(t: &DataType) -> u8 {
-    match t {
-        DataType::Int32 => 10,
-        _ => 19,
-    }
-}
-
 /// The type both operands of a comparison are brought to when they differ
-/// (the planner normally makes them equal already).
+/// (the planner normally makes them equal already): the planner's rule.
 fn common_type(l: &DataType, r: &DataType) -> Option<DataType> {
     use DataType::*;
     Some(match (l, r) {
         (a, b) if a == b => a.clone(),
         (Null, t) | (t, Null) => t.clone(),
-        (Decimal128(p1, s1), Decimal128(p2, s2)) => {
-            let s = (*s1).max(*s2);
-            let int = (*p1 as i16 - *s1 as i16).max(*p2 as i16 - *s2 as i16);
-            Decimal128((int + s as i16).clamp(1, 38) as u8, s)
-        }
-        (Float64, t) | (t, Float64) if t.is_integer() || matches!(t, Decimal128(..)) => Float64,
-        (Decimal128(p, s), t) | (t, Decimal128(p, s)) if t.is_integer() => {
-            let int = (*p as i16 - *s as i16).max(int_digits(t) as i16);
-            Decimal128((int + *s as i16).clamp(1, 38) as u8, *s)
-        }
-        (a, b) if a.is_integer() && b.is_integer() => Int64,
         (Date32, Timestamp(..)) | (Timestamp(..), Date32) => Timestamp(TimeUnit::Microsecond, None),
-        _ => return None,
+        (a, b) => weir_planner::types::numeric_common_type(a, b)?,
     })
 }
 
@@ -182,6 +165,20 @@ fn normalize_float(v: Value) -> Value {
     Value::wrap(Arc::new(out), v.is_scalar())
 }
 
+/// [`normalize_float`] for FLOAT.
+fn normalize_float32(v: Value) -> Value {
+    let a = v.array().as_primitive::<Float32Type>();
+    let odd = a
+        .values()
+        .iter()
+        .any(|x| (*x == 0.0 || x.is_nan()) && x.is_sign_negative());
+    if !odd {
+        return v;
+    }
+    let out: PrimitiveArray<Float32Type> = a.unary(|x| if x.is_nan() { f32::NAN } else { x + 0.0 });
+    Value::wrap(Arc::new(out), v.is_scalar())
+}
+
 /// A comparison `l op r`, NULL if either side is NULL.
 pub(crate) fn compare(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
     let (mut l, mut r) = coerce_pair(l, r)?;
@@ -193,6 +190,9 @@ pub(crate) fn compare(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
     if *l.data_type() == DataType::Float64 {
         l = normalize_float(l);
         r = normalize_float(r);
+    } else if *l.data_type() == DataType::Float32 {
+        l = normalize_float32(l);
+        r = normalize_float32(r);
     }
     if let Some(out) = utf8_equals_literal(op, &l, &r) {
         return Ok(Value::Array(Arc::new(out)));
@@ -318,6 +318,32 @@ trait CheckedInt: Copy + std::fmt::Display + Default + PartialEq {
 }
 
 macro_rules! checked_int {
+    ($t:ty, unsigned) => {
+        impl CheckedInt for $t {
+            const ZERO: Self = 0;
+            fn c_add(self, o: Self) -> Option<Self> {
+                self.checked_add(o)
+            }
+            fn c_sub(self, o: Self) -> Option<Self> {
+                self.checked_sub(o)
+            }
+            fn c_mul(self, o: Self) -> Option<Self> {
+                self.checked_mul(o)
+            }
+            fn c_div(self, o: Self) -> Option<Self> {
+                self.checked_div(o)
+            }
+            fn w_rem(self, o: Self) -> Self {
+                self.wrapping_rem(o)
+            }
+            fn c_neg(self) -> Option<Self> {
+                self.checked_neg()
+            }
+            fn c_abs(self) -> Option<Self> {
+                Some(self)
+            }
+        }
+    };
     ($t:ty) => {
         impl CheckedInt for $t {
             const ZERO: Self = 0;
@@ -345,15 +371,21 @@ macro_rules! checked_int {
         }
     };
 }
+checked_int!(i8);
+checked_int!(i16);
 checked_int!(i32);
 checked_int!(i64);
+checked_int!(u8, unsigned);
+checked_int!(u16, unsigned);
+checked_int!(u32, unsigned);
+checked_int!(u64, unsigned);
 
 fn int_arith<T>(op: BinaryOp, l: &Value, r: &Value) -> Result<Value>
 where
     T: ArrowPrimitiveType,
     T::Native: CheckedInt,
 {
-    let tn = sql_type_name(&T::DATA_TYPE);
+    let tn = type_name(&T::DATA_TYPE);
     let overflow = |a: T::Native, b: T::Native| {
         out_of_range(format!(
             "Overflow in {} of {tn} ({a} {} {b})!",
@@ -389,6 +421,9 @@ where
 
 fn float_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
     type F = Float64Type;
+    if *l.data_type() == DataType::Float32 {
+        return float32_arith(op, l, r);
+    }
     match op {
         BinaryOp::Plus => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a + b)),
         BinaryOp::Minus => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a - b)),
@@ -402,6 +437,18 @@ fn float_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
                 Ok(a % b)
             }
         }),
+    }
+}
+
+fn float32_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
+    type F = Float32Type;
+    match op {
+        BinaryOp::Plus => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a + b)),
+        BinaryOp::Minus => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a - b)),
+        BinaryOp::Multiply => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a * b)),
+        BinaryOp::Divide => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a / b)),
+        // FLOAT % 0 is NaN, as in DuckDB
+        _ => binary_kernel::<F, F, F>(l, r, |a, b| Ok(a % b)),
     }
 }
 
@@ -577,8 +624,15 @@ pub(crate) fn arithmetic(op: BinaryOp, l: &Value, r: &Value, result: &DataType) 
         return Ok(Value::wrap(new_null_array(result, len), scalar));
     }
     let out = match (l.data_type(), r.data_type()) {
+        (Int8, Int8) => int_arith::<Int8Type>(op, l, r)?,
+        (Int16, Int16) => int_arith::<Int16Type>(op, l, r)?,
         (Int32, Int32) => int_arith::<Int32Type>(op, l, r)?,
         (Int64, Int64) => int_arith::<Int64Type>(op, l, r)?,
+        (UInt8, UInt8) => int_arith::<UInt8Type>(op, l, r)?,
+        (UInt16, UInt16) => int_arith::<UInt16Type>(op, l, r)?,
+        (UInt32, UInt32) => int_arith::<UInt32Type>(op, l, r)?,
+        (UInt64, UInt64) => int_arith::<UInt64Type>(op, l, r)?,
+        (Float32, Float32) => float32_arith(op, l, r)?,
         (Timestamp(..), Interval(_)) => timestamp_interval(op, l, r)?,
         (Interval(_), Timestamp(..)) if op == BinaryOp::Plus => timestamp_interval(op, r, l)?,
         (Date32, _) | (_, Date32) => date_arith(op, l, r)?,
@@ -627,8 +681,18 @@ pub(crate) fn negative(v: &Value) -> Result<Value> {
         Ok(Arc::new(out))
     }
     v.map(|a| match a.data_type() {
+        DataType::Int8 => neg_int::<Int8Type>(a),
+        DataType::Int16 => neg_int::<Int16Type>(a),
         DataType::Int32 => neg_int::<Int32Type>(a),
         DataType::Int64 => neg_int::<Int64Type>(a),
+        DataType::UInt8 => neg_int::<UInt8Type>(a),
+        DataType::UInt16 => neg_int::<UInt16Type>(a),
+        DataType::UInt32 => neg_int::<UInt32Type>(a),
+        DataType::UInt64 => neg_int::<UInt64Type>(a),
+        DataType::Float32 => Ok(Arc::new(
+            a.as_primitive::<Float32Type>()
+                .unary::<_, Float32Type>(|x| -x),
+        )),
         DataType::Float64 => Ok(Arc::new(
             a.as_primitive::<Float64Type>()
                 .unary::<_, Float64Type>(|x| -x),
@@ -664,8 +728,18 @@ pub(crate) fn abs(v: &Value) -> Result<Value> {
         Ok(Arc::new(out))
     }
     v.map(|a| match a.data_type() {
+        DataType::Int8 => abs_int::<Int8Type>(a),
+        DataType::Int16 => abs_int::<Int16Type>(a),
         DataType::Int32 => abs_int::<Int32Type>(a),
         DataType::Int64 => abs_int::<Int64Type>(a),
+        DataType::UInt8 => abs_int::<UInt8Type>(a),
+        DataType::UInt16 => abs_int::<UInt16Type>(a),
+        DataType::UInt32 => abs_int::<UInt32Type>(a),
+        DataType::UInt64 => abs_int::<UInt64Type>(a),
+        DataType::Float32 => Ok(Arc::new(
+            a.as_primitive::<Float32Type>()
+                .unary::<_, Float32Type>(|x| x.abs()),
+        )),
         DataType::Float64 => Ok(Arc::new(
             a.as_primitive::<Float64Type>()
                 .unary::<_, Float64Type>(|x| x.abs()),

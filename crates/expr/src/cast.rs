@@ -19,24 +19,33 @@ use arrow::array::{
 use arrow::buffer::BooleanBuffer;
 use arrow::compute::{CastOptions, can_cast_types, cast_with_options};
 use arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type,
-    TimestampMicrosecondType,
+    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
+    Int64Type, TimestampMicrosecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use weir_planner::scalar::{
     format_date, format_decimal, format_timestamp, parse_date, parse_decimal, parse_timestamp,
 };
+use weir_planner::types::{is_integer, is_numeric};
 
 use super::arith::{fits_precision, rescale};
 use super::{EvalError, Result};
 
 const MICROS_PER_DAY: i64 = 86_400_000_000;
 
-/// DuckDB's name of a type in conversion errors.
-fn type_name(t: &DataType) -> String {
+/// DuckDB's name of a type in conversion and overflow errors (its
+/// physical type names for the integers).
+pub(crate) fn type_name(t: &DataType) -> String {
     match t {
         DataType::Boolean => "BOOL".into(),
+        DataType::Int8 => "INT8".into(),
+        DataType::Int16 => "INT16".into(),
         DataType::Int32 => "INT32".into(),
         DataType::Int64 => "INT64".into(),
+        DataType::UInt8 => "UINT8".into(),
+        DataType::UInt16 => "UINT16".into(),
+        DataType::UInt32 => "UINT32".into(),
+        DataType::UInt64 => "UINT64".into(),
+        DataType::Float32 => "FLOAT".into(),
         DataType::Float64 => "DOUBLE".into(),
         DataType::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
         DataType::Utf8 => "VARCHAR".into(),
@@ -126,7 +135,7 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
             let ints = PrimitiveArray::<Int32Type>::from_iter(b.iter().map(|v| v.map(i32::from)));
             cast_array(&(Arc::new(ints) as ArrayRef), to)?
         }
-        (Int32 | Int64 | Float64 | Decimal128(..), Boolean) => {
+        (t, Boolean) if is_numeric(t) => {
             let zero = cast_array(
                 &super::scalar::scalar_to_array(&weir_planner::ScalarValue::Int32(0), 1)?,
                 from,
@@ -134,32 +143,41 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
             let ne = arrow::compute::kernels::cmp::neq(a, &arrow::array::Scalar::new(zero))?;
             Arc::new(ne)
         }
-        (Int32, Int64) => Arc::new(map::<Int32Type, Int64Type>(a, |v| Ok(v as i64))?),
-        (Int64, Int32) => Arc::new(map::<Int64Type, Int32Type>(a, |v| {
-            i32::try_from(v).map_err(|_| out_of_range(from, v, to))
+        (Float32, _) => {
+            let wide = Arc::new(map::<Float32Type, Float64Type>(a, |v| Ok(v as f64))?) as ArrayRef;
+            if *to == Float64 {
+                wide
+            } else if is_integer(to) {
+                float_to_int(&wide, to, a)?
+            } else {
+                cast_array(&wide, to)?
+            }
+        }
+        (Float64, Float32) => Arc::new(map::<Float64Type, Float32Type>(a, |v| {
+            let r = v as f32;
+            if r.is_infinite() && v.is_finite() {
+                Err(out_of_range(from, format_double(v), to))
+            } else {
+                Ok(r)
+            }
         })?),
-        (Int32, Float64) => Arc::new(map::<Int32Type, Float64Type>(a, |v| Ok(v as f64))?),
-        (Int64, Float64) => Arc::new(map::<Int64Type, Float64Type>(a, |v| Ok(v as f64))?),
-        (Int32, Decimal128(p, s)) => int_to_decimal::<Int32Type>(a, *p, *s, to)?,
-        (Int64, Decimal128(p, s)) => int_to_decimal::<Int64Type>(a, *p, *s, to)?,
+        (f, t) if is_integer(f) && is_integer(t) => {
+            let wide = int_to_i128(a)?;
+            narrow_int(&wide, to, &|i| out_of_range(from, value_text(a, i), to))?
+        }
+        (f, Float32 | Float64) if is_integer(f) => arrow_cast(a, to)?,
+        (f, Decimal128(p, s)) if is_integer(f) => {
+            let wide = Arc::new(int_to_i128(a)?) as ArrayRef;
+            let (p, s) = (*p, *s);
+            let out = map::<Decimal128Type, Decimal128Type>(&wide, |v| {
+                rescale(v, 0, s)
+                    .filter(|r| fits_precision(*r, p))
+                    .ok_or_else(|| out_of_range(from, v, to))
+            })?;
+            Arc::new(out.with_precision_and_scale(p, s)?)
+        }
         // DOUBLE to integer rounds half to even, as DuckDB (nearbyint)
-        (Float64, Int32) => Arc::new(map::<Float64Type, Int32Type>(a, |v| {
-            let r = v.round_ties_even();
-            if r.is_finite() && r >= i32::MIN as f64 && r <= i32::MAX as f64 {
-                Ok(r as i32)
-            } else {
-                Err(out_of_range(from, format_double(v), to))
-            }
-        })?),
-        (Float64, Int64) => Arc::new(map::<Float64Type, Int64Type>(a, |v| {
-            let r = v.round_ties_even();
-            // i64::MAX as f64 rounds up to 2^63, which does not fit
-            if r.is_finite() && r >= i64::MIN as f64 && r < i64::MAX as f64 {
-                Ok(r as i64)
-            } else {
-                Err(out_of_range(from, format_double(v), to))
-            }
-        })?),
+        (Float64, t) if is_integer(t) => float_to_int(a, to, a)?,
         (Float64, Decimal128(p, s)) => {
             let (p, s) = (*p, *s);
             let m = 10f64.powi(s as i32);
@@ -177,22 +195,25 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
             })?;
             Arc::new(out.with_precision_and_scale(p, s)?)
         }
-        (Decimal128(_, s), Int32 | Int64) => {
+        (Decimal128(_, s), t) if is_integer(t) => {
             let s = *s;
-            let fail = |v: i128| out_of_range(from, format_decimal(v, s), to);
-            if *to == Int32 {
-                Arc::new(map::<Decimal128Type, Int32Type>(a, |v| {
-                    rescale(v, s, 0)
-                        .and_then(|r| i32::try_from(r).ok())
-                        .ok_or_else(|| fail(v))
-                })?)
-            } else {
-                Arc::new(map::<Decimal128Type, Int64Type>(a, |v| {
-                    rescale(v, s, 0)
-                        .and_then(|r| i64::try_from(r).ok())
-                        .ok_or_else(|| fail(v))
-                })?)
-            }
+            // rounded half away from zero first; DuckDB names the rounded value
+            let fail = |v: i128| {
+                EvalError::Cast(format!(
+                    "Failed to cast decimal value {v} to type {}",
+                    type_name(to)
+                ))
+            };
+            let rounded = map::<Decimal128Type, Decimal128Type>(a, |v| {
+                rescale(v, s, 0).ok_or_else(|| fail(v / 10i128.pow(s.max(0) as u32)))
+            })?;
+            narrow_int(&rounded, to, &|i| fail(rounded.value(i)))?
+        }
+        (Decimal128(_, s), Float32) => {
+            let d = 10f64.powi(*s as i32);
+            Arc::new(map::<Decimal128Type, Float32Type>(a, |v| {
+                Ok((v as f64 / d) as f32)
+            })?)
         }
         (Decimal128(_, s), Float64) => {
             let d = 10f64.powi(*s as i32);
@@ -225,6 +246,102 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     Ok(out)
 }
 
+/// The text of row `i` of `a` (not NULL), as a cast to VARCHAR writes it.
+fn value_text(a: &ArrayRef, i: usize) -> String {
+    to_string(&a.slice(i, 1))
+        .ok()
+        .filter(|s| s.is_valid(0))
+        .map(|s| s.value(0).to_string())
+        .unwrap_or_default()
+}
+
+/// An integer array of any width as 128-bit values (a DECIMAL(38,0) array).
+fn int_to_i128(a: &ArrayRef) -> Result<PrimitiveArray<Decimal128Type>> {
+    fn wide<I: ArrowPrimitiveType>(a: &ArrayRef) -> PrimitiveArray<Decimal128Type>
+    where
+        I::Native: Into<i128>,
+    {
+        a.as_primitive::<I>().unary(|v| v.into())
+    }
+    Ok(match a.data_type() {
+        DataType::Int8 => wide::<Int8Type>(a),
+        DataType::Int16 => wide::<Int16Type>(a),
+        DataType::Int32 => wide::<Int32Type>(a),
+        DataType::Int64 => wide::<Int64Type>(a),
+        DataType::UInt8 => wide::<UInt8Type>(a),
+        DataType::UInt16 => wide::<UInt16Type>(a),
+        DataType::UInt32 => wide::<UInt32Type>(a),
+        DataType::UInt64 => wide::<UInt64Type>(a),
+        other => return Err(unsupported(other, &DataType::Decimal128(38, 0))),
+    })
+}
+
+/// 128-bit values as integer type `to`; `fail(row)` is the error for the
+/// first value out of its range.
+fn narrow_int(
+    v: &PrimitiveArray<Decimal128Type>,
+    to: &DataType,
+    fail: &dyn Fn(usize) -> EvalError,
+) -> Result<ArrayRef> {
+    fn narrow<O: ArrowPrimitiveType>(
+        v: &PrimitiveArray<Decimal128Type>,
+        fail: &dyn Fn(usize) -> EvalError,
+    ) -> Result<ArrayRef>
+    where
+        O::Native: TryFrom<i128>,
+    {
+        let mut out = Vec::with_capacity(v.len());
+        for (i, x) in v.values().iter().enumerate() {
+            if v.is_null(i) {
+                out.push(O::Native::default());
+                continue;
+            }
+            match O::Native::try_from(*x) {
+                Ok(x) => out.push(x),
+                Err(_) => return Err(fail(i)),
+            }
+        }
+        Ok(Arc::new(PrimitiveArray::<O>::new(
+            out.into(),
+            v.nulls().cloned(),
+        )))
+    }
+    match to {
+        DataType::Int8 => narrow::<Int8Type>(v, fail),
+        DataType::Int16 => narrow::<Int16Type>(v, fail),
+        DataType::Int32 => narrow::<Int32Type>(v, fail),
+        DataType::Int64 => narrow::<Int64Type>(v, fail),
+        DataType::UInt8 => narrow::<UInt8Type>(v, fail),
+        DataType::UInt16 => narrow::<UInt16Type>(v, fail),
+        DataType::UInt32 => narrow::<UInt32Type>(v, fail),
+        DataType::UInt64 => narrow::<UInt64Type>(v, fail),
+        other => Err(unsupported(&DataType::Decimal128(38, 0), other)),
+    }
+}
+
+/// DOUBLE values (`a`) to integer type `to`, rounded half to even as
+/// DuckDB (nearbyint); an error names the value of `orig` (the FLOAT or
+/// DOUBLE cast) out of range.
+fn float_to_int(a: &ArrayRef, to: &DataType, orig: &ArrayRef) -> Result<ArrayRef> {
+    const LIMIT: f64 = 1.7e38;
+    let fail = |i: usize| out_of_range(orig.data_type(), value_text(orig, i), to);
+    let f = a.as_primitive::<Float64Type>();
+    let mut out = Vec::with_capacity(f.len());
+    for (i, v) in f.values().iter().enumerate() {
+        if f.is_null(i) {
+            out.push(0i128);
+            continue;
+        }
+        let r = v.round_ties_even();
+        if !r.is_finite() || r.abs() >= LIMIT {
+            return Err(fail(i));
+        }
+        out.push(r as i128);
+    }
+    let wide = PrimitiveArray::<Decimal128Type>::new(out.into(), f.nulls().cloned());
+    narrow_int(&wide, to, &fail)
+}
+
 fn map<I: ArrowPrimitiveType, O: ArrowPrimitiveType>(
     a: &ArrayRef,
     f: impl Fn(I::Native) -> Result<O::Native>,
@@ -232,19 +349,29 @@ fn map<I: ArrowPrimitiveType, O: ArrowPrimitiveType>(
     a.as_primitive::<I>().try_unary(f)
 }
 
-fn int_to_decimal<I>(a: &ArrayRef, p: u8, s: i8, to: &DataType) -> Result<ArrayRef>
-where
-    I: ArrowPrimitiveType,
-    I::Native: Into<i128> + std::fmt::Display,
-{
-    let from = a.data_type();
-    let out = map::<I, Decimal128Type>(a, |v| {
-        let wide: i128 = v.into();
-        rescale(wide, 0, s)
-            .filter(|r| fits_precision(*r, p))
-            .ok_or_else(|| out_of_range(from, v, to))
-    })?;
-    Ok(Arc::new(out.with_precision_and_scale(p, s)?))
+/// Formats a FLOAT as DuckDB does: as [`format_double`], with the
+/// shortest digits that read back as the same FLOAT.
+pub(crate) fn format_float(v: f32) -> String {
+    if v.is_finite() {
+        exponent_style(format!("{v:?}"))
+    } else {
+        format_double(v as f64)
+    }
+}
+
+/// Rust's `1e16` / `1e-5` exponent notation as DuckDB writes it (`1e+16`,
+/// `1e-05`).
+fn exponent_style(s: String) -> String {
+    match s.split_once('e') {
+        Some((mant, exp)) => {
+            let (sign, digits) = match exp.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', exp),
+            };
+            format!("{mant}e{sign}{digits:0>2}")
+        }
+        None => s,
+    }
 }
 
 /// Formats a double as DuckDB does: shortest round-trip digits, exponent
@@ -256,17 +383,7 @@ pub(crate) fn format_double(v: f64) -> String {
     if v.is_infinite() {
         return if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    let s = format!("{v:?}");
-    match s.split_once('e') {
-        Some((mant, exp)) => {
-            let (sign, digits) = match exp.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', exp),
-            };
-            format!("{mant}e{sign}{digits:0>2}")
-        }
-        None => s,
-    }
+    exponent_style(format!("{v:?}"))
 }
 
 fn to_string(a: &ArrayRef) -> Result<StringArray> {
@@ -284,11 +401,32 @@ fn to_string(a: &ArrayRef) -> Result<StringArray> {
             } else {
                 "false"
             }),
+            DataType::Int8 => {
+                let _ = write!(buf, "{}", a.as_primitive::<Int8Type>().value(i));
+            }
+            DataType::Int16 => {
+                let _ = write!(buf, "{}", a.as_primitive::<Int16Type>().value(i));
+            }
             DataType::Int32 => {
                 let _ = write!(buf, "{}", a.as_primitive::<Int32Type>().value(i));
             }
             DataType::Int64 => {
                 let _ = write!(buf, "{}", a.as_primitive::<Int64Type>().value(i));
+            }
+            DataType::UInt8 => {
+                let _ = write!(buf, "{}", a.as_primitive::<UInt8Type>().value(i));
+            }
+            DataType::UInt16 => {
+                let _ = write!(buf, "{}", a.as_primitive::<UInt16Type>().value(i));
+            }
+            DataType::UInt32 => {
+                let _ = write!(buf, "{}", a.as_primitive::<UInt32Type>().value(i));
+            }
+            DataType::UInt64 => {
+                let _ = write!(buf, "{}", a.as_primitive::<UInt64Type>().value(i));
+            }
+            DataType::Float32 => {
+                buf.push_str(&format_float(a.as_primitive::<Float32Type>().value(i)))
             }
             DataType::Float64 => {
                 buf.push_str(&format_double(a.as_primitive::<Float64Type>().value(i)))
@@ -296,6 +434,9 @@ fn to_string(a: &ArrayRef) -> Result<StringArray> {
             DataType::Decimal128(_, s) => buf.push_str(&format_decimal(
                 a.as_primitive::<Decimal128Type>().value(i),
                 *s,
+            )),
+            DataType::Binary => buf.push_str(&weir_planner::scalar::format_blob(
+                a.as_binary::<i32>().value(i),
             )),
             DataType::Date32 => buf.push_str(&format_date(a.as_primitive::<Date32Type>().value(i))),
             DataType::Timestamp(..) => buf.push_str(&format_timestamp(
@@ -325,6 +466,17 @@ fn parse_map<O: ArrowPrimitiveType>(
     Ok(PrimitiveArray::new(out.into(), a.nulls().cloned()))
 }
 
+fn parse_int_map<O: ArrowPrimitiveType>(a: &StringArray, to: &DataType) -> Result<PrimitiveArray<O>>
+where
+    O::Native: TryFrom<i128>,
+{
+    parse_map::<O>(
+        a,
+        |s| parse_int(s).and_then(|v| O::Native::try_from(v).ok()),
+        to,
+    )
+}
+
 fn from_string(a: &StringArray, to: &DataType) -> Result<ArrayRef> {
     Ok(match to {
         DataType::Boolean => {
@@ -342,14 +494,18 @@ fn from_string(a: &StringArray, to: &DataType) -> Result<ArrayRef> {
                 a.nulls().cloned(),
             ))
         }
-        DataType::Int32 => Arc::new(parse_map::<Int32Type>(
+        DataType::Int8 => Arc::new(parse_int_map::<Int8Type>(a, to)?),
+        DataType::Int16 => Arc::new(parse_int_map::<Int16Type>(a, to)?),
+        DataType::Int32 => Arc::new(parse_int_map::<Int32Type>(a, to)?),
+        DataType::Int64 => Arc::new(parse_int_map::<Int64Type>(a, to)?),
+        DataType::UInt8 => Arc::new(parse_int_map::<UInt8Type>(a, to)?),
+        DataType::UInt16 => Arc::new(parse_int_map::<UInt16Type>(a, to)?),
+        DataType::UInt32 => Arc::new(parse_int_map::<UInt32Type>(a, to)?),
+        DataType::UInt64 => Arc::new(parse_int_map::<UInt64Type>(a, to)?),
+        // a FLOAT past its range reads as infinity, as in DuckDB
+        DataType::Float32 => Arc::new(parse_map::<Float32Type>(
             a,
-            |s| parse_int(s).and_then(|v| i32::try_from(v).ok()),
-            to,
-        )?),
-        DataType::Int64 => Arc::new(parse_map::<Int64Type>(
-            a,
-            |s| parse_int(s).and_then(|v| i64::try_from(v).ok()),
+            |s| s.trim().parse::<f32>().ok(),
             to,
         )?),
         DataType::Float64 => Arc::new(parse_map::<Float64Type>(a, parse_double, to)?),
@@ -361,6 +517,19 @@ fn from_string(a: &StringArray, to: &DataType) -> Result<ArrayRef> {
                 to,
             )?;
             Arc::new(out.with_precision_and_scale(p, s)?)
+        }
+        DataType::Binary => {
+            let mut out = arrow::array::BinaryBuilder::with_capacity(a.len(), a.value_data().len());
+            for i in 0..a.len() {
+                if a.is_null(i) {
+                    out.append_null();
+                } else {
+                    let b =
+                        weir_planner::scalar::parse_blob(a.value(i)).map_err(EvalError::Cast)?;
+                    out.append_value(b);
+                }
+            }
+            Arc::new(out.finish())
         }
         DataType::Date32 => Arc::new(parse_map::<Date32Type>(a, parse_date, to)?),
         DataType::Timestamp(..) => Arc::new(parse_map::<TimestampMicrosecondType>(

@@ -40,6 +40,10 @@ impl Column {
     fn new(a: ArrayRef) -> Result<Self> {
         Ok(match a.data_type() {
             DataType::Int32 | DataType::Int64 => Column::Int(a),
+            t if weir_planner::types::is_integer(t) => {
+                Column::Int(cast_array(&a, &DataType::Int64)?)
+            }
+            DataType::Float32 => Column::Float(cast_array(&a, &DataType::Float64)?),
             DataType::Float64 | DataType::Decimal128(..) => Column::Float(a),
             _ => Column::Str(cast_array(&a, &DataType::Utf8)?),
         })

@@ -235,6 +235,20 @@ pub(crate) fn eval_function(
                 Ok(Arc::new(out))
             })
         }
+        ScalarFunction::OctetLength => {
+            arity(func, args, 1..=1)?;
+            eval(&args[0], input)?.map(|a| {
+                if *a.data_type() == DataType::Null {
+                    return Ok(new_null_array(&DataType::Int64, a.len()));
+                }
+                let out: Int64Array = a
+                    .as_binary::<i32>()
+                    .iter()
+                    .map(|v| v.map(|v| v.len() as i64))
+                    .collect();
+                Ok(Arc::new(out) as ArrayRef)
+            })
+        }
         ScalarFunction::Length => {
             arity(func, args, 1..=1)?;
             as_string(eval(&args[0], input)?)?.map(|a| {
@@ -306,6 +320,18 @@ fn round(x: &Value, digits: &Value) -> Result<Value> {
                 .and_then(|r| i64::try_from(r).ok())
                 .ok_or_else(|| round_overflow(v, d))
         }),
+        // FLOAT in DOUBLE; the other integers as DECIMAL(20,0), which holds them all
+        DataType::Float32 => {
+            let r = round(&cast_value(x.clone(), &DataType::Float64)?, digits)?;
+            cast_value(r, &DataType::Float32)
+        }
+        t if weir_planner::types::is_integer(&t) => {
+            let r = round(
+                &cast_value(x.clone(), &DataType::Decimal128(20, 0))?,
+                digits,
+            )?;
+            cast_value(r, &t)
+        }
         DataType::Decimal128(p, s) => {
             let out =
                 binary_kernel::<Decimal128Type, Int64Type, Decimal128Type>(x, digits, |v, d| {

@@ -115,7 +115,13 @@ pub(crate) fn eval_math(func: F, args: &[Value]) -> Result<Value> {
                     _ => f64::trunc,
                 },
             ),
-            DataType::Int32 | DataType::Int64 | DataType::Null => Ok(x.clone()),
+            t if weir_planner::types::is_integer(&t) || t == DataType::Null => Ok(x.clone()),
+            // FLOAT in DOUBLE, back to FLOAT (floor and the like are exact)
+            DataType::Float32 => {
+                let wide = x.map(|a| super::cast::cast_array(a, &DataType::Float64))?;
+                let out = eval_math(func, &[wide])?;
+                out.map(|a| super::cast::cast_array(a, &DataType::Float32))
+            }
             DataType::Decimal128(p, s) => {
                 let m = pow10(s as i32).unwrap_or(1);
                 x.map(|a| {
@@ -151,6 +157,10 @@ pub(crate) fn eval_math(func: F, args: &[Value]) -> Result<Value> {
                     .as_primitive::<Decimal128Type>()
                     .unary(|v| v.signum() as i32),
                 DataType::Null => PrimitiveArray::new_null(a.len()),
+                other if weir_planner::types::is_numeric(other) => {
+                    let wide = super::cast::cast_array(a, &DataType::Float64)?;
+                    return Ok(eval_math(func, &[Value::Array(wide)])?.array().clone());
+                }
                 other => return Err(not_numeric(func, other)),
             };
             Ok(Arc::new(out) as ArrayRef)

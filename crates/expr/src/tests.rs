@@ -473,7 +473,7 @@ fn integer_overflow_is_an_error_naming_the_values() {
     use BinaryOp::*;
     check_err(
         bin(col("i"), Plus, lit(i(1))),
-        "Overflow in addition of INTEGER (2147483647 + 1)",
+        "Overflow in addition of INT32 (2147483647 + 1)",
     );
     check_err(bin(col("i"), Multiply, lit(i(2))), "2147483647 * 2");
     check_err(bin(lit(l(i64::MIN)), Minus, col("l")), "Out of Range");
@@ -580,14 +580,14 @@ fn decimal_arithmetic_has_the_planned_type() {
         bin(col("d"), Minus, col("d")),
         vec![dec(0, 11, 2), dec(0, 11, 2), n.clone(), dec(0, 11, 2)],
     );
-    // DECIMAL(10,2) * DECIMAL(5,1) -> DECIMAL(16,3)
+    // DECIMAL(10,2) * DECIMAL(5,1) -> DECIMAL(15,3), as DuckDB
     check(
         bin(col("d"), Multiply, lit(dec(15, 5, 1))),
         vec![
-            dec(185175, 16, 3),
-            dec(-75, 16, 3),
+            dec(185175, 15, 3),
+            dec(-75, 15, 3),
             n.clone(),
-            dec(1500, 16, 3),
+            dec(1500, 15, 3),
         ],
     );
     // / and % give DOUBLE
@@ -1495,13 +1495,27 @@ fn scalars_round_trip_through_arrays() {
         assert_eq!(scalar_to_array(&v, 0).unwrap().len(), 0);
     }
     assert!(scalar_from_array(&Int32Array::from(vec![1]), 1).is_err());
-    // non-canonical types are widened
+    // every integer width and FLOAT keeps its type
     let small = arrow::array::Int16Array::from(vec![Some(7), None]);
-    assert_eq!(scalar_from_array(&small, 0).unwrap(), i(7));
+    assert_eq!(scalar_from_array(&small, 0).unwrap(), S::Int16(7));
     assert_eq!(
         scalar_from_array(&small, 1).unwrap(),
         S::Null(DataType::Int16)
     );
+    for v in [
+        S::Int8(-128),
+        S::UInt8(255),
+        S::UInt16(65535),
+        S::UInt32(u32::MAX),
+        S::UInt64(u64::MAX),
+        S::Float32(0.1),
+    ] {
+        let a = scalar_to_array(&v, 2).unwrap();
+        assert_eq!(scalar_from_array(a.as_ref(), 1).unwrap(), v);
+    }
+    // other types are widened to their canonical type
+    let half = arrow::array::LargeStringArray::from(vec!["x"]);
+    assert_eq!(scalar_from_array(&half, 0).unwrap(), S::Utf8("x".into()));
 }
 
 #[test]

@@ -18,8 +18,9 @@ use arrow::array::{
 };
 use arrow::compute::cast;
 use arrow::datatypes::{
-    ArrowNativeTypeOp, DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type,
-    Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
+    ArrowNativeTypeOp, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type,
+    Int16Type, Int32Type, Int64Type, Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
+    UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use arrow::row::{RowConverter, SortField};
 use weir_planner::{AggregateExpr, AggregateFunction, BinaryOp, Expr};
@@ -462,7 +463,13 @@ pub(crate) fn conform(array: ArrayRef, to: &DataType) -> Result<ArrayRef> {
     if array.data_type() == to {
         Ok(array)
     } else {
-        cast(&array, to).map_err(Error::arrow)
+        // a value out of `to`'s range (a UBIGINT past BIGINT) is an error,
+        // never a NULL
+        let options = arrow::compute::CastOptions {
+            safe: false,
+            ..Default::default()
+        };
+        arrow::compute::cast_with_options(&array, to, &options).map_err(Error::arrow)
     }
 }
 
@@ -644,8 +651,15 @@ fn new_plain_accumulator(
         Min | Max => {
             let min = func == Min;
             match input {
+                DataType::Int8 => Box::new(PrimMinMax::<Int8Type>::new(min, input)),
+                DataType::Int16 => Box::new(PrimMinMax::<Int16Type>::new(min, input)),
                 DataType::Int32 => Box::new(PrimMinMax::<Int32Type>::new(min, input)),
                 DataType::Int64 => Box::new(PrimMinMax::<Int64Type>::new(min, input)),
+                DataType::UInt8 => Box::new(PrimMinMax::<UInt8Type>::new(min, input)),
+                DataType::UInt16 => Box::new(PrimMinMax::<UInt16Type>::new(min, input)),
+                DataType::UInt32 => Box::new(PrimMinMax::<UInt32Type>::new(min, input)),
+                DataType::UInt64 => Box::new(PrimMinMax::<UInt64Type>::new(min, input)),
+                DataType::Float32 => Box::new(PrimMinMax::<Float32Type>::new(min, input)),
                 DataType::Float64 => Box::new(PrimMinMax::<Float64Type>::new(min, input)),
                 DataType::Decimal128(..) => Box::new(PrimMinMax::<Decimal128Type>::new(min, input)),
                 DataType::Date32 => Box::new(PrimMinMax::<Date32Type>::new(min, input)),
@@ -667,10 +681,12 @@ fn new_plain_accumulator(
             }),
             _ => return Err(unsupported()),
         },
-        Median | Mode | AnyValue | BitAnd | BitOr | BitXor | Product => match input {
-            DataType::Null => Box::new(CountAcc::null_result(output.clone())),
-            _ => return holistic::new_accumulator(func, input, output),
-        },
+        Median | Mode | AnyValue | First | Last | BitAnd | BitOr | BitXor | Product => {
+            match input {
+                DataType::Null => Box::new(CountAcc::null_result(output.clone())),
+                _ => return holistic::new_accumulator(func, input, output),
+            }
+        }
         ArgMin | ArgMax | StringAgg | QuantileCont | QuantileDisc => {
             return Err(Error::Internal(format!(
                 "{}() without its key argument",
@@ -881,6 +897,7 @@ impl Accumulator for SumAcc {
             }
             DataType::Int64 => self.add(values.as_primitive::<Int64Type>(), groups, i128::from),
             DataType::Int32 => self.add(values.as_primitive::<Int32Type>(), groups, i128::from),
+            DataType::UInt64 => self.add(values.as_primitive::<UInt64Type>(), groups, i128::from),
             _ => {
                 let v = cast(values, &DataType::Int64).map_err(Error::arrow)?;
                 self.add(v.as_primitive::<Int64Type>(), groups, i128::from)

@@ -647,6 +647,11 @@ fn sum_or_avg(
     fe: &[usize],
     out: &DataType,
 ) -> Result<ArrayRef> {
+    // FLOAT sums in DOUBLE, as the aggregate does
+    if *x.data_type() == DataType::Float32 {
+        let wide = cast(x, &DataType::Float64).map_err(Error::arrow)?;
+        return sum_or_avg(func, &wide, ctx, fs, fe, out);
+    }
     let n = x.len();
     let counts = prefix_counts(x);
     let avg = func == AggregateFunction::Avg;
@@ -698,6 +703,22 @@ fn sum_or_avg(
                     )
                 }
                 DataType::Null => (vec![0; n], 0),
+                // UBIGINT past BIGINT: every value as it is
+                DataType::UInt64 => {
+                    let u = x.as_primitive::<arrow::datatypes::UInt64Type>();
+                    (
+                        (0..n)
+                            .map(|i| {
+                                if u.is_valid(i) {
+                                    i128::from(u.value(i))
+                                } else {
+                                    0
+                                }
+                            })
+                            .collect(),
+                        0,
+                    )
+                }
                 _ => {
                     let c = cast(x, &DataType::Int64).map_err(Error::arrow)?;
                     let c = c.as_primitive::<Int64Type>();

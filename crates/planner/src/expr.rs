@@ -248,6 +248,8 @@ pub enum ScalarFunction {
     Upper,
     /// `length(s)` in characters
     Length,
+    /// `octet_length(b)`: bytes of a BLOB
+    OctetLength,
     /// `substr(s, start [, len])`, 1-based
     Substr,
     /// `coalesce(a, b, ...)`
@@ -452,6 +454,7 @@ impl ScalarFunction {
             Self::Lower => "lower",
             Self::Upper => "upper",
             Self::Length => "length",
+            Self::OctetLength => "octet_length",
             Self::Substr => "substr",
             Self::Coalesce => "coalesce",
             Self::DatePart => "date_part",

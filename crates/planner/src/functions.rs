@@ -166,6 +166,12 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "alias of length",
     ),
     scalar(
+        "octet_length",
+        S::OctetLength,
+        "octet_length(BLOB) -> BIGINT",
+        "number of bytes",
+    ),
+    scalar(
         "substr",
         S::Substr,
         "substr(VARCHAR, BIGINT [, BIGINT]) -> VARCHAR",
@@ -930,6 +936,26 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "a non-NULL value of the group, in no defined order",
     ),
     aggregate(
+        "first",
+        A::First,
+        "first(ANY) -> ANY",
+        "the value of the group's first row, NULL included (in the table's order on one thread; \
+         the order is not guaranteed on several threads)",
+    ),
+    aggregate(
+        "arbitrary",
+        A::First,
+        "arbitrary(ANY) -> ANY",
+        "first(x): the value of the group's first row, NULL included",
+    ),
+    aggregate(
+        "last",
+        A::Last,
+        "last(ANY) -> ANY",
+        "the value of the group's last row, NULL included (in the table's order on one thread; \
+         the order is not guaranteed on several threads)",
+    ),
+    aggregate(
         "bit_and",
         A::BitAnd,
         "bit_and(INTEGER) -> INTEGER",
@@ -1035,19 +1061,9 @@ pub const FUNCTIONS: &[FunctionDef] = &[
 /// DuckDB functions Weir knows of but does not support yet, with why:
 /// calling one is refused with that reason instead of "does not exist".
 pub const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "first",
-        "it keeps NULLs and depends on the input order; use any_value or arg_min",
-    ),
-    (
-        "last",
-        "it keeps NULLs and depends on the input order; use any_value or arg_max",
-    ),
-    (
-        "arbitrary",
-        "it keeps NULLs and depends on the input order; use any_value",
-    ),
     ("list", "LIST values are not supported"),
+    ("uuid", "UUID values are not supported"),
+    ("gen_random_uuid", "UUID values are not supported"),
     ("array_agg", "LIST values are not supported"),
     ("list_value", "LIST values are not supported"),
     (

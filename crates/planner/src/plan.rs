@@ -240,6 +240,12 @@ pub enum AggregateFunction {
     Mode,
     /// `any_value(x)`: a non-NULL value of the group, in no defined order.
     AnyValue,
+    /// `first(x)`: the value (NULL included) of the group's first row in
+    /// the order the lanes meet the rows: the table's order on one
+    /// thread, not guaranteed on several (as DuckDB without ORDER BY).
+    First,
+    /// `last(x)`: as [`First`](Self::First), the group's last row.
+    Last,
     /// `bit_and(x)` of integers, of the input type.
     BitAnd,
     /// `bit_or(x)` of integers, of the input type.
@@ -276,6 +282,8 @@ impl AggregateFunction {
             Self::Median => "median",
             Self::Mode => "mode",
             Self::AnyValue => "any_value",
+            Self::First => "first",
+            Self::Last => "last",
             Self::BitAnd => "bit_and",
             Self::BitOr => "bit_or",
             Self::BitXor => "bit_xor",

@@ -15,12 +15,28 @@ pub enum ScalarValue {
     Int32(i32),
     /// BIGINT
     Int64(i64),
+    /// TINYINT
+    Int8(i8),
+    /// SMALLINT
+    Int16(i16),
+    /// UTINYINT
+    UInt8(u8),
+    /// USMALLINT
+    UInt16(u16),
+    /// UINTEGER
+    UInt32(u32),
+    /// UBIGINT
+    UInt64(u64),
+    /// FLOAT (REAL)
+    Float32(f32),
     /// DOUBLE
     Float64(f64),
     /// DECIMAL(precision, scale): the unscaled value.
     Decimal128(i128, u8, i8),
     /// VARCHAR
     Utf8(String),
+    /// BLOB
+    Binary(Vec<u8>),
     /// DATE: days since 1970-01-01.
     Date32(i32),
     /// TIMESTAMP: microseconds since 1970-01-01 00:00:00, no time zone.
@@ -37,9 +53,17 @@ impl ScalarValue {
             Self::Boolean(_) => DataType::Boolean,
             Self::Int32(_) => DataType::Int32,
             Self::Int64(_) => DataType::Int64,
+            Self::Int8(_) => DataType::Int8,
+            Self::Int16(_) => DataType::Int16,
+            Self::UInt8(_) => DataType::UInt8,
+            Self::UInt16(_) => DataType::UInt16,
+            Self::UInt32(_) => DataType::UInt32,
+            Self::UInt64(_) => DataType::UInt64,
+            Self::Float32(_) => DataType::Float32,
             Self::Float64(_) => DataType::Float64,
             Self::Decimal128(_, p, s) => DataType::Decimal128(*p, *s),
             Self::Utf8(_) => DataType::Utf8,
+            Self::Binary(_) => DataType::Binary,
             Self::Date32(_) => DataType::Date32,
             Self::TimestampMicros(_) => DataType::Timestamp(TimeUnit::Microsecond, None),
             Self::Interval(..) => DataType::Interval(IntervalUnit::MonthDayNano),
@@ -59,14 +83,78 @@ impl fmt::Display for ScalarValue {
             Self::Boolean(b) => write!(f, "{}", if *b { "TRUE" } else { "FALSE" }),
             Self::Int32(v) => write!(f, "{v}"),
             Self::Int64(v) => write!(f, "{v}"),
+            Self::Int8(v) => write!(f, "CAST({v} AS TINYINT)"),
+            Self::Int16(v) => write!(f, "CAST({v} AS SMALLINT)"),
+            Self::UInt8(v) => write!(f, "CAST({v} AS UTINYINT)"),
+            Self::UInt16(v) => write!(f, "CAST({v} AS USMALLINT)"),
+            Self::UInt32(v) => write!(f, "CAST({v} AS UINTEGER)"),
+            Self::UInt64(v) => write!(f, "CAST({v} AS UBIGINT)"),
+            Self::Float32(v) => write!(f, "CAST({v:?} AS FLOAT)"),
             Self::Float64(v) => write!(f, "{v:?}"),
             Self::Decimal128(v, _, s) => write!(f, "{}", format_decimal(*v, *s)),
             Self::Utf8(s) => write!(f, "'{}'", s.replace('\'', "''")),
+            Self::Binary(b) => write!(f, "'{}'::BLOB", format_blob(b).replace('\'', "''")),
             Self::Date32(d) => write!(f, "DATE '{}'", format_date(*d)),
             Self::TimestampMicros(t) => write!(f, "TIMESTAMP '{}'", format_timestamp(*t)),
             Self::Interval(m, d, us) => write!(f, "INTERVAL '{}'", format_interval(*m, *d, *us)),
         }
     }
+}
+
+/// A BLOB as text, as DuckDB writes it: printable ASCII as itself, any
+/// other byte (and `\`, `'`, `"`) as `\xHH`.
+pub fn format_blob(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len());
+    for &c in b {
+        if (32..=126).contains(&c) && !matches!(c, b'\\' | b'\'' | b'"') {
+            s.push(c as char);
+        } else {
+            s.push_str(&format!("\\x{c:02X}"));
+        }
+    }
+    s
+}
+
+/// Text as a BLOB, as DuckDB reads it: ASCII characters as themselves,
+/// `\xHH` as the byte HH; the error (DuckDB's) otherwise.
+pub fn parse_blob(s: &str) -> Result<Vec<u8>, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'\\' {
+            if i + 4 > bytes.len() {
+                return Err(format!(
+                    "Invalid hex escape code encountered in string -> blob conversion of string \"{s}\": unterminated escape code at end of blob"
+                ));
+            }
+            let code = String::from_utf8_lossy(&bytes[i..i + 4]);
+            let hex = std::str::from_utf8(&bytes[i + 2..i + 4])
+                .ok()
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+            match (
+                bytes[i + 1],
+                hex.and_then(|h| u8::from_str_radix(h, 16).ok()),
+            ) {
+                (b'x' | b'X', Some(v)) => out.push(v),
+                _ => {
+                    return Err(format!(
+                        "Invalid hex escape code encountered in string -> blob conversion of string \"{s}\": {code}"
+                    ));
+                }
+            }
+            i += 4;
+        } else if c.is_ascii() {
+            out.push(c);
+            i += 1;
+        } else {
+            return Err(format!(
+                "Invalid byte encountered in STRING -> BLOB conversion of string \"{s}\". All non-ascii characters must be escaped with hex codes (e.g. \\xAA)"
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// `10^i` for `i` in `0..=38`.

@@ -140,3 +140,14 @@ fn a_value_that_cannot_be_printed_is_an_error_with_exit_one() {
         assert_eq!(err.lines().count(), 1, "{format}: {err}");
     }
 }
+
+#[test]
+fn blobs_and_floats_print_as_duckdb_prints_them() {
+    let sql = "SELECT 'a\\x00\\xFF'::BLOB AS b, 0.1::REAL AS r, 127::TINYINT AS t, 18446744073709551615::UBIGINT AS u";
+    let (code, out, err) = run(&["--format", "csv", "-c", sql], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "b,r,t,u\na\\x00\\xFF,0.1,127,18446744073709551615\n");
+    let (code, out, err) = run(&["-c", "SELECT '\\xAA'::BLOB AS b"], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, table("b   ", &["\\xAA"]) + "+------+\n");
+}

@@ -32,6 +32,11 @@ pub(super) fn new_accumulator(
             values: Vec::new(),
         }),
         Mode | AnyValue => Box::new(RowAcc::new(func == Mode, input)?),
+        First | Last => Box::new(FirstLastAcc {
+            last: func == Last,
+            rows: RowAcc::new(false, input)?,
+            seen: Vec::new(),
+        }),
         other => {
             return Err(Error::Internal(format!(
                 "{}() is not a holistic aggregate",
@@ -327,6 +332,63 @@ impl Accumulator for BitAcc {
 
     fn size(&self) -> usize {
         self.values.capacity() * 16
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `first(x)` and `last(x)` of any type, NULLs kept: per group, whether
+/// a row was met and its value in Arrow's row format (`None` for NULL).
+/// A lane meets its rows in their order; merged lanes are taken in the
+/// order the merge meets them.
+struct FirstLastAcc {
+    last: bool,
+    rows: RowAcc,
+    seen: Vec<bool>,
+}
+
+impl Accumulator for FirstLastAcc {
+    fn resize(&mut self, groups: usize) {
+        self.seen.resize(groups, false);
+        self.rows.first.resize(groups, None);
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let rows = self
+            .rows
+            .converter
+            .convert_columns(&[Arc::clone(values)])
+            .map_err(Error::arrow)?;
+        for i in 0..values.len() {
+            let g = group(groups, i);
+            if self.seen[g] && !self.last {
+                continue;
+            }
+            self.seen[g] = true;
+            self.rows.first[g] = values.is_valid(i).then(|| rows.row(i).as_ref().to_vec());
+        }
+        Ok(())
+    }
+
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (s, d) in pairs(src, dst) {
+            if other.seen[s] && (self.last || !self.seen[d]) {
+                self.seen[d] = true;
+                self.rows.first[d].clone_from(&other.rows.first[s]);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        Box::new(self.rows).finish()
+    }
+
+    fn size(&self) -> usize {
+        self.rows.size() + self.seen.capacity()
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -166,7 +166,7 @@ fn having_and_final_projection() {
 fn decimal_product_sum() {
     // sum(d * d) and avg(d * d): the in-place fast path
     let dd = bin(col(3), BinaryOp::Multiply, col(3));
-    assert_eq!(dd.data_type(&t_schema()), DataType::Decimal128(31, 4));
+    assert_eq!(dd.data_type(&t_schema()), DataType::Decimal128(18, 4));
     let all = aggregate(scan_t(), vec![], vec![agg(F::Sum, Some(dd.clone()), false)]);
     check(&tables(), &all, &["267.9476"]);
     let filtered = aggregate(

@@ -438,7 +438,7 @@ fn coercions() {
     );
     check_schema(
         "SELECT l_quantity + 1 AS a, l_quantity * l_tax AS b, l_quantity / 2 AS c, l_shipdate - l_commitdate AS d FROM lineitem",
-        "a DECIMAL(16,2) NOT NULL, b DECIMAL(31,4) NOT NULL, c DOUBLE NOT NULL, d INTEGER NOT NULL",
+        "a DECIMAL(16,2) NOT NULL, b DECIMAL(18,4) NOT NULL, c DOUBLE NOT NULL, d INTEGER NOT NULL",
     );
     check_schema(
         "SELECT i + 3000000000 AS e, i + d AS f, s || 1 AS g, 1 || NULL AS h FROM t",
@@ -973,13 +973,13 @@ fn statements() {
          SELECT a FROM x;
          DROP TABLE x",
         "
-        CreateTable x (a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k DOUBLE, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE) if_not_exists=false or_replace=false
-        Insert x [a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k DOUBLE, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE]
+        CreateTable x (a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k FLOAT, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE) if_not_exists=false or_replace=false
+        Insert x [a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k FLOAT, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE]
         Values: 2 rows
-        values [a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k DOUBLE, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE]
+        values [a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k FLOAT, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE]
           (1, NULL, NULL, NULL, NULL, 'x', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
           (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
-        Insert x [a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k DOUBLE, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE]
+        Insert x [a INTEGER NOT NULL, b BIGINT, c DOUBLE, d DECIMAL(10,2), e DECIMAL(18,3), f VARCHAR, g VARCHAR, h DATE, i TIMESTAMP, j BOOLEAN, k FLOAT, l INTEGER, m DECIMAL(5,0), n VARCHAR, o DOUBLE]
         Projection: a, b, c, d, e, f, g, h, i, j, k, l, m, n, o
           Scan: x (15 columns)
         Projection: a
@@ -990,15 +990,15 @@ fn statements() {
     check(
         "CREATE OR REPLACE TABLE y AS SELECT l_orderkey, l_quantity * 2 AS q FROM lineitem; INSERT INTO y VALUES (1, 2.5); INSERT INTO y SELECT i, d FROM t",
         "
-        CreateTableAs y if_not_exists=false or_replace=true [l_orderkey BIGINT NOT NULL, q DECIMAL(26,2) NOT NULL]
+        CreateTableAs y if_not_exists=false or_replace=true [l_orderkey BIGINT NOT NULL, q DECIMAL(18,2) NOT NULL]
         Projection: l_orderkey, (l_quantity * 2)
           Scan: lineitem (13 columns)
-        Insert y [l_orderkey BIGINT, q DECIMAL(26,2)]
+        Insert y [l_orderkey BIGINT, q DECIMAL(18,2)]
         Values: 1 rows
-        values [l_orderkey BIGINT, q DECIMAL(26,2)]
+        values [l_orderkey BIGINT, q DECIMAL(18,2)]
           (1, 2.50)
-        Insert y [l_orderkey BIGINT, q DECIMAL(26,2)]
-        Projection: CAST(i AS BIGINT), CAST(d AS DECIMAL(26,2))
+        Insert y [l_orderkey BIGINT, q DECIMAL(18,2)]
+        Projection: CAST(i AS BIGINT), CAST(d AS DECIMAL(18,2))
           Scan: t (5 columns)
         ",
     );
@@ -1090,7 +1090,7 @@ fn statements() {
         "CREATE TABLE z (a DECIMAL(4, 5))",
         "DECIMAL scale must be between 0 and the width 4, got 5",
     );
-    check_err("CREATE TABLE z (a BLOB)", "type BLOB is not supported");
+    check_err("CREATE TABLE z (a UUID)", "type UUID is not supported");
     check_err(
         "CREATE TABLE z (a INT NOT NULL, b INT); INSERT INTO z (b) VALUES (1)",
         "NOT NULL constraint failed: z.a",

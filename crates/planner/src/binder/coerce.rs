@@ -6,17 +6,10 @@ use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Expr};
 use crate::fold::ConstantEvaluator;
 use crate::scalar::{ScalarValue, fits_precision, parse_decimal};
-use crate::types::{arithmetic_result_type, canonical, timestamp_type};
-
-/// The DECIMAL an integer type converts to without loss.
-fn integer_as_decimal(t: &DataType) -> Option<DataType> {
-    match t {
-        DataType::Int32 => Some(DataType::Decimal128(10, 0)),
-        DataType::Int64 => Some(DataType::Decimal128(19, 0)),
-        DataType::Decimal128(..) => Some(t.clone()),
-        _ => None,
-    }
-}
+use crate::types::{
+    arithmetic_common_type, arithmetic_result_type, canonical, integer_as_decimal, is_integer,
+    is_numeric, numeric_common_type, timestamp_type,
+};
 
 /// The type both operands of a comparison (or branches of a CASE, items
 /// of an IN list) are converted to, on canonical types. `None` when the
@@ -29,19 +22,7 @@ pub(crate) fn comparison_type(l: &DataType, r: &DataType) -> Option<DataType> {
     }
     match (&l, &r) {
         (Null, t) | (t, Null) => Some(t.clone()),
-        (Float64, t) | (t, Float64) if is_num(t) => Some(Float64),
-        (Int32, Int64) | (Int64, Int32) => Some(Int64),
-        (a, b) if is_num(a) && is_num(b) => {
-            let (Some(Decimal128(p1, s1)), Some(Decimal128(p2, s2))) =
-                (integer_as_decimal(a), integer_as_decimal(b))
-            else {
-                return None;
-            };
-            let s = s1.max(s2);
-            let int_digits = (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16);
-            let p = (int_digits + s as i16).clamp(1, 38) as u8;
-            Some(Decimal128(p, s.min(p as i8)))
-        }
+        (a, b) if is_num(a) && is_num(b) => numeric_common_type(a, b),
         (Date32, Timestamp(..)) | (Timestamp(..), Date32) => Some(timestamp_type()),
         _ => None,
     }
@@ -58,7 +39,7 @@ pub(crate) fn arithmetic_operand_types(
     use DataType::*;
     let (l, r) = (canonical(l), canonical(r));
     match (&l, &r) {
-        (Date32, Int32 | Int64) if matches!(op, BinaryOp::Plus | BinaryOp::Minus) => {
+        (Date32, t) if is_integer(t) && matches!(op, BinaryOp::Plus | BinaryOp::Minus) => {
             Some((l.clone(), r.clone()))
         }
         (Date32, Date32) if op == BinaryOp::Minus => Some((l.clone(), r.clone())),
@@ -69,15 +50,16 @@ pub(crate) fn arithmetic_operand_types(
             Some((l.clone(), timestamp_type()))
         }
         (Decimal128(..), _) | (_, Decimal128(..)) if is_num(&l) && is_num(&r) => {
-            if l == Float64 || r == Float64 {
-                return Some((Float64, Float64));
+            if matches!(l, Float32 | Float64) || matches!(r, Float32 | Float64) {
+                let t = numeric_common_type(&l, &r)?;
+                return Some((t.clone(), t));
             }
             Some((integer_as_decimal(&l)?, integer_as_decimal(&r)?))
         }
         (Null, Null) => Some((Int32, Int32)),
         (Null, t) | (t, Null) if is_num(t) => Some((t.clone(), t.clone())),
         (a, b) if is_num(a) && is_num(b) => {
-            let t = comparison_type(a, b)?;
+            let t = arithmetic_common_type(a, b)?;
             Some((t.clone(), t))
         }
         _ => None,
@@ -85,10 +67,7 @@ pub(crate) fn arithmetic_operand_types(
 }
 
 fn is_num(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal128(..)
-    )
+    is_numeric(t)
 }
 
 /// True if a CAST from `from` to `to` is defined.
@@ -100,8 +79,8 @@ pub(crate) fn can_cast(from: &DataType, to: &DataType) -> bool {
     }
     match (&from, &to) {
         (a, b) if is_num(a) && is_num(b) => true,
-        (Boolean, b) | (b, Boolean) if is_num(b) && !matches!(b, Float64) => true,
-        (Utf8, Boolean | Date32 | Timestamp(..)) => true,
+        (Boolean, b) | (b, Boolean) if is_num(b) => true,
+        (Utf8, Boolean | Date32 | Timestamp(..) | Binary) => true,
         (Utf8, b) if is_num(b) => true,
         (Date32, Timestamp(..)) | (Timestamp(..), Date32) => true,
         _ => false,

@@ -16,7 +16,8 @@ use crate::functions::{self, FunctionKind};
 use crate::plan::{AggregateExpr, AggregateFunction};
 use crate::scalar::ScalarValue;
 use crate::types::{
-    aggregate_result_type, arithmetic_result_type, canonical, sql_type_name, timestamp_type,
+    aggregate_result_type, arithmetic_result_type, canonical, integer_fits, sql_type_name,
+    timestamp_type,
 };
 
 /// How deep an expression may nest before the binder refuses it, as
@@ -767,6 +768,26 @@ impl<'s> ExprBinder<'s> {
                 "regular expression matching is not supported{}",
                 at(e.span())
             ))),
+            A::Array(_) => Err(unsupported(format!(
+                "LIST literals ({e}) are not supported yet{}",
+                at(e.span())
+            ))),
+            A::Dictionary(_) | A::Struct { .. } | A::Tuple(_) => Err(unsupported(format!(
+                "STRUCT literals ({e}) are not supported yet{}",
+                at(e.span())
+            ))),
+            A::Map(_) => Err(unsupported(format!(
+                "MAP literals ({e}) are not supported yet{}",
+                at(e.span())
+            ))),
+            A::CompoundFieldAccess { .. } => Err(unsupported(format!(
+                "LIST indexing and STRUCT field access ({e}) are not supported yet{}",
+                at(e.span())
+            ))),
+            A::Lambda(_) => Err(unsupported(format!(
+                "lambda functions ({e}) are not supported yet{}",
+                at(e.span())
+            ))),
             other => Err(unsupported(format!(
                 "expression {other} is not supported{}",
                 at(e.span())
@@ -923,10 +944,8 @@ impl<'s> ExprBinder<'s> {
             }
             BinaryOp::Divide => {
                 let is_int = |t: &DataType| {
-                    matches!(
-                        canonical(t),
-                        DataType::Int32 | DataType::Int64 | DataType::Null
-                    )
+                    let t = canonical(t);
+                    crate::types::is_integer(&t) || t == DataType::Null
                 };
                 let (lt, rt) = (self.type_of(&l), self.type_of(&r));
                 let both_int = is_int(&lt) && is_int(&rt);
@@ -1019,10 +1038,12 @@ impl<'s> ExprBinder<'s> {
     /// Builds `l op r` for a comparison, coercing both sides to one type.
     pub(crate) fn compare(&self, op: BinaryOp, l: Expr, r: Expr, e: &ast::Expr) -> Result<Expr> {
         let (lt, rt) = (self.type_of(&l), self.type_of(&r));
+        let adopted = literal_adopts(&l, &r, &lt, &rt, e);
         let target = match (&l, &r) {
             // A string literal takes the type of the other side.
             (Expr::Literal(ScalarValue::Utf8(_)), _) if !is_string(&rt) => canonical(&rt),
             (_, Expr::Literal(ScalarValue::Utf8(_))) if !is_string(&lt) => canonical(&lt),
+            _ if adopted.is_some() => adopted.expect("checked"),
             _ => comparison_type(&lt, &rt).ok_or_else(|| {
                 bind_err(format!(
                     "Cannot compare values of type {} and type {} in \"{e}\"{}",
@@ -1075,7 +1096,10 @@ impl<'s> ExprBinder<'s> {
             (_, Expr::Literal(ScalarValue::Utf8(_))) if r_lit && is_numeric(&canonical(&lt)) => {
                 (canonical(&lt), canonical(&lt))
             }
-            _ => (lt.clone(), rt.clone()),
+            _ => match literal_adopts(&l, &r, &lt, &rt, e) {
+                Some(t) => (t.clone(), t),
+                None => (lt.clone(), rt.clone()),
+            },
         };
         let (lt2, rt2) = arithmetic_operand_types(op, &lt2, &rt2).ok_or_else(mismatch)?;
         if arithmetic_result_type(op, &lt2, &rt2).is_none() {
@@ -1578,6 +1602,8 @@ impl<'s> ExprBinder<'s> {
                     | AggregateFunction::Mode
                     | AggregateFunction::Product
                     | AggregateFunction::BitXor
+                    | AggregateFunction::First
+                    | AggregateFunction::Last
             )
         {
             return Err(unsupported(format!(
@@ -1588,6 +1614,13 @@ impl<'s> ExprBinder<'s> {
         // FILTER (WHERE c): the argument becomes CASE WHEN c THEN arg END,
         // so the rows that fail c count as NULLs, which aggregates skip
         let filter = match filter {
+            // FILTER would make the filtered rows NULLs, which these keep
+            Some(_) if matches!(func, AggregateFunction::First | AggregateFunction::Last) => {
+                return Err(unsupported(format!(
+                    "FILTER on {name}() is not supported{}",
+                    at(e.span())
+                )));
+            }
             Some(c) => {
                 let p =
                     self.bind_without_aggregates(c, "aggregate function calls cannot be nested")?;
@@ -2068,6 +2101,12 @@ impl<'s> ExprBinder<'s> {
                     }
                 }
             }
+            ScalarFunction::OctetLength => {
+                check_arg_count(name, args.len(), 1, 1, e)?;
+                if types[0] != DataType::Binary && types[0] != null {
+                    return Err(bad_type(0, "BLOB"));
+                }
+            }
             ScalarFunction::Lower | ScalarFunction::Upper | ScalarFunction::Length => {
                 check_arg_count(name, args.len(), 1, 1, e)?;
                 if types[0] != DataType::Utf8 && types[0] != null {
@@ -2423,11 +2462,53 @@ fn normalize_date_part(p: &str) -> Option<String> {
     DATE_PARTS.contains(&singular).then(|| singular.to_string())
 }
 
-fn is_numeric(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal128(..)
-    )
+use crate::types::is_numeric;
+
+/// DuckDB's integer literal rule: an integer literal as written (`1`,
+/// `-5`, not a cast nor a folded expression) beside an operand of another
+/// integer type takes that type when its value fits it, so `tinyint_col + 1`
+/// is TINYINT and `utinyint_col = 300` compares as INTEGER. `e` is the
+/// binary expression `l op r`; the type both sides take, if the rule applies.
+fn literal_adopts(
+    l: &Expr,
+    r: &Expr,
+    lt: &DataType,
+    rt: &DataType,
+    e: &ast::Expr,
+) -> Option<DataType> {
+    let ast::Expr::BinaryOp { left, right, .. } = e else {
+        return None;
+    };
+    let value = |x: &Expr| match x {
+        Expr::Literal(ScalarValue::Int32(v)) => Some(*v as i128),
+        Expr::Literal(ScalarValue::Int64(v)) => Some(*v as i128),
+        _ => None,
+    };
+    if is_integer_literal(left) && !is_integer_literal(right) {
+        let v = value(l)?;
+        return integer_fits(v, rt).then(|| rt.clone());
+    }
+    if is_integer_literal(right) && !is_integer_literal(left) {
+        let v = value(r)?;
+        return integer_fits(v, lt).then(|| lt.clone());
+    }
+    None
+}
+
+/// True for an integer literal as written: digits, maybe negated or in
+/// parentheses.
+fn is_integer_literal(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Nested(inner) => is_integer_literal(inner),
+        ast::Expr::UnaryOp {
+            op: UnaryOperator::Minus | UnaryOperator::Plus,
+            expr,
+        } => is_integer_literal(expr),
+        ast::Expr::Value(v) => {
+            matches!(&v.value, Value::Number(n, _) if n.bytes().all(|b| b.is_ascii_digit()))
+        }
+        _ => false,
+    }
 }
 
 /// Whether `e` is a quoted string literal, possibly in parentheses.

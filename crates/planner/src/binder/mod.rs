@@ -926,16 +926,56 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
     use ast::DataType as D;
     Ok(match t {
         D::Boolean | D::Bool => DataType::Boolean,
-        D::Int(_) | D::Integer(_) | D::Int4(_) | D::Signed | D::SignedInteger => DataType::Int32,
+        D::TinyInt(_) => DataType::Int8,
+        D::SmallInt(_) | D::Int2(_) | D::Int16 => DataType::Int16,
+        D::Int(_) | D::Integer(_) | D::Int4(_) | D::Int32 | D::Signed | D::SignedInteger => {
+            DataType::Int32
+        }
         D::BigInt(_) | D::Int8(_) | D::Int64 => DataType::Int64,
-        D::Double(_)
-        | D::DoublePrecision
-        | D::Float8
-        | D::Float64
-        | D::Float(_)
-        | D::Real
-        | D::Float4
-        | D::Float32 => DataType::Float64,
+        D::UTinyInt | D::UInt8 | D::TinyIntUnsigned(_) => DataType::UInt8,
+        D::USmallInt | D::UInt16 | D::SmallIntUnsigned(_) | D::Int2Unsigned(_) => DataType::UInt16,
+        D::UInt32
+        | D::IntUnsigned(_)
+        | D::IntegerUnsigned(_)
+        | D::Int4Unsigned(_)
+        | D::Unsigned
+        | D::UnsignedInteger => DataType::UInt32,
+        D::UBigInt | D::UInt64 | D::BigIntUnsigned(_) | D::Int8Unsigned(_) => DataType::UInt64,
+        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 => DataType::Float64,
+        // FLOAT(p) is FLOAT up to 24 bits of mantissa, DOUBLE past, as in DuckDB
+        D::Float(ExactNumberInfo::Precision(p) | ExactNumberInfo::PrecisionAndScale(p, _))
+            if *p > 24 =>
+        {
+            DataType::Float64
+        }
+        D::Float(_) | D::Real | D::Float4 | D::Float32 => DataType::Float32,
+        D::HugeInt | D::UHugeInt | D::Int128 | D::UInt128 => {
+            return Err(unsupported(format!(
+                "type {t} is not supported (HUGEINT is not a column type; an integer literal \
+                 past BIGINT is a DECIMAL(38,0))"
+            )));
+        }
+        D::Uuid => return Err(unsupported("type UUID is not supported")),
+        D::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
+            return Err(unsupported(
+                "type TIMESTAMP WITH TIME ZONE (TIMESTAMPTZ) is not supported; use TIMESTAMP",
+            ));
+        }
+        D::Interval { .. } => {
+            return Err(unsupported(
+                "INTERVAL as a column or cast type is not supported (INTERVAL literals are, in date arithmetic)",
+            ));
+        }
+        D::Array(_) => {
+            return Err(unsupported(format!(
+                "LIST types ({t}) are not supported yet"
+            )));
+        }
+        D::Struct(..) | D::Map(..) | D::Union(_) | D::Tuple(_) => {
+            return Err(unsupported(format!(
+                "nested types ({t}) are not supported yet"
+            )));
+        }
         D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
             let (p, s) = match info {
                 ExactNumberInfo::None => (18, 3),
@@ -963,6 +1003,7 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
         | D::CharVarying(_)
         | D::Nvarchar(_) => DataType::Utf8,
         D::Date => DataType::Date32,
+        D::Blob(_) | D::Bytea | D::Varbinary(_) | D::Binary(_) => DataType::Binary,
         D::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone)
         | D::Datetime(_)
         | D::TimestampNtz(_) => timestamp_type(),
@@ -970,14 +1011,43 @@ pub(crate) fn data_type_from_sql(t: &ast::DataType) -> Result<DataType> {
             match name.to_string().to_ascii_lowercase().as_str() {
                 "int32" => DataType::Int32,
                 "long" => DataType::Int64,
+                "int1" => DataType::Int8,
+                "short" => DataType::Int16,
+                "blob" | "bytea" | "varbinary" => DataType::Binary,
+                "utinyint" => DataType::UInt8,
+                "usmallint" => DataType::UInt16,
+                "uinteger" => DataType::UInt32,
+                "ubigint" => DataType::UInt64,
+                "hugeint" | "uhugeint" | "int128" | "uint128" => {
+                    return Err(unsupported(format!(
+                        "type {t} is not supported (HUGEINT is not a column type; an integer \
+                         literal past BIGINT is a DECIMAL(38,0))"
+                    )));
+                }
+                "uuid" => return Err(unsupported("type UUID is not supported")),
                 "bpchar" => DataType::Utf8,
+                "timestamptz" => {
+                    return Err(unsupported(
+                        "type TIMESTAMP WITH TIME ZONE (TIMESTAMPTZ) is not supported; use TIMESTAMP",
+                    ));
+                }
                 _ => return Err(unsupported(format!("type {t} is not supported"))),
             }
         }
+        other
+            if ["MAP(", "STRUCT(", "UNION("]
+                .iter()
+                .any(|k| other.to_string().to_ascii_uppercase().starts_with(k)) =>
+        {
+            return Err(unsupported(format!(
+                "nested types ({other}) are not supported yet"
+            )));
+        }
         other => {
             return Err(unsupported(format!(
-                "type {other} is not supported (supported: BOOLEAN, INTEGER, BIGINT, DOUBLE, \
-                 DECIMAL(p,s), VARCHAR, DATE, TIMESTAMP)"
+                "type {other} is not supported (supported: BOOLEAN, TINYINT, SMALLINT, INTEGER, \
+                 BIGINT, UTINYINT, USMALLINT, UINTEGER, UBIGINT, FLOAT, DOUBLE, DECIMAL(p,s), \
+                 VARCHAR, BLOB, DATE, TIMESTAMP)"
             )));
         }
     })
