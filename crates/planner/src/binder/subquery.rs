@@ -1267,7 +1267,9 @@ fn over_no_rows(e: Expr, width: usize, eb: &ExprBinder<'_>, fields: &[Field]) ->
                 | A::Mode
                 | A::StringAgg
                 | A::QuantileCont
-                | A::QuantileDisc => Some(Expr::Literal(ScalarValue::Null(
+                | A::QuantileDisc
+                | A::First
+                | A::Last => Some(Expr::Literal(ScalarValue::Null(
                     fields[k].data_type().clone(),
                 ))),
                 A::BitAnd | A::BitOr | A::BitXor | A::Product => None,
