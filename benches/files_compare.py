@@ -31,6 +31,7 @@ DUCKDB = """
 import duckdb, sys, time
 c = duckdb.connect()
 c.sql("SET threads={threads}")
+c.sql("SET enable_progress_bar=false")
 t = time.perf_counter()
 rows = c.sql(sys.argv[1]).fetchall()
 print(time.perf_counter() - t, len(rows), file=sys.stderr)
@@ -66,12 +67,12 @@ def run(cmd, runs):
             sys.exit(f"{cmd[:3]} failed: {err}")
         times.append(wall)
         peaks.append(usage.ru_maxrss * 1024)
-        first = err.split()
-        if first:
-            try:
-                inner.append(float(first[0]))
-            except ValueError:
-                pass
+        # DuckDB's script ends with its query's time
+        last = err.strip().splitlines()[-1:] or [""]
+        try:
+            inner.append(float(last[0].split()[0]))
+        except (ValueError, IndexError):
+            pass
     return (
         statistics.median(times),
         statistics.median(peaks),
@@ -98,7 +99,7 @@ def main():
             w_t, w_m, _ = run([weir, "--threads", str(threads), "--format", "csv", "-c", q], runs)
             d_t, d_m, d_q = run(["python3", "-c", script, q], runs)
             print(
-                f"| {name} | {label} | {w_t:.2f} | {d_t:.2f} | {d_q:.2f} | {w_t / d_t:.2f} "
+                f"| {name} | {label} | {w_t:.2f} | {d_t:.2f} | {d_q or 0:.2f} | {w_t / d_t:.2f} "
                 f"| {w_m / 1e6:.0f} | {d_m / 1e6:.0f} | {w_m / d_m:.2f} |",
                 flush=True,
             )
