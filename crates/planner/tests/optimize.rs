@@ -322,3 +322,15 @@ fn filters_move_below_projections_but_not_below_a_limit() {
         .display_indent();
     assert!(text.starts_with("Filter: (r < "), "{text}");
 }
+
+#[test]
+fn q18_in_subquery_filters_orders_before_they_join_lineitem() {
+    let text = tpch(18).display_indent();
+    let join = text
+        .find("INNER Join: l_orderkey = o_orderkey")
+        .expect("the lineitem join");
+    let semi = text
+        .find("SEMI Join: o_orderkey = l_orderkey")
+        .expect("the IN");
+    assert!(join < semi, "{text}");
+}

@@ -288,7 +288,123 @@ fn push_join(
         filter: conjunction(rest),
         schema,
     };
-    filtered(plan, stay)
+    filtered(sink_semi(plan), stay)
+}
+
+/// A SEMI or ANTI join keeps or drops each of its left rows by that row's
+/// columns alone, as a filter does: it moves below a projection of plain
+/// columns, and into the build side of an inner join below it when it
+/// reads only that side (the smaller side: fewer rows probe it, and the
+/// join above sees only the rows kept; TPC-H Q18's `o_orderkey IN (...)`
+/// filters orders before they join lineitem).
+fn sink_semi(plan: LogicalPlan) -> LogicalPlan {
+    let LogicalPlan::Join {
+        left,
+        right,
+        kind,
+        on,
+        filter,
+        schema,
+    } = plan
+    else {
+        return plan;
+    };
+    let filtering = matches!(
+        kind,
+        JoinKind::Semi | JoinKind::Anti | JoinKind::NullAwareAnti
+    );
+    let lw = left.schema().fields().len();
+    let mut cols: Vec<usize> = on.iter().flat_map(|(l, _)| l.columns()).collect();
+    if let Some(f) = &filter {
+        cols.extend(f.columns().into_iter().filter(|&c| c < lw));
+    }
+    let volatile = filter.as_ref().is_some_and(Expr::is_volatile)
+        || on.iter().any(|(l, r)| l.is_volatile() || r.is_volatile());
+    if !filtering || volatile || cols.is_empty() {
+        return LogicalPlan::Join {
+            left,
+            right,
+            kind,
+            on,
+            filter,
+            schema,
+        };
+    }
+    match *left {
+        LogicalPlan::Projection {
+            input,
+            exprs,
+            schema: ps,
+        } if exprs.iter().all(|e| matches!(e, Expr::Column(_))) => {
+            let iw = input.schema().fields().len();
+            let index = |c: usize| match &exprs[c] {
+                Expr::Column(i) => i.index,
+                _ => unreachable!("a projection of columns"),
+            };
+            let on = on
+                .into_iter()
+                .map(|(l, r)| (map_columns(&l, &index), r))
+                .collect();
+            let filter =
+                filter.map(|f| map_columns(&f, &|c| if c < lw { index(c) } else { c - lw + iw }));
+            let schema = input.schema();
+            let inner = sink_semi(LogicalPlan::Join {
+                left: input,
+                right,
+                kind,
+                on,
+                filter,
+                schema,
+            });
+            LogicalPlan::Projection {
+                input: Box::new(inner),
+                exprs,
+                schema: ps,
+            }
+        }
+        LogicalPlan::Join {
+            left: a,
+            right: b,
+            kind: JoinKind::Inner,
+            on: join_on,
+            filter: join_filter,
+            schema: join_schema,
+        } if cols.iter().all(|&c| c >= a.schema().fields().len()) => {
+            let aw = a.schema().fields().len();
+            let bw = b.schema().fields().len();
+            let on = on
+                .into_iter()
+                .map(|(l, r)| (map_columns(&l, &|c| c - aw), r))
+                .collect();
+            let filter =
+                filter.map(|f| map_columns(&f, &|c| if c < lw { c - aw } else { c - lw + bw }));
+            let schema = b.schema();
+            let b = sink_semi(LogicalPlan::Join {
+                left: b,
+                right,
+                kind,
+                on,
+                filter,
+                schema,
+            });
+            LogicalPlan::Join {
+                left: a,
+                right: Box::new(b),
+                kind: JoinKind::Inner,
+                on: join_on,
+                filter: join_filter,
+                schema: join_schema,
+            }
+        }
+        left => LogicalPlan::Join {
+            left: Box::new(left),
+            right,
+            kind,
+            on,
+            filter,
+            schema,
+        },
+    }
 }
 
 /// `a = b` with `a` over the left side and `b` over the right (or the
