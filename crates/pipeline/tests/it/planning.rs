@@ -491,12 +491,12 @@ fn coercions() {
         "Cannot apply operator + to types TIMESTAMP and INTEGER",
     );
     check_err(
-        "SELECT i FROM t WHERE i",
-        "argument of WHERE must be type BOOLEAN, not type INTEGER",
+        "SELECT i FROM t WHERE s",
+        "argument of WHERE must be type BOOLEAN, not type VARCHAR",
     );
     check_err(
-        "SELECT NOT i FROM t",
-        "argument of NOT must be type BOOLEAN, not type INTEGER",
+        "SELECT NOT s FROM t",
+        "argument of NOT must be type BOOLEAN, not type VARCHAR",
     );
     check_err(
         "SELECT * FROM t WHERE i IN (1, 'a', s)",
@@ -756,7 +756,7 @@ fn expressions_and_functions() {
         "Unimplemented type for cast (TIMESTAMP -> INTEGER)",
     );
     check_err(
-        "SELECT CASE WHEN i THEN 1 END FROM t",
+        "SELECT CASE WHEN s THEN 1 END FROM t",
         "argument of CASE WHEN must be type BOOLEAN",
     );
     check_err(

@@ -761,9 +761,24 @@ impl<'s> ExprBinder<'s> {
                 "IS [NOT] DISTINCT FROM is not supported{}",
                 at(e.span())
             ))),
-            A::IsTrue(_) | A::IsFalse(_) | A::IsNotTrue(_) | A::IsNotFalse(_) => Err(unsupported(
-                format!("IS [NOT] TRUE/FALSE is not supported{}", at(e.span())),
-            )),
+            A::IsTrue(x) | A::IsFalse(x) | A::IsNotTrue(x) | A::IsNotFalse(x) => {
+                // x IS TRUE: true only for true, never NULL; the others
+                // from it and NOT
+                let v = self.bind(x)?;
+                let v = self.to_boolean(v, x, "IS TRUE")?;
+                let test = match e {
+                    A::IsFalse(_) | A::IsNotFalse(_) => Expr::Not(Box::new(v)),
+                    _ => v,
+                };
+                let is = Expr::Case {
+                    when_then: vec![(test, Expr::Literal(ScalarValue::Boolean(true)))],
+                    else_expr: Some(Box::new(Expr::Literal(ScalarValue::Boolean(false)))),
+                };
+                Ok(match e {
+                    A::IsNotTrue(_) | A::IsNotFalse(_) => Expr::Not(Box::new(is)),
+                    _ => is,
+                })
+            }
             A::SimilarTo { .. } | A::RLike { .. } => Err(unsupported(format!(
                 "regular expression matching is not supported{}",
                 at(e.span())
@@ -1019,6 +1034,8 @@ impl<'s> ExprBinder<'s> {
         match self.type_of(&v) {
             DataType::Boolean => Ok(v),
             DataType::Null => Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean))),
+            // DuckDB casts numbers to BOOLEAN implicitly (zero is false)
+            t if t.is_integer() || t.is_floating() => Ok(self.fold.cast(v, &t, &DataType::Boolean)),
             t => Err(bind_err(format!(
                 "argument of {what} must be type BOOLEAN, not type {}: \"{ast}\"{}",
                 sql_type_name(&t),

@@ -47,6 +47,35 @@ struct Relation {
     single: bool,
 }
 
+/// Two tables of one FROM under the same name (`FROM t, t`) are refused,
+/// as DuckDB's binder does; a derived table may share a table's alias.
+fn check_table_aliases(from: &[ast::TableWithJoins]) -> Result<()> {
+    let mut seen: Vec<String> = Vec::new();
+    let factors = from.iter().flat_map(|twj| {
+        std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation))
+    });
+    for factor in factors {
+        if let ast::TableFactor::Table { name, alias, .. } = factor {
+            let qualifier = match alias {
+                Some(a) => a.name.value.clone(),
+                None => name
+                    .0
+                    .last()
+                    .map(|p| p.to_string().trim_matches('"').to_string())
+                    .unwrap_or_default(),
+            };
+            if seen.iter().any(|q| q.eq_ignore_ascii_case(&qualifier)) {
+                return Err(bind_err(format!(
+                    "Ambiguous reference to table \"{qualifier}\" (duplicate alias \"{qualifier}\", \
+                     explicitly alias one of the tables using \"AS my_alias\")"
+                )));
+            }
+            seen.push(qualifier);
+        }
+    }
+    Ok(())
+}
+
 impl Scope {
     /// The relations of this scope: its parts, or itself as one.
     pub(super) fn parts(&self) -> Vec<(String, Vec<usize>)> {
@@ -543,6 +572,7 @@ impl Binder<'_> {
         &self,
         from: &'q [ast::TableWithJoins],
     ) -> Result<(Vec<Relation>, Vec<&'q ast::Expr>)> {
+        check_table_aliases(from)?;
         let mut rels = Vec::new();
         let mut conds = Vec::new();
         for twj in from {
@@ -616,6 +646,9 @@ impl Binder<'_> {
                             })
                             .map(|f| Ident::new(f.name().clone()))
                             .collect();
+                        if idents.is_empty() {
+                            return Err(bind_err("No columns found to join on in NATURAL JOIN"));
+                        }
                         local = vec![self.outer_join(left, right, kind, None, &idents)?];
                     }
                 }

@@ -81,6 +81,15 @@ impl Binder<'_> {
                 )));
             }
             let before = self.ctes.borrow().len();
+            for (i, cte) in with.cte_tables.iter().enumerate() {
+                let name = &cte.alias.name.value;
+                if with.cte_tables[..i]
+                    .iter()
+                    .any(|c| c.alias.name.value.eq_ignore_ascii_case(name))
+                {
+                    return Err(bind_err(format!("Duplicate CTE name \"{name}\"")));
+                }
+            }
             let bound = (|| {
                 for cte in &with.cte_tables {
                     let alias = ast::TableAlias {
