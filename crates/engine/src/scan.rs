@@ -33,6 +33,11 @@ use crate::load::{self, READ_BATCH_ROWS};
 /// Bytes of a CSV part read by one lane.
 const CSV_PART_BYTES: u64 = 8 << 20;
 
+/// Bytes of a large CSV file's first part: the parts double from it up to
+/// [`CSV_PART_BYTES`], so a LIMIT that the first rows satisfy decodes
+/// little of the file.
+const CSV_FIRST_PART_BYTES: u64 = 256 << 10;
+
 /// CSV files up to this size are cut by a first pass that follows quotes
 /// (exact line numbers in errors, an unterminated quote reported); larger
 /// ones are cut at line starts found from fixed offsets, unless their
@@ -613,10 +618,12 @@ fn csv_parts(
         return Ok(());
     }
     let mut from = start;
+    let mut size = CSV_FIRST_PART_BYTES;
     while from < len {
-        let to = (from + CSV_PART_BYTES).min(len);
+        let to = (from + size).min(len);
         parts.push(Part::CsvRange { file: n, from, to });
         from = to;
+        size = (size * 2).min(CSV_PART_BYTES);
     }
     Ok(())
 }
