@@ -9,6 +9,7 @@ use sqlparser::ast::{
 
 use super::coerce::{Folder, comparison_type};
 use super::expr::{ExprBinder, Placeholder, Scope, table_functions};
+use super::window::BoundWindow;
 use super::{Binder, at, bind_err, did_you_mean, format_from_extension, single_name, unsupported};
 use crate::error::Result;
 use crate::expr::Expr;
@@ -946,29 +947,7 @@ fn select_over(
         let n = plan.schema().fields().len();
         let k = subqueries.len();
         let place = |e: Expr| super::subquery::place(e, n, k, &eb);
-        exprs = exprs.into_iter().map(place).collect::<Result<_>>()?;
-        qualify = qualify.map(place).transpose()?;
-        for w in &mut windows {
-            w.partition_by = std::mem::take(&mut w.partition_by)
-                .into_iter()
-                .map(place)
-                .collect::<Result<_>>()?;
-            for key in &mut w.order_by {
-                key.expr = place(key.expr.clone())?;
-            }
-            w.expr.args = std::mem::take(&mut w.expr.args)
-                .into_iter()
-                .map(place)
-                .collect::<Result<_>>()?;
-        }
-        for (target, _, _) in &mut sort {
-            if let SortTarget::Expr(e) = target {
-                *e = place(std::mem::replace(
-                    e,
-                    Expr::Literal(ScalarValue::Null(DataType::Null)),
-                ))?;
-            }
-        }
+        rewrite_outputs(&place, &mut exprs, &mut qualify, &mut windows, &mut sort)?;
         subqueries = subqueries
             .into_iter()
             .map(|s| s.map_exprs(&mut |e| place(e)))
@@ -999,30 +978,8 @@ fn select_over(
             subqueries: subqueries.len(),
         };
         let rewrite = |e: Expr| to_aggregate_output(e, &places, &agg_schema);
-        exprs = exprs.into_iter().map(rewrite).collect::<Result<_>>()?;
         let having = having.map(rewrite).transpose()?;
-        qualify = qualify.map(rewrite).transpose()?;
-        for w in &mut windows {
-            w.partition_by = std::mem::take(&mut w.partition_by)
-                .into_iter()
-                .map(rewrite)
-                .collect::<Result<_>>()?;
-            for k in &mut w.order_by {
-                k.expr = rewrite(k.expr.clone())?;
-            }
-            w.expr.args = std::mem::take(&mut w.expr.args)
-                .into_iter()
-                .map(rewrite)
-                .collect::<Result<_>>()?;
-        }
-        for (target, _, _) in &mut sort {
-            if let SortTarget::Expr(e) = target {
-                *e = rewrite(std::mem::replace(
-                    e,
-                    Expr::Literal(ScalarValue::Null(DataType::Null)),
-                ))?;
-            }
-        }
+        rewrite_outputs(&rewrite, &mut exprs, &mut qualify, &mut windows, &mut sort)?;
         let subqueries = subqueries
             .into_iter()
             .map(|s| s.map_exprs(&mut |e| rewrite(e)))
@@ -1813,4 +1770,35 @@ fn expr_text(e: &ast::Expr) -> String {
 fn file_stem(path: &str) -> String {
     let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
     base.split('.').next().unwrap_or(base).to_string()
+}
+
+/// Applies `f` to every expression bound over the query's input that the
+/// plan above it reads: the SELECT list, QUALIFY, the window functions'
+/// keys and arguments and the ORDER BY expressions.
+fn rewrite_outputs(
+    f: &dyn Fn(Expr) -> Result<Expr>,
+    exprs: &mut Vec<Expr>,
+    qualify: &mut Option<Expr>,
+    windows: &mut [BoundWindow],
+    sort: &mut [(SortTarget, bool, bool)],
+) -> Result<()> {
+    let all = |v: Vec<Expr>| v.into_iter().map(f).collect::<Result<Vec<_>>>();
+    *exprs = all(std::mem::take(exprs))?;
+    *qualify = qualify.take().map(f).transpose()?;
+    for w in windows {
+        w.partition_by = all(std::mem::take(&mut w.partition_by))?;
+        for key in &mut w.order_by {
+            key.expr = f(key.expr.clone())?;
+        }
+        w.expr.args = all(std::mem::take(&mut w.expr.args))?;
+    }
+    for (target, _, _) in sort {
+        if let SortTarget::Expr(e) = target {
+            *e = f(std::mem::replace(
+                e,
+                Expr::Literal(ScalarValue::Null(DataType::Null)),
+            ))?;
+        }
+    }
+    Ok(())
 }
