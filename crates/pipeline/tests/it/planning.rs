@@ -1249,7 +1249,8 @@ fn window_functions_plan_a_window_node_per_partition_and_order() {
           Filter: (sum(d) OVER (PARTITION BY s ORDER BY i) > 1.0)
             Window: partitionBy=[], orderBy=[ts ASC NULLS LAST], functions=[lag(i, 1)]
               Window: partitionBy=[s], orderBy=[i ASC NULLS LAST], functions=[row_number(), sum(d) RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW]
-                Scan: t (5 columns)
+                Projection: i, d, s, ts
+                  Scan: t (5 columns)
         ",
     );
     // over GROUP BY: the windows read the Aggregate's output

@@ -188,8 +188,7 @@ pub(crate) fn prune(plan: LogicalPlan, need: &[usize]) -> (LogicalPlan, Vec<usiz
                 .chain(order_by.iter().map(|k| &k.expr))
                 .chain(functions.iter().flat_map(|f| f.args.iter()));
             let below = with_columns(from_input, used);
-            // (no projection added: the window reads its input's lanes)
-            let (input, out) = prune(*input, &below);
+            let (input, out) = narrow(*input, &below);
             let partition_by = partition_by.iter().map(|e| remap(e, &out)).collect();
             let order_by = order_by
                 .into_iter()
