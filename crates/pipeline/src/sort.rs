@@ -15,6 +15,7 @@
 //! unique, ties keep the input order (the sort is stable) and the result
 //! is the same on any number of threads.
 
+use std::borrow::Borrow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -918,12 +919,12 @@ pub(crate) struct MergePlan {
 impl MergePlan {
     /// Cuts `runs` into about `partitions` ranges of similar size, by
     /// splitter keys sampled evenly from every run.
-    pub(crate) fn new(runs: &[SortedRun], partitions: usize) -> Self {
+    pub(crate) fn new<R: Borrow<SortedRun>>(runs: &[R], partitions: usize) -> Self {
         let partitions = partitions.max(1);
         let mut samples: Vec<OwnedKey> = Vec::new();
         if partitions > 1 {
             let per_run = 16 * partitions;
-            for run in runs {
+            for run in runs.iter().map(Borrow::borrow) {
                 let n = run.num_rows();
                 if n == 0 {
                     continue;
@@ -943,6 +944,7 @@ impl MergePlan {
         let bounds = runs
             .iter()
             .map(|run| {
+                let run = run.borrow();
                 let mut b = Vec::with_capacity(splitters.len() + 2);
                 b.push(0);
                 b.extend(splitters.iter().map(|s| run.lower_bound(s)));
@@ -957,7 +959,12 @@ impl MergePlan {
     }
 
     /// Merges range `p` of every run: rows in key order.
-    pub(crate) fn merge(&self, runs: &[SortedRun], p: usize) -> Result<Option<RecordBatch>> {
+    pub(crate) fn merge<R: Borrow<SortedRun>>(
+        &self,
+        runs: &[R],
+        p: usize,
+    ) -> Result<Option<RecordBatch>> {
+        let runs: Vec<&SortedRun> = runs.iter().map(Borrow::borrow).collect();
         let ranges: Vec<(usize, usize)> = self.bounds.iter().map(|b| (b[p], b[p + 1])).collect();
         let total: usize = ranges.iter().map(|(lo, hi)| hi - lo).sum();
         if total == 0 {

@@ -18,17 +18,15 @@
 //! sum), MIN/MAX a monotonic deque (frame bounds only move forward), RANGE
 //! offsets a binary search on the order key.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, AsArray, Decimal128Array, Float64Array, Int64Array, RecordBatch, UInt32Array,
     new_null_array,
 };
-use arrow::compute::{
-    SortOptions, cast, concat_batches, interleave, interleave_record_batch, take, take_record_batch,
-};
+use arrow::compute::kernels::cmp::distinct;
+use arrow::compute::{cast, interleave, take, take_record_batch};
 use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
 use arrow::row::{RowConverter, Rows, SortField};
 use weir_planner::{
@@ -40,7 +38,7 @@ use crate::aggregate::conform;
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::hash::hash_bytes;
-use crate::sort::part_positions;
+use crate::sort::{MergePlan, SortSpec, SortedRun, part_positions};
 
 /// Buckets the lanes cut rows into when there is a PARTITION BY.
 const BUCKETS: usize = 64;
@@ -57,30 +55,25 @@ pub(crate) struct WindowPlan {
     work: SchemaRef,
     /// Where each function's arguments start in `work`.
     arg_at: Vec<usize>,
+    /// The sort of a bucket's `work` rows: partition keys, order keys
+    /// (the input position breaks ties).
+    sort: SortSpec,
 }
 
-/// A lane's rows, cut into buckets (each a list of `work` batches).
+/// A lane's rows, cut into buckets.
 pub(crate) struct WindowLane {
-    /// Per bucket, the lane's rows sorted by (partition keys, order keys,
-    /// position), if it has any.
-    pub(crate) buckets: Vec<Option<RecordBatch>>,
+    /// Per bucket, the lane's `work` rows sorted by (partition keys, order
+    /// keys, position), if it has any.
+    pub(crate) buckets: Vec<Option<SortedRun>>,
 }
 
 impl WindowLane {
     pub(crate) fn size(&self) -> usize {
-        self.buckets
-            .iter()
-            .flatten()
-            .map(|b| b.get_array_memory_size())
-            .sum()
+        self.buckets.iter().flatten().map(SortedRun::size).sum()
     }
 
     pub(crate) fn rows(&self) -> usize {
-        self.buckets
-            .iter()
-            .flatten()
-            .map(RecordBatch::num_rows)
-            .sum()
+        self.buckets.iter().flatten().map(SortedRun::num_rows).sum()
     }
 }
 
@@ -116,14 +109,32 @@ impl WindowPlan {
                 "a Window's output is not its input and one column per function".into(),
             ));
         }
+        let work: SchemaRef = Arc::new(Schema::new(fields));
+        let start = input.fields().len() + 1;
+        let np = partition_by.len();
+        let column = |i: usize| Expr::column(i, work.field(i).name().clone());
+        let keys: Vec<SortKey> = (0..np)
+            .map(|i| SortKey {
+                expr: column(start + i),
+                asc: true,
+                nulls_first: false,
+            })
+            .chain(order_by.iter().enumerate().map(|(i, k)| SortKey {
+                expr: column(start + np + i),
+                asc: k.asc,
+                nulls_first: k.nulls_first,
+            }))
+            .collect();
+        let sort = SortSpec::new(&keys, Arc::clone(&work))?;
         Ok(WindowPlan {
             input,
             output,
             partition_by: partition_by.to_vec(),
             order_by: order_by.to_vec(),
             functions: functions.to_vec(),
-            work: Arc::new(Schema::new(fields)),
+            work,
             arg_at,
+            sort,
         })
     }
 
@@ -155,11 +166,12 @@ impl WindowPlan {
         self.input.fields().len() + 1
     }
 
-    /// The lane's share: evaluates keys and arguments over its rows and
-    /// cuts them into buckets.
+    /// The lane's share: evaluates keys and arguments over its rows, cuts
+    /// them into buckets and sorts each bucket.
     pub(crate) fn scatter(&self, parts: Vec<(usize, RecordBatch)>) -> Result<WindowLane> {
         let n_buckets = self.buckets();
-        let mut buckets: Vec<Vec<RecordBatch>> = (0..n_buckets).map(|_| Vec::new()).collect();
+        let mut buckets: Vec<Vec<(usize, RecordBatch)>> =
+            (0..n_buckets).map(|_| Vec::new()).collect();
         let converter = if self.partition_by.is_empty() {
             None
         } else {
@@ -170,7 +182,7 @@ impl WindowPlan {
             Some(RowConverter::new(fields.collect()).map_err(Error::arrow)?)
         };
         let seqs = part_positions(&parts);
-        for ((_, batch), seq) in parts.into_iter().zip(seqs) {
+        for ((morsel, batch), seq) in parts.into_iter().zip(seqs) {
             let n = batch.num_rows();
             if n == 0 {
                 continue;
@@ -189,7 +201,7 @@ impl WindowPlan {
             let work =
                 RecordBatch::try_new(Arc::clone(&self.work), columns).map_err(Error::arrow)?;
             let Some(converter) = &converter else {
-                buckets[0].push(work);
+                buckets[0].push((morsel, work));
                 continue;
             };
             let start = self.key_start();
@@ -209,109 +221,43 @@ impl WindowPlan {
                 } else {
                     take_record_batch(&work, &UInt32Array::from(idx)).map_err(Error::arrow)?
                 };
-                buckets[b].push(part);
+                // (a bucket keeps a morsel's rows in input order, so the
+                // morsel and the row within it still order ties)
+                buckets[b].push((morsel, part));
             }
         }
         let buckets = buckets
             .into_iter()
-            .map(|parts| self.sort_run(parts))
+            .map(|parts| {
+                if parts.is_empty() {
+                    Ok(None)
+                } else {
+                    SortedRun::new(&self.sort, parts).map(Some)
+                }
+            })
             .collect::<Result<_>>()?;
         Ok(WindowLane { buckets })
     }
 
-    /// The sort key of `work` rows: partition keys, order keys, position.
-    fn sort_rows(&self, work: &RecordBatch) -> Result<Rows> {
-        let start = self.key_start();
-        let np = self.partition_by.len();
-        let mut fields = Vec::with_capacity(np + self.order_by.len() + 1);
-        let mut keys = Vec::with_capacity(np + self.order_by.len() + 1);
-        for i in 0..np {
-            fields.push(SortField::new(work.column(start + i).data_type().clone()));
-            keys.push(Arc::clone(work.column(start + i)));
-        }
-        for (i, k) in self.order_by.iter().enumerate() {
-            let c = work.column(start + np + i);
-            fields.push(SortField::new_with_options(
-                c.data_type().clone(),
-                SortOptions {
-                    descending: !k.asc,
-                    nulls_first: k.nulls_first,
-                },
-            ));
-            keys.push(Arc::clone(c));
-        }
-        fields.push(SortField::new(DataType::UInt64));
-        keys.push(Arc::clone(work.column(self.input.fields().len())));
-        let converter = RowConverter::new(fields).map_err(Error::arrow)?;
-        converter.convert_columns(&keys).map_err(Error::arrow)
-    }
-
-    /// A lane's rows of one bucket as one batch sorted by [`Self::sort_rows`].
-    fn sort_run(&self, parts: Vec<RecordBatch>) -> Result<Option<RecordBatch>> {
-        if parts.is_empty() {
-            return Ok(None);
-        }
-        let all = concat_batches(&self.work, &parts).map_err(Error::arrow)?;
-        drop(parts);
-        let rows = self.sort_rows(&all)?;
-        let mut order: Vec<u32> = (0..all.num_rows() as u32).collect();
-        order.sort_unstable_by(|&a, &c| rows.row(a as usize).cmp(&rows.row(c as usize)));
-        drop(rows);
-        take_record_batch(&all, &UInt32Array::from(order))
-            .map(Some)
-            .map_err(Error::arrow)
-    }
-
-    /// The lanes' sorted runs of one bucket merged into one sorted batch.
-    fn merge_runs(&self, runs: &[&RecordBatch]) -> Result<RecordBatch> {
-        let keys = runs
-            .iter()
-            .map(|r| self.sort_rows(r))
-            .collect::<Result<Vec<Rows>>>()?;
-        let total: usize = runs.iter().map(|r| r.num_rows()).sum();
-        let mut heap = BinaryHeap::with_capacity(runs.len());
-        for (r, k) in keys.iter().enumerate() {
-            heap.push(Reverse((k.row(0), r, 0usize)));
-        }
-        let mut picks = Vec::with_capacity(total);
-        while let Some(Reverse((_, r, i))) = heap.pop() {
-            picks.push((r, i));
-            if i + 1 < runs[r].num_rows() {
-                heap.push(Reverse((keys[r].row(i + 1), r, i + 1)));
-            }
-        }
-        let batches: Vec<&RecordBatch> = runs.to_vec();
-        interleave_record_batch(&batches, &picks).map_err(Error::arrow)
-    }
-
     /// Sorts bucket `b` of every lane and computes the functions over it.
     pub(crate) fn compute(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
-        let runs: Vec<&RecordBatch> = lanes
+        let runs: Vec<&SortedRun> = lanes
             .iter()
             .filter_map(|l| l.buckets[b].as_ref())
             .filter(|r| r.num_rows() > 0)
             .collect();
-        let sorted = match runs.as_slice() {
-            [] => return Ok(None),
-            [one] => (*one).clone(),
-            _ => self.merge_runs(&runs)?,
+        if runs.is_empty() {
+            return Ok(None);
+        }
+        let Some(sorted) = MergePlan::new(&runs, 1).merge(&runs, 0)? else {
+            return Ok(None);
         };
         let n_in = self.input.fields().len();
         let start = self.key_start();
         let (np, no) = (self.partition_by.len(), self.order_by.len());
         let n = sorted.num_rows();
         // partitions and peer groups, as runs of equal keys
-        let same = |cols: &[ArrayRef]| -> Result<Vec<bool>> {
-            if cols.is_empty() {
-                return Ok(vec![true; n]);
-            }
-            let fields = cols.iter().map(|c| SortField::new(c.data_type().clone()));
-            let conv = RowConverter::new(fields.collect()).map_err(Error::arrow)?;
-            let rows = conv.convert_columns(cols).map_err(Error::arrow)?;
-            Ok((0..n)
-                .map(|i| i > 0 && rows.row(i) == rows.row(i - 1))
-                .collect())
-        };
+        let same = |cols: &[ArrayRef]| -> Result<Vec<bool>> { same_as_previous(cols, n) };
         let same_partition = same(&sorted.columns()[start..start + np])?;
         let same_peer = same(&sorted.columns()[start..start + np + no])?;
         let mut partitions: Vec<usize> = same_partition
@@ -353,6 +299,44 @@ impl WindowPlan {
             .map(Some)
             .map_err(Error::arrow)
     }
+}
+
+/// Per row of `cols` (all `n` rows long), whether it equals the row
+/// before it in every column (NULL equal to NULL); false for the first.
+fn same_as_previous(cols: &[ArrayRef], n: usize) -> Result<Vec<bool>> {
+    let mut same = vec![true; n];
+    if let Some(first) = same.first_mut() {
+        *first = false;
+    }
+    if n < 2 {
+        return Ok(same);
+    }
+    for c in cols {
+        let (now, before) = (c.slice(1, n - 1), c.slice(0, n - 1));
+        match distinct(&now, &before) {
+            Ok(differs) => {
+                for (i, d) in differs.values().iter().enumerate() {
+                    if d {
+                        same[i + 1] = false;
+                    }
+                }
+            }
+            // a type the comparison kernels lack: compare encoded rows
+            Err(_) => {
+                let conv = RowConverter::new(vec![SortField::new(c.data_type().clone())])
+                    .map_err(Error::arrow)?;
+                let rows = conv
+                    .convert_columns(std::slice::from_ref(c))
+                    .map_err(Error::arrow)?;
+                for i in 1..n {
+                    if rows.row(i) != rows.row(i - 1) {
+                        same[i] = false;
+                    }
+                }
+            }
+        }
+    }
+    Ok(same)
 }
 
 /// The sorted rows' structure: partition starts (and the end), each row's
@@ -481,6 +465,8 @@ fn compute_function(
                     let j = match f.func {
                         WindowFunction::FirstValue => s,
                         WindowFunction::LastValue => e.wrapping_sub(1),
+                        // (an n-th value for n < 1 is NULL, as in DuckDB)
+                        _ if f.offset < 1 => e,
                         _ => s + (f.offset as usize).saturating_sub(1),
                     };
                     (s < e && j >= s && j < e).then_some(j as u32)

@@ -28,6 +28,17 @@ pub(crate) fn comparison_type(l: &DataType, r: &DataType) -> Option<DataType> {
     }
 }
 
+/// The type of a set operation's column whose inputs have these types:
+/// their [`comparison_type`], else VARCHAR when one of them is VARCHAR,
+/// as in DuckDB (`SELECT 1 UNION SELECT 'a'` is VARCHAR).
+pub(crate) fn union_type(l: &DataType, r: &DataType) -> Option<DataType> {
+    comparison_type(l, r).or_else(|| {
+        let text = |t: &DataType| canonical(t) == DataType::Utf8;
+        let castable = |t: &DataType| !matches!(canonical(t), DataType::Binary);
+        ((text(l) && castable(r)) || (text(r) && castable(l))).then_some(DataType::Utf8)
+    })
+}
+
 /// The operand type of arithmetic `op` on these (canonical) types: both
 /// operands are cast to it, except that DECIMAL operands keep their own
 /// precision and scale. Returns `(left_target, right_target)`.

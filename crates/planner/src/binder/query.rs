@@ -7,7 +7,7 @@ use sqlparser::ast::{
     TableFactor, Value, WildcardAdditionalOptions,
 };
 
-use super::coerce::{Folder, comparison_type};
+use super::coerce::{Folder, comparison_type, union_type};
 use super::expr::{ExprBinder, Placeholder, Scope, table_functions};
 use super::window::BoundWindow;
 use super::{Binder, at, bind_err, did_you_mean, format_from_extension, single_name, unsupported};
@@ -448,7 +448,7 @@ impl Binder<'_> {
             let t = if a.data_type() == b.data_type() {
                 a.data_type().clone()
             } else {
-                comparison_type(a.data_type(), b.data_type()).ok_or_else(|| {
+                union_type(a.data_type(), b.data_type()).ok_or_else(|| {
                     bind_err(format!(
                         "Cannot combine types {} and {} in UNION (column \"{}\")",
                         sql_type_name(a.data_type()),
@@ -1651,18 +1651,20 @@ fn count(fold: Folder<'_>, e: &ast::Expr, clause: &str) -> Result<Option<usize>>
         "aggregate functions are not allowed in LIMIT",
     );
     let v = eb.bind(e)?;
-    let v = fold.value(&v)?.map_or(v, Expr::Literal);
     let bad = |what: &str| {
         bind_err(format!(
             "{clause} must be {what}, got \"{e}\"{}",
             at(e.span())
         ))
     };
-    let n: i128 = match v {
-        Expr::Literal(ScalarValue::Null(_)) => return Ok(None),
-        Expr::Literal(ScalarValue::Int32(n)) => n as i128,
-        Expr::Literal(ScalarValue::Int64(n)) => n as i128,
-        Expr::Literal(ScalarValue::Decimal128(n, _, 0)) => n,
+    // a number is cast to BIGINT as DuckDB casts it (`LIMIT 1.5` is 2)
+    let t = eb.type_of(&v);
+    if !crate::types::is_numeric(&t) && t != DataType::Null {
+        return Err(bad("an integer constant"));
+    }
+    let n = match fold.value(&fold.cast(v, &t, &DataType::Int64))? {
+        Some(ScalarValue::Null(_)) => return Ok(None),
+        Some(ScalarValue::Int64(n)) => n,
         _ => return Err(bad("an integer constant")),
     };
     if n < 0 {

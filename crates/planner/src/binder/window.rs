@@ -352,19 +352,12 @@ pub(crate) fn bind_window(
                 };
                 offset = match constant(eb, &n, ast, what)? {
                     Some(n) => n,
+                    // as in DuckDB, a NULL offset gives NULL on every row
                     None => {
-                        return Err(bind_err(format!(
-                            "{what} of {name} must not be NULL{}",
-                            at(ast.span())
-                        )));
+                        let t = window_result_type(func, Some(&want)).unwrap_or(want);
+                        return Ok(Expr::Literal(ScalarValue::Null(t)));
                     }
                 };
-                if func == WindowFunction::NthValue && offset <= 0 {
-                    return Err(bind_err(format!(
-                        "the second argument of nth_value must be positive, found {offset}{}",
-                        at(ast.span())
-                    )));
-                }
             }
             if let Some((d, _)) = iter.next() {
                 let dt = eb.type_of(&d);
