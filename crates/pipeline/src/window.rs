@@ -328,9 +328,9 @@ fn same_as_previous(cols: &[ArrayRef], n: usize) -> Result<Vec<bool>> {
                 let rows = conv
                     .convert_columns(std::slice::from_ref(c))
                     .map_err(Error::arrow)?;
-                for i in 1..n {
+                for (i, s) in same.iter_mut().enumerate().take(n).skip(1) {
                     if rows.row(i) != rows.row(i - 1) {
-                        same[i] = false;
+                        *s = false;
                     }
                 }
             }
