@@ -3,6 +3,7 @@
 //! Thin by design: parse the flags, hand statements to `weir-engine`,
 //! print results, and map errors to the exit status.
 
+mod alloc;
 mod args;
 mod demo;
 mod output;
@@ -14,13 +15,8 @@ use std::process::ExitCode;
 
 use args::{Args, Mode};
 
-/// The system allocator hands freed pages back to the kernel and faults them
-/// in again on every morsel; mimalloc keeps them (TPC-H Q1 at SF1 on two
-/// threads: 332 ms with the system allocator, 231 ms with mimalloc).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
+    alloc::keep_freed_pages();
     let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if raw.first().is_some_and(|a| a == "run") {
         return match run::main(raw[1..].to_vec()) {

@@ -31,9 +31,7 @@ use std::time::{Duration, Instant};
 
 use weir_engine::{Config, Database, tpch};
 
-/// As in the `weir` binary.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod alloc;
 
 struct Args {
     data: PathBuf,
@@ -188,6 +186,7 @@ fn status_bytes(field: &str) -> u64 {
 }
 
 fn main() {
+    alloc::keep_freed_pages();
     let a = parse_args();
     let all: Vec<(String, String)> = a.queries.iter().flat_map(|p| queries(p)).collect();
     if let Some(label) = &a.child {

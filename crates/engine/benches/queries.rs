@@ -18,12 +18,10 @@ use std::time::{Duration, Instant};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use weir_engine::{Config, Database};
 
-/// As in the `weir` binary: the system allocator hands freed pages back and
-/// faults them in again on every morsel.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod alloc;
 
 fn main() {
+    alloc::keep_freed_pages();
     let mut sf = 1.0_f64;
     let mut threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut reps = 5_usize;

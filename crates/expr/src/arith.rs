@@ -485,13 +485,19 @@ fn decimal_arith(op: BinaryOp, l: &Value, r: &Value, result: &DataType) -> Resul
     // checks and let the loop run branch-free. Values behind NULLs may be
     // anything, hence the wrapping operations.
     let int_digits = (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16);
-    let fast = match op {
+    let by_type = match op {
         BinaryOp::Plus | BinaryOp::Minus => {
             s == s1.max(s2) && s1 >= 0 && s2 >= 0 && int_digits + i16::from(s) < i16::from(p)
         }
         BinaryOp::Multiply => s == s1 + s2 && p1 as u16 + p2 as u16 <= p as u16,
         _ => false,
     };
+    // When the type was capped (DECIMAL(15,2) * DECIMAL(18,2) * DECIMAL(18,2)
+    // is capped at 38 digits), the values at hand may still be small enough
+    // that no result can overflow: bound the result by the largest
+    // magnitudes on each side (values behind NULLs included, which only
+    // makes the bound larger).
+    let fast = by_type || cannot_overflow(op, l, r, (s1, s2), (p, s));
     if fast {
         let out = match op {
             BinaryOp::Multiply => infallible_kernel::<D>(l, r, |a, b| a.wrapping_mul(b)),
@@ -546,6 +552,40 @@ fn decimal_arith(op: BinaryOp, l: &Value, r: &Value, result: &DataType) -> Resul
                 .with_precision_and_scale(p, s)?,
         ))
     })
+}
+
+/// True when `l op r` cannot leave precision `p` at scale `s` for any of
+/// the values of `l` and `r` (DECIMAL128 at scales `s1`, `s2`), so the
+/// unchecked loop gives the exact results. Only `+`, `-` (at the larger
+/// scale) and `*` (at scale `s1 + s2`) qualify.
+fn cannot_overflow(
+    op: BinaryOp,
+    l: &Value,
+    r: &Value,
+    (s1, s2): (i8, i8),
+    (p, s): (u8, i8),
+) -> bool {
+    let max_abs = |v: &Value| -> u128 {
+        let values = v.array().as_primitive::<Decimal128Type>().values();
+        values.iter().fold(0u128, |m, x| m.max(x.unsigned_abs()))
+    };
+    let Some(limit) = pow10(i32::from(p)).map(|m| m as u128) else {
+        return false;
+    };
+    let bound = match op {
+        BinaryOp::Multiply if s == s1 + s2 => max_abs(l).checked_mul(max_abs(r)),
+        BinaryOp::Plus | BinaryOp::Minus if s == s1.max(s2) && s1 >= 0 && s2 >= 0 => {
+            let (Some(fa), Some(fb)) = (pow10((s - s1) as i32), pow10((s - s2) as i32)) else {
+                return false;
+            };
+            max_abs(l)
+                .checked_mul(fa as u128)
+                .zip(max_abs(r).checked_mul(fb as u128))
+                .and_then(|(a, b)| a.checked_add(b))
+        }
+        _ => None,
+    };
+    bound.is_some_and(|b| b < limit)
 }
 
 fn date_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {

@@ -1630,3 +1630,52 @@ fn string_equality_with_a_literal_matches_a_row_by_row_comparison() {
         }
     }
 }
+
+#[test]
+fn a_capped_decimal_product_is_exact_when_small_and_an_error_when_it_overflows() {
+    // DECIMAL(15,2) * DECIMAL(15,2) is DECIMAL(18,4): capped, so the values
+    // decide whether a product can overflow
+    let d = DataType::Decimal128(15, 2);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a", d.clone(), true),
+        Field::new("b", d.clone(), true),
+    ]));
+    let column = |v: Vec<Option<i128>>| -> arrow::array::ArrayRef {
+        Arc::new(
+            arrow::array::Decimal128Array::from(v)
+                .with_precision_and_scale(15, 2)
+                .unwrap(),
+        )
+    };
+    let product = bin(
+        Expr::column(0, "a"),
+        BinaryOp::Multiply,
+        Expr::column(1, "b"),
+    );
+    let small = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            column(vec![Some(12345), Some(-5), None, Some(10_500_000)]),
+            column(vec![Some(200), Some(-300), Some(7), Some(96)]),
+        ],
+    )
+    .unwrap();
+    let got = evaluate(&product, &small).unwrap();
+    assert_eq!(got.data_type(), &DataType::Decimal128(18, 4));
+    let got = got.as_primitive::<arrow::datatypes::Decimal128Type>();
+    assert_eq!(
+        got.iter().collect::<Vec<_>>(),
+        vec![Some(2_469_000), Some(1500), None, Some(1_008_000_000)]
+    );
+    // one row past 18 digits among small ones: the error, not a wrapped value
+    let big = RecordBatch::try_new(
+        schema,
+        vec![
+            column(vec![Some(1), Some(999_999_999_999_999), Some(2)]),
+            column(vec![Some(1), Some(999_999_999_999_999), Some(3)]),
+        ],
+    )
+    .unwrap();
+    let err = evaluate(&product, &big).unwrap_err().to_string();
+    assert!(err.contains("Overflow in multiplication"), "{err}");
+}
