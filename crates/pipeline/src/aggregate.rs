@@ -395,6 +395,21 @@ impl AggregateState {
     }
 }
 
+/// Brings the lanes' group tables to one layout before they merge: when
+/// one lane met a string key too long for the fixed-width layout, every
+/// lane keeps its keys as rows.
+pub(crate) fn unify_layouts(lanes: &mut [PartitionedState]) -> Result<()> {
+    let rows = |l: &PartitionedState| l.state.groups.as_ref().is_some_and(GroupTable::is_rows);
+    if lanes.iter().any(rows) {
+        for lane in lanes.iter_mut() {
+            if let Some(groups) = &mut lane.state.groups {
+                groups.to_rows()?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Merges the groups of radix buckets `buckets` of every lane's state
 /// and finishes them: one partition of the aggregate's result. Each
 /// bucket starts as a copy of the lane holding most of its groups; only
@@ -405,6 +420,13 @@ pub(crate) fn merge_partition(
     buckets: std::ops::Range<usize>,
 ) -> Result<(RecordBatch, usize)> {
     let mut merged = plan.new_state()?;
+    // the lanes share one layout (`unify_layouts`); so does the merge
+    if let (Some(groups), Some(first)) = (
+        &mut merged.groups,
+        lanes.first().and_then(|l| l.state.groups.as_ref()),
+    ) {
+        *groups = first.empty_like()?;
+    }
     if merged.groups.is_none() {
         if buckets.contains(&0) {
             for lane in lanes {

@@ -16,7 +16,7 @@ use weir_executor::{
 };
 use weir_planner::LogicalPlan;
 
-use crate::aggregate::{RADIX_BUCKETS, merge_partition};
+use crate::aggregate::{RADIX_BUCKETS, merge_partition, unify_layouts};
 use crate::error::{Error, Result};
 use crate::fairness::YieldPoint;
 use crate::join::{BuildChunk, BuildPart, JoinSpec, ProbeOp, build_partitions};
@@ -1236,6 +1236,7 @@ fn merge_work(
                     }
                 }
             }
+            unify_layouts(&mut states)?;
             let groups: usize = states.iter().map(|s| s.state.num_groups()).sum();
             let cost = groups as u64 / 1000 + 1;
             let partitions = if plan.has_groups() {

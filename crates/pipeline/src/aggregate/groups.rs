@@ -10,9 +10,14 @@
 //!
 //! Two key layouts:
 //! - **Fixed**: keys of fixed-width columns (integers, dates, timestamps,
-//!   booleans, doubles: one 64-bit word each; decimals: two) packed into
-//!   `K <= 4` words and a NULL mask, stored in the hash table's slots and
-//!   compared as integers. No per-row encoding beyond a copy of the values.
+//!   booleans, doubles: one 64-bit word each; decimals: two) and of short
+//!   strings (VARCHAR of at most [`SHORT_STRING`] bytes: two words, the
+//!   bytes and the length) packed into `K <= 4` words and a NULL mask,
+//!   stored in the hash table's slots and compared as integers. No
+//!   per-row encoding beyond a copy of the values. A table whose string
+//!   keys meet a longer value turns into a row table, keeping its group
+//!   ids ([`GroupTable::group_ids`]); lanes that disagree are brought to
+//!   rows before they merge ([`GroupTable::to_rows`]).
 //! - **Rows**: any other key (strings, several wide columns), encoded in
 //!   Arrow's row format (`arrow::row`), hashed word by word; each slot
 //!   keeps the key's first 16 bytes, so most probes never read the key
@@ -97,6 +102,10 @@ macro_rules! each {
     };
 }
 
+/// The longest VARCHAR key (in bytes) a fixed-width table holds: two
+/// words, the last byte the length.
+pub(crate) const SHORT_STRING: usize = 15;
+
 /// Runs `$body` with `$a` and `$b` bound to two tables of the same layout.
 macro_rules! both {
     ($x:expr, $y:expr, $a:ident, $b:ident => $body:expr) => {
@@ -115,7 +124,8 @@ macro_rules! both {
 
 impl GroupTable {
     /// An empty table for keys of `types`: fixed-width words when every
-    /// key has a fixed width and they fit in four words, else rows.
+    /// key has a fixed width (or is a VARCHAR, taken to be short until a
+    /// longer one comes) and they fit in four words, else rows.
     pub(crate) fn new(types: &[DataType]) -> Result<Self> {
         let mut columns = Vec::with_capacity(types.len());
         let mut word = 0;
@@ -150,9 +160,46 @@ impl GroupTable {
     }
 
     /// Sets `ids` to the group of each row of `columns` (the key columns,
-    /// all of one length), adding new groups.
+    /// all of one length), adding new groups. A fixed-width table given a
+    /// string longer than [`SHORT_STRING`] becomes a row table first.
     pub(crate) fn group_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
+        if !each!(&*self, t => t.holds(columns)) {
+            self.to_rows()?;
+        }
         each!(self, t => t.group_ids(columns, ids))
+    }
+
+    /// Whether the table keeps its keys in the row format.
+    pub(crate) fn is_rows(&self) -> bool {
+        matches!(self, GroupTable::Rows(_))
+    }
+
+    /// Turns a fixed-width table into a row table of the same groups: the
+    /// same ids, so the accumulators indexed by them stay as they are, and
+    /// buckets by the row keys' hashes.
+    pub(crate) fn to_rows(&mut self) -> Result<()> {
+        if self.is_rows() {
+            return Ok(());
+        }
+        let (types, keys) = each!(&*self, t => (t.types(), t.key_arrays()?));
+        let mut rows = RowGroups::new(&types)?;
+        let mut ids = Vec::new();
+        rows.group_ids(&keys, &mut ids)?;
+        if ids.iter().enumerate().any(|(i, &id)| id as usize != i) {
+            return Err(Error::Internal(
+                "a group table's keys were not distinct".into(),
+            ));
+        }
+        *self = GroupTable::Rows(rows);
+        Ok(())
+    }
+
+    /// An empty table of the same keys and layout.
+    pub(crate) fn empty_like(&self) -> Result<Self> {
+        match self {
+            GroupTable::Rows(r) => Ok(GroupTable::Rows(RowGroups::new(&r.types)?)),
+            other => GroupTable::new(&each!(other, t => t.types())),
+        }
     }
 
     /// The ids of bucket `b`'s groups, ascending.
@@ -225,7 +272,7 @@ fn key_words(t: &DataType) -> Option<usize> {
         | Date32
         | Date64
         | Timestamp(_, _) => Some(1),
-        Decimal128(_, _) => Some(2),
+        Decimal128(_, _) | Utf8 => Some(2),
         _ => None,
     }
 }
@@ -358,6 +405,40 @@ fn natives<T: ArrowNativeType>(array: &dyn Array) -> ScalarBuffer<T> {
     ScalarBuffer::new(data.buffers()[0].clone(), data.offset(), data.len())
 }
 
+/// A string of at most [`SHORT_STRING`] bytes as two words: the bytes,
+/// zero-padded, and the length in the last byte (so `"a"` and `"a\0"`
+/// differ).
+#[inline]
+fn pack_short(value: &[u8]) -> [u64; 2] {
+    let mut buf = [0u8; 16];
+    let n = value.len().min(SHORT_STRING);
+    buf[..n].copy_from_slice(&value[..n]);
+    buf[15] = n as u8;
+    let [a, b] =
+        [&buf[..8], &buf[8..]].map(|h| u64::from_le_bytes(h.try_into().expect("eight bytes")));
+    [a, b]
+}
+
+/// The bytes of a string packed by [`pack_short`].
+#[derive(Clone, Copy)]
+struct Short {
+    buf: [u8; 16],
+}
+
+impl Short {
+    fn as_slice(&self) -> &[u8] {
+        &self.buf[..usize::from(self.buf[15]).min(SHORT_STRING)]
+    }
+}
+
+#[inline]
+fn unpack_short(words: &[u64; 2]) -> Short {
+    let mut buf = [0u8; 16];
+    buf[..8].copy_from_slice(&words[0].to_le_bytes());
+    buf[8..].copy_from_slice(&words[1].to_le_bytes());
+    Short { buf }
+}
+
 impl<const K: usize> FixedGroups<K> {
     fn new(columns: Vec<KeyColumn>) -> Self {
         FixedGroups {
@@ -369,6 +450,23 @@ impl<const K: usize> FixedGroups<K> {
             scratch_keys: Vec::new(),
             scratch_nulls: Vec::new(),
         }
+    }
+
+    /// Whether every string of `columns` is short enough for the words.
+    fn holds(&self, columns: &[ArrayRef]) -> bool {
+        self.columns.iter().zip(columns).all(|(column, array)| {
+            column.data_type != DataType::Utf8
+                || array.as_string_opt::<i32>().is_none_or(|s| {
+                    s.value_offsets()
+                        .windows(2)
+                        .all(|o| (o[1] - o[0]) as usize <= SHORT_STRING)
+                })
+        })
+    }
+
+    /// The key columns' types.
+    fn types(&self) -> Vec<DataType> {
+        self.columns.iter().map(|c| c.data_type.clone()).collect()
     }
 
     /// Packs the key of each row of `columns` into the scratch vectors.
@@ -426,6 +524,14 @@ impl<const K: usize> FixedGroups<K> {
                     for (k, v) in keys.iter_mut().zip(natives::<i128>(array.as_ref()).iter()) {
                         k[w] = *v as u64;
                         k[w + 1] = (*v >> 64) as u64;
+                    }
+                }
+                DataType::Utf8 => {
+                    let strings = array.as_string::<i32>();
+                    let (offsets, bytes) = (strings.value_offsets(), strings.value_data());
+                    for (k, o) in keys.iter_mut().zip(offsets.windows(2)) {
+                        let value = &bytes[o[0] as usize..o[1] as usize];
+                        [k[w], k[w + 1]] = pack_short(value);
                     }
                 }
                 other => {
@@ -525,6 +631,11 @@ impl<const K: usize> FixedGroups<K> {
     }
 
     fn finish(self) -> Result<Vec<ArrayRef>> {
+        self.key_arrays()
+    }
+
+    /// The key columns, one value per group in id order.
+    fn key_arrays(&self) -> Result<Vec<ArrayRef>> {
         let rows = self.keys.len();
         let mut out = Vec::with_capacity(self.columns.len());
         for (c, column) in self.columns.iter().enumerate() {
@@ -594,6 +705,20 @@ impl<const K: usize> FixedGroups<K> {
                         .map_err(Error::arrow)?;
                     make_array(data)
                 }
+                DataType::Utf8 => {
+                    let mut offsets = Vec::with_capacity(rows + 1);
+                    let mut bytes = Vec::new();
+                    offsets.push(0i32);
+                    for k in &self.keys {
+                        bytes.extend_from_slice(unpack_short(&[k[w], k[w + 1]]).as_slice());
+                        offsets.push(bytes.len() as i32);
+                    }
+                    let offsets = arrow::buffer::OffsetBuffer::new(offsets.into());
+                    Arc::new(
+                        arrow::array::StringArray::try_new(offsets, bytes.into(), nulls)
+                            .map_err(Error::arrow)?,
+                    )
+                }
                 other => {
                     return Err(Error::Internal(format!(
                         "{other} is not a fixed-width group key"
@@ -638,6 +763,7 @@ fn key_head(bytes: &[u8]) -> u128 {
 
 /// Groups keyed by their row-encoded key bytes.
 pub(crate) struct RowGroups {
+    types: Vec<DataType>,
     converter: RowConverter,
     tables: Vec<HashTable<RowSlot>>,
     buckets: Buckets,
@@ -652,6 +778,7 @@ impl RowGroups {
         let converter = RowConverter::new(fields).map_err(Error::arrow)?;
         let keys = converter.empty_rows(0, 0);
         Ok(RowGroups {
+            types: types.to_vec(),
             converter,
             tables: (0..RADIX_BUCKETS).map(|_| HashTable::new()).collect(),
             buckets: Buckets::new(),
@@ -743,6 +870,19 @@ impl RowGroups {
     }
 
     fn finish(self) -> Result<Vec<ArrayRef>> {
+        self.key_arrays()
+    }
+
+    /// Row keys hold any value.
+    fn holds(&self, _columns: &[ArrayRef]) -> bool {
+        true
+    }
+
+    fn types(&self) -> Vec<DataType> {
+        self.types.clone()
+    }
+
+    fn key_arrays(&self) -> Result<Vec<ArrayRef>> {
         self.converter
             .convert_rows(self.keys.iter())
             .map_err(Error::arrow)
@@ -809,8 +949,10 @@ mod tests {
         );
         assert_eq!(table(&vec![Decimal128(15, 2); 3]).fixed_words(), None);
         assert_eq!(table(&vec![Int64; 5]).fixed_words(), None);
-        assert_eq!(table(&[Utf8]).fixed_words(), None);
-        assert_eq!(table(&[Int64, Utf8]).fixed_words(), None);
+        assert_eq!(table(&[Utf8]).fixed_words(), Some(2));
+        assert_eq!(table(&[Int64, Utf8]).fixed_words(), Some(3));
+        assert_eq!(table(&[Utf8, Utf8, Utf8]).fixed_words(), None);
+        assert_eq!(table(&[LargeUtf8]).fixed_words(), None);
         assert_eq!(table(&[Null]).fixed_words(), None);
     }
 
@@ -905,8 +1047,8 @@ mod tests {
     /// Merges `parts` (tables of the same keys) bucket by bucket as the
     /// merge partitions do; returns the merged table and, per part, each
     /// of its groups' merged id.
-    fn merged(parts: &[GroupTable], types: &[DataType]) -> (GroupTable, Vec<HashMap<u32, u32>>) {
-        let mut out = table(types);
+    fn merged(parts: &[GroupTable]) -> (GroupTable, Vec<HashMap<u32, u32>>) {
+        let mut out = parts[0].empty_like().unwrap();
         let mut maps = vec![HashMap::new(); parts.len()];
         let mut map = Vec::new();
         for b in 0..RADIX_BUCKETS {
@@ -944,7 +1086,18 @@ mod tests {
         let s: ArrayRef = Arc::new(StringArray::from_iter((0..n).map(|_| {
             (rng.random_range(0..20) > 0).then(|| format!("key-{}", rng.random_range(0..2000)))
         })));
-        for columns in [vec![a.clone(), b.clone()], vec![s.clone()], vec![s, a]] {
+        // past 15 bytes: row keys
+        let long: ArrayRef = Arc::new(StringArray::from_iter((0..n).map(|_| {
+            (rng.random_range(0..20) > 0)
+                .then(|| format!("a key past sixteen bytes {}", rng.random_range(0..2000)))
+        })));
+        for columns in [
+            vec![a.clone(), b.clone()],
+            vec![s.clone()],
+            vec![s, a.clone()],
+            vec![long.clone()],
+            vec![long, a],
+        ] {
             let types: Vec<DataType> = columns.iter().map(|c| c.data_type().clone()).collect();
             // three lanes, each given a third of the rows
             let mut parts: Vec<GroupTable> = (0..3).map(|_| table(&types)).collect();
@@ -958,7 +1111,11 @@ mod tests {
                 part.group_ids(&slice, &mut ids).unwrap();
                 lane_ids.push((slice, ids));
             }
-            let (out, maps) = merged(&parts, &types);
+            // as before a merge: one layout for all
+            if parts.iter().any(GroupTable::is_rows) {
+                parts.iter_mut().for_each(|p| p.to_rows().unwrap());
+            }
+            let (out, maps) = merged(&parts);
             let keys = out.finish().unwrap();
             let out_text = rendered(&keys);
             let unique: HashSet<&String> = out_text.iter().collect();
@@ -972,5 +1129,73 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn short_strings_pack_into_words_and_a_long_one_turns_the_table_into_rows() {
+        // empty, NUL-ended, 15-byte and NULL strings are all distinct keys
+        let first: Vec<Option<&str>> = vec![
+            Some("R"),
+            Some(""),
+            None,
+            Some("a\0"),
+            Some("a"),
+            Some("fifteen bytes!!"),
+            Some("R"),
+            Some(""),
+        ];
+        let flags: ArrayRef = Arc::new(StringArray::from(first.clone()));
+        let n: ArrayRef = Arc::new(Int32Array::from(vec![1, 1, 1, 1, 1, 1, 1, 2]));
+        let types = vec![DataType::Utf8, DataType::Int32];
+        let mut t = table(&types);
+        let mut ids = Vec::new();
+        t.group_ids(&[flags.clone(), n.clone()], &mut ids).unwrap();
+        assert_eq!(t.fixed_words(), Some(3));
+        assert_eq!(ids[0], ids[6]);
+        assert_eq!(t.len(), 7);
+        // a sliced batch with a 16-byte string: the table becomes rows,
+        // the groups keep their ids
+        let second: ArrayRef = Arc::new(
+            StringArray::from(vec![Some("x"), Some("sixteen bytes!!!"), Some("R"), None])
+                .slice(1, 3),
+        );
+        let n2: ArrayRef = Arc::new(Int32Array::from(vec![1, 1, 1]));
+        let mut more = Vec::new();
+        t.group_ids(&[second.clone(), n2.clone()], &mut more)
+            .unwrap();
+        assert_eq!(t.fixed_words(), None);
+        assert_eq!(more[1], ids[0], "R keeps its group");
+        assert_eq!(more[2], ids[2], "NULL keeps its group");
+        assert_eq!(more[0], 7);
+        let keys = t.finish().unwrap();
+        let text = rendered(&keys);
+        let expected = rendered(&[flags, n]);
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(text[*id as usize], expected[i]);
+        }
+        assert_eq!(text[7], "sixteen bytes!!!|1");
+    }
+
+    #[test]
+    fn lanes_of_both_layouts_merge_after_turning_to_rows() {
+        let types = vec![DataType::Utf8];
+        let short: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "a", "c"]));
+        let long: ArrayRef = Arc::new(StringArray::from(vec!["b", "a much longer key than that"]));
+        let mut parts = vec![table(&types), table(&types)];
+        let mut ids = Vec::new();
+        parts[0]
+            .group_ids(std::slice::from_ref(&short), &mut ids)
+            .unwrap();
+        parts[1]
+            .group_ids(std::slice::from_ref(&long), &mut ids)
+            .unwrap();
+        assert!(!parts[0].is_rows() && parts[1].is_rows());
+        for p in &mut parts {
+            p.to_rows().unwrap();
+        }
+        let (out, _) = merged(&parts);
+        let mut text = rendered(&out.finish().unwrap());
+        text.sort();
+        assert_eq!(text, ["a", "a much longer key than that", "b", "c"]);
     }
 }

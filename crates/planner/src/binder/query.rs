@@ -1662,10 +1662,16 @@ fn count(fold: Folder<'_>, e: &ast::Expr, clause: &str) -> Result<Option<usize>>
     if !crate::types::is_numeric(&t) && t != DataType::Null {
         return Err(bad("an integer constant"));
     }
-    let n = match fold.value(&fold.cast(v, &t, &DataType::Int64))? {
-        Some(ScalarValue::Null(_)) => return Ok(None),
-        Some(ScalarValue::Int64(n)) => n,
-        _ => return Err(bad("an integer constant")),
+    // an integer literal needs no evaluator (a planner used without one
+    // still binds `LIMIT 10`)
+    let n = match &v {
+        Expr::Literal(ScalarValue::Int32(n)) => i64::from(*n),
+        Expr::Literal(ScalarValue::Int64(n)) => *n,
+        _ => match fold.value(&fold.cast(v, &t, &DataType::Int64))? {
+            Some(ScalarValue::Null(_)) => return Ok(None),
+            Some(ScalarValue::Int64(n)) => n,
+            _ => return Err(bad("an integer constant")),
+        },
     };
     if n < 0 {
         return Err(bad("non-negative"));
