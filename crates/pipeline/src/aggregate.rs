@@ -403,7 +403,7 @@ pub(crate) fn unify_layouts(lanes: &mut [PartitionedState]) -> Result<()> {
     if lanes.iter().any(rows) {
         for lane in lanes.iter_mut() {
             if let Some(groups) = &mut lane.state.groups {
-                groups.to_rows()?;
+                groups.become_rows()?;
             }
         }
     }

@@ -17,7 +17,7 @@
 //!   per-row encoding beyond a copy of the values. A table whose string
 //!   keys meet a longer value turns into a row table, keeping its group
 //!   ids ([`GroupTable::group_ids`]); lanes that disagree are brought to
-//!   rows before they merge ([`GroupTable::to_rows`]).
+//!   rows before they merge ([`GroupTable::become_rows`]).
 //! - **Rows**: any other key (strings, several wide columns), encoded in
 //!   Arrow's row format (`arrow::row`), hashed word by word; each slot
 //!   keeps the key's first 16 bytes, so most probes never read the key
@@ -164,7 +164,7 @@ impl GroupTable {
     /// string longer than [`SHORT_STRING`] becomes a row table first.
     pub(crate) fn group_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
         if !each!(&*self, t => t.holds(columns)) {
-            self.to_rows()?;
+            self.become_rows()?;
         }
         each!(self, t => t.group_ids(columns, ids))
     }
@@ -177,7 +177,7 @@ impl GroupTable {
     /// Turns a fixed-width table into a row table of the same groups: the
     /// same ids, so the accumulators indexed by them stay as they are, and
     /// buckets by the row keys' hashes.
-    pub(crate) fn to_rows(&mut self) -> Result<()> {
+    pub(crate) fn become_rows(&mut self) -> Result<()> {
         if self.is_rows() {
             return Ok(());
         }
@@ -1113,7 +1113,7 @@ mod tests {
             }
             // as before a merge: one layout for all
             if parts.iter().any(GroupTable::is_rows) {
-                parts.iter_mut().for_each(|p| p.to_rows().unwrap());
+                parts.iter_mut().for_each(|p| p.become_rows().unwrap());
             }
             let (out, maps) = merged(&parts);
             let keys = out.finish().unwrap();
@@ -1191,7 +1191,7 @@ mod tests {
             .unwrap();
         assert!(!parts[0].is_rows() && parts[1].is_rows());
         for p in &mut parts {
-            p.to_rows().unwrap();
+            p.become_rows().unwrap();
         }
         let (out, _) = merged(&parts);
         let mut text = rendered(&out.finish().unwrap());
