@@ -165,8 +165,16 @@ fn restrict(
     let over = |input: LogicalPlan,
                 below: Vec<Expr>,
                 worth_below: bool,
+                drops: bool,
                 keys: Vec<Expr>,
                 node: &dyn Fn(LogicalPlan) -> LogicalPlan| {
+        // below a filter or a join (`drops`) the keys meet rows it drops:
+        // none may raise an error there (a projection or grouping computes
+        // them over all its rows anyway)
+        let schema = input.schema();
+        if drops && below.iter().any(|k| k.can_fail(&schema)) {
+            return semi(node(input), keys, reducer, worth);
+        }
         match restrict(input, below, reducer, worth_below) {
             (input, true) => (node(input), true),
             (input, false) => semi(node(input), keys, reducer, worth),
@@ -179,7 +187,7 @@ fn restrict(
             schema,
         } if !leaf(&input) => {
             let below: Vec<Expr> = keys.iter().map(|k| substitute(k, &exprs)).collect();
-            over(*input, below, worth, keys, &|input| {
+            over(*input, below, worth, false, keys, &|input| {
                 LogicalPlan::Projection {
                     input: Box::new(input),
                     exprs: exprs.clone(),
@@ -188,18 +196,20 @@ fn restrict(
             })
         }
         LogicalPlan::Filter { input, predicate } if !leaf(&input) => {
-            over(*input, keys.clone(), worth, keys, &|input| {
+            over(*input, keys.clone(), worth, true, keys, &|input| {
                 LogicalPlan::Filter {
                     input: Box::new(input),
                     predicate: predicate.clone(),
                 }
             })
         }
-        LogicalPlan::Distinct { input } => over(*input, keys.clone(), true, keys, &|input| {
-            LogicalPlan::Distinct {
-                input: Box::new(input),
-            }
-        }),
+        LogicalPlan::Distinct { input } => {
+            over(*input, keys.clone(), true, false, keys, &|input| {
+                LogicalPlan::Distinct {
+                    input: Box::new(input),
+                }
+            })
+        }
         LogicalPlan::Aggregate {
             input,
             group_by,
@@ -207,11 +217,13 @@ fn restrict(
             schema,
         } if !group_by.is_empty() && columns(&keys).iter().all(|&c| c < group_by.len()) => {
             let below: Vec<Expr> = keys.iter().map(|k| substitute(k, &group_by)).collect();
-            over(*input, below, true, keys, &|input| LogicalPlan::Aggregate {
-                input: Box::new(input),
-                group_by: group_by.clone(),
-                aggregates: aggregates.clone(),
-                schema: schema.clone(),
+            over(*input, below, true, false, keys, &|input| {
+                LogicalPlan::Aggregate {
+                    input: Box::new(input),
+                    group_by: group_by.clone(),
+                    aggregates: aggregates.clone(),
+                    schema: schema.clone(),
+                }
             })
         }
         LogicalPlan::Join {
@@ -234,7 +246,7 @@ fn restrict(
             };
             if cols.iter().all(|&c| c < ln) {
                 let right = *right;
-                over(*left, keys.clone(), worth, keys, &|l| {
+                over(*left, keys.clone(), worth, true, keys, &|l| {
                     rebuild(l, right.clone())
                 })
             } else if kind == JoinKind::Inner && cols.iter().all(|&c| c >= ln) {
@@ -243,7 +255,9 @@ fn restrict(
                     .map(|k| super::map_columns(k, &|c| c - ln))
                     .collect();
                 let left = *left;
-                over(*right, below, worth, keys, &|r| rebuild(left.clone(), r))
+                over(*right, below, worth, true, keys, &|r| {
+                    rebuild(left.clone(), r)
+                })
             } else {
                 semi(rebuild(*left, *right), keys, reducer, worth)
             }
@@ -298,6 +312,17 @@ fn sources_of(
     keys: Vec<Option<Expr>>,
     out: &mut Vec<(LogicalPlan, Vec<Option<Expr>>)>,
 ) {
+    // below a filter, a limit or a join the keys meet rows it drops: one
+    // that could raise an error on them is not computed there (a
+    // projection or grouping computes them over all its rows anyway)
+    let part_of = |part: &LogicalPlan, keys: Vec<Option<Expr>>, out: &mut Vec<_>| {
+        let schema = part.schema();
+        let keys = keys
+            .into_iter()
+            .map(|k| k.filter(|k| !k.can_fail(&schema)))
+            .collect();
+        sources_of(part, keys, out);
+    };
     if keys.iter().all(Option::is_none) {
         return;
     }
@@ -313,7 +338,7 @@ fn sources_of(
         LogicalPlan::Filter { input, .. }
         | LogicalPlan::Sort { input, .. }
         | LogicalPlan::Distinct { input }
-        | LogicalPlan::Limit { input, .. } => sources_of(input, keys, out),
+        | LogicalPlan::Limit { input, .. } => part_of(input, keys, out),
         LogicalPlan::Aggregate {
             input, group_by, ..
         } => {
@@ -376,8 +401,8 @@ fn sources_of(
                 on_left.push(l);
                 on_right.push(r);
             }
-            sources_of(left, on_left, out);
-            sources_of(right, on_right, out);
+            part_of(left, on_left, out);
+            part_of(right, on_right, out);
         }
         _ => {}
     }
