@@ -477,3 +477,26 @@ fn no_reduction_when_the_outer_side_is_not_much_smaller() {
     );
     assert!(!reductions(&p).is_empty(), "{}", p.display_indent());
 }
+
+#[test]
+fn q20_sums_only_the_lineitems_of_reduced_partsupp_rows() {
+    // the suppliers of CANADA restrict partsupp (the IN above), and the
+    // grouping of lineitem by part and supplier below it (top down)
+    let p = tpch(20);
+    let text = p.display_indent();
+    let grouped = nodes(
+        &p,
+        &|n| matches!(n, LogicalPlan::Aggregate { group_by, .. } if group_by.len() == 2),
+    );
+    assert_eq!(grouped.len(), 1, "{text}");
+    let LogicalPlan::Aggregate { input, .. } = grouped[0] else {
+        unreachable!()
+    };
+    let under = reductions(input);
+    assert_eq!(under.len(), 1, "{text}");
+    let LogicalPlan::Join { left, .. } = under[0] else {
+        unreachable!()
+    };
+    assert_eq!(leaf_table(left), Some("lineitem"), "{text}");
+    assert!(reductions(&p).len() >= 2, "{text}");
+}

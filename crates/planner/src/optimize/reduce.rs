@@ -45,6 +45,9 @@ use crate::plan::{JoinKind, LogicalPlan, TableSource};
 /// the key values' source.
 const RATIO: f64 = 4.0;
 
+/// The names of the key values' columns.
+const REDUCE: &str = "__reduce";
+
 /// A source of key values with more plan nodes than this is not computed
 /// a second time (deeply nested subqueries would copy it at every level).
 const MAX_SOURCE_NODES: usize = 64;
@@ -54,9 +57,13 @@ fn nodes(plan: &LogicalPlan) -> usize {
 }
 
 /// `plan` with every join side that can be reduced reduced.
+///
+/// Top down: a join sees the reductions made above it, so key values
+/// that restrict its outer side restrict what it groups too (Q20: the
+/// suppliers of one nation restrict partsupp, and so lineitem's sums per
+/// part and supplier).
 pub(crate) fn reduce(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
-    let plan = map_children(plan, &mut |p| reduce(p, catalog));
-    match plan {
+    let plan = match plan {
         LogicalPlan::Join {
             left,
             right,
@@ -64,7 +71,7 @@ pub(crate) fn reduce(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
             on,
             filter,
             schema,
-        } if !on.is_empty() => {
+        } if !on.is_empty() && !is_reduction(kind, &right) => {
             let (mut left, mut right) = (*left, *right);
             let from_left: Vec<Expr> = on.iter().map(|(l, _)| l.clone()).collect();
             let from_right: Vec<Expr> = on.iter().map(|(_, r)| r.clone()).collect();
@@ -87,7 +94,19 @@ pub(crate) fn reduce(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
             }
         }
         other => other,
-    }
+    };
+    map_children(plan, &mut |p| reduce(p, catalog))
+}
+
+/// True for a SEMI join this pass made (its right side is a projection of
+/// key values named `__reduce0`, ...).
+fn is_reduction(kind: JoinKind, right: &LogicalPlan) -> bool {
+    kind == JoinKind::Semi
+        && right
+            .schema()
+            .fields()
+            .first()
+            .is_some_and(|f| f.name().starts_with(REDUCE))
 }
 
 /// `target` (whose `keys` are joined with `other`'s `other_keys`)
@@ -139,7 +158,7 @@ fn reduce_side(
     let fields: Vec<Field> = values
         .iter()
         .enumerate()
-        .map(|(i, e)| Field::new(format!("__reduce{i}"), e.data_type(&input_schema), true))
+        .map(|(i, e)| Field::new(format!("{REDUCE}{i}"), e.data_type(&input_schema), true))
         .collect();
     let reducer = LogicalPlan::Projection {
         input: Box::new(source),
