@@ -138,7 +138,7 @@ fn plan_here(
             Parsed::Sql(s) => binder.statement(s.as_ref()),
             Parsed::Copy(c) => binder.copy(c),
         })
-        .map(|s| s.map(crate::optimize::statement))
+        .map(|s| s.map(|s| crate::optimize::statement(s, catalog)))
         .collect()
 }
 

@@ -19,20 +19,28 @@
 //!    each join side is narrowed to its keys and the columns used above,
 //!    a projection of columns no one reads disappears.
 //!
+//! Between them, [`reduce`] restricts a join side that is much larger
+//! than the key values it can match (a decorrelated subquery's rows,
+//! grouped or built into a hash table) to those values by a SEMI join
+//! with the other side's keys; it uses the catalog's row counts.
+//!
 //! [`estimate`] holds the cardinality estimates of the binder's join
 //! order.
 
 pub(crate) mod estimate;
 pub(crate) mod prune;
 pub(crate) mod pushdown;
+pub(crate) mod reduce;
 
+use crate::catalog::Catalog;
 use crate::expr::{BinaryOp, Expr};
 use crate::plan::{LogicalPlan, Statement};
 
 /// Optimises the query plans of `statement` (queries, EXPLAIN, CREATE
 /// TABLE AS, INSERT, COPY). UPDATE and DELETE plans keep their shape:
 /// the engine reads them in the table's row order.
-pub(crate) fn statement(statement: Statement) -> Statement {
+pub(crate) fn statement(statement: Statement, catalog: &dyn Catalog) -> Statement {
+    let optimize = |plan| optimize(plan, catalog);
     match statement {
         Statement::Query(plan) => Statement::Query(optimize(plan)),
         Statement::Explain { analyze, plan } => Statement::Explain {
@@ -70,9 +78,10 @@ pub(crate) fn statement(statement: Statement) -> Statement {
 }
 
 /// Runs every pass over `plan`; the result has the same output schema.
-pub(crate) fn optimize(plan: LogicalPlan) -> LogicalPlan {
+pub(crate) fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
     let schema = plan.schema();
     let plan = pushdown::pushdown(plan);
+    let plan = reduce::reduce(plan, catalog);
     let plan = prune::prune_root(plan);
     debug_assert_eq!(
         plan.schema().fields().len(),
