@@ -20,9 +20,10 @@
 //!    a projection of columns no one reads disappears.
 //!
 //! [`estimate`] holds the cardinality estimates of the binder's join
-//! order.
+//! order, [`order`] its dynamic programming over join trees.
 
 pub(crate) mod estimate;
+pub(crate) mod order;
 pub(crate) mod prune;
 pub(crate) mod pushdown;
 
