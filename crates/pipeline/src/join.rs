@@ -9,7 +9,10 @@
 //! either fills the hash table of one partition from only that
 //! partition's rows (a scatter: no task reads another partition's rows)
 //! or concatenates one column of the build side, so the build side is one
-//! batch and gathering build rows is a `take` by row number. A partition
+//! batch and gathering build rows is a `take` by row number. That task
+//! takes its column out of every batch, so the input batches are released
+//! column by column while the build runs (the peak is not every input
+//! batch plus their concatenation). A partition
 //! keeps its keys' bytes side by side; its table holds one entry per
 //! distinct key (hash, first and last row of its chain) and a row's
 //! duplicates follow a `next` chain, in build order.
@@ -25,7 +28,7 @@
 //! is a nested loop over the build side.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use arrow::array::AsArray;
 use arrow::array::BooleanArray;
@@ -148,9 +151,15 @@ fn hash_fixed(v: u128) -> u64 {
 }
 
 /// One batch of the build side with its keys, its rows grouped by
-/// partition.
+/// partition. Its columns are taken by the tasks that concatenate them
+/// (each column's task its own), so the build side's batches are
+/// released column by column as the build goes, not all at its end.
 pub(crate) struct BuildChunk {
-    batch: RecordBatch,
+    columns: Vec<Mutex<Option<ArrayRef>>>,
+    num_rows: usize,
+    /// Bytes held when made (the memory accountant's figure, released
+    /// when the build is finished).
+    size: usize,
     rows: KeyValues,
     hashes: Vec<u64>,
     /// Row numbers with non-NULL keys, partition after partition.
@@ -163,14 +172,20 @@ pub(crate) struct BuildChunk {
 impl BuildChunk {
     /// Bytes held (for the memory accountant).
     pub(crate) fn size(&self) -> usize {
-        crate::pipeline::batch_bytes(&self.batch)
-            + self.rows.size()
-            + self.hashes.len() * 8
-            + self.order.len() * 4
+        self.size
     }
 
     pub(crate) fn num_rows(&self) -> usize {
-        self.batch.num_rows()
+        self.num_rows
+    }
+
+    /// Takes column `c` (once; its task of the build's second job).
+    fn take_column(&self, c: usize) -> Result<ArrayRef> {
+        self.columns[c]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+            .ok_or_else(|| Error::Internal("a build column taken twice".into()))
     }
 }
 
@@ -591,8 +606,16 @@ impl JoinSpec {
                 fill[p] += 1;
             }
         }
+        let size =
+            crate::pipeline::batch_bytes(&batch) + rows.size() + hashes.len() * 8 + order.len() * 4;
         Ok(BuildChunk {
-            batch,
+            num_rows: batch.num_rows(),
+            columns: batch
+                .columns()
+                .iter()
+                .map(|c| Mutex::new(Some(Arc::clone(c))))
+                .collect(),
+            size,
             rows,
             hashes,
             order,
@@ -616,13 +639,22 @@ impl JoinSpec {
     ) -> Result<BuildPart> {
         if task >= partitions {
             let c = task - partitions;
-            let arrays: Vec<&dyn Array> =
-                chunks.iter().map(|b| b.batch.column(c).as_ref()).collect();
-            let column = if arrays.is_empty() {
-                arrow::array::new_empty_array(self.right_schema.field(c).data_type())
-            } else {
-                concat(&arrays).map_err(Error::arrow)?
+            let mut taken = chunks
+                .iter()
+                .map(|b| b.take_column(c))
+                .collect::<Result<Vec<ArrayRef>>>()?;
+            let column = match taken.len() {
+                0 => arrow::array::new_empty_array(self.right_schema.field(c).data_type()),
+                // one batch: its column as it is, no copy
+                1 => taken.pop().expect("one column"),
+                _ => {
+                    let arrays: Vec<&dyn Array> = taken.iter().map(AsRef::as_ref).collect();
+                    concat(&arrays).map_err(Error::arrow)?
+                }
             };
+            // the batches' columns are released here (the chunks keep
+            // only their keys)
+            drop(taken);
             return Ok(BuildPart::Column(column));
         }
         let p = task;
@@ -1008,4 +1040,72 @@ impl JoinSpec {
 fn batch_of(schema: &SchemaRef, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
     let options = RecordBatchOptions::new().with_row_count(Some(rows));
     RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options).map_err(Error::arrow)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::Int64Array;
+    use arrow::datatypes::Field;
+
+    fn values(name: &str) -> LogicalPlan {
+        LogicalPlan::Values {
+            rows: Vec::new(),
+            schema: Arc::new(Schema::new(vec![Field::new(name, DataType::Int64, true)])),
+        }
+    }
+
+    fn batch(spec: &JoinSpec, keys: &[Option<i64>]) -> RecordBatch {
+        let column: ArrayRef = Arc::new(Int64Array::from(keys.to_vec()));
+        RecordBatch::try_new(Arc::clone(&spec.right_schema), vec![column]).unwrap()
+    }
+
+    #[test]
+    fn the_build_takes_each_input_column_once_and_keeps_its_rows() {
+        let (left, right) = (values("a"), values("b"));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("b", DataType::Int64, true),
+        ]));
+        let node = LogicalPlan::Join {
+            left: Box::new(left),
+            right: Box::new(right),
+            kind: JoinKind::Inner,
+            on: vec![(Expr::column(0, "a"), Expr::column(0, "b"))],
+            filter: None,
+            schema,
+        };
+        let spec = JoinSpec::new(&node).unwrap();
+        let partitions = 2;
+        let chunks = vec![
+            spec.build_chunk(batch(&spec, &[Some(1), None, Some(3)]), partitions)
+                .unwrap(),
+            spec.build_chunk(batch(&spec, &[Some(3), Some(4)]), partitions)
+                .unwrap(),
+        ];
+        let held: usize = chunks.iter().map(BuildChunk::size).sum();
+        let mut parts = Vec::new();
+        for t in 0..spec.build_tasks(partitions) {
+            parts.push(spec.build_part(&chunks, t, partitions).unwrap());
+        }
+        // the column's task took the batches' column: they hold none now
+        assert!(
+            chunks
+                .iter()
+                .all(|c| c.columns[0].lock().unwrap().is_none())
+        );
+        assert!(spec.build_part(&chunks, partitions, partitions).is_err());
+        // the accountant's figure is the one taken when the chunk was made
+        assert_eq!(chunks.iter().map(BuildChunk::size).sum::<usize>(), held);
+        let built = spec.finish_build(&chunks, parts).unwrap();
+        assert_eq!(built.num_rows(), 5);
+        let column = built.batch.column(0).as_primitive::<Int64Type>();
+        assert_eq!(
+            column.iter().collect::<Vec<_>>(),
+            vec![Some(1), None, Some(3), Some(3), Some(4)]
+        );
+        // key 3 has two rows (one of each batch), the NULL key none
+        let slots: usize = built.partitions.iter().map(|p| p.rows.len()).sum();
+        assert_eq!(slots, 4);
+    }
 }

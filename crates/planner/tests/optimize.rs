@@ -378,6 +378,20 @@ fn reductions(p: &LogicalPlan) -> Vec<&LogicalPlan> {
         .collect()
 }
 
+/// The join-key equalities of the plan's joins, as `a = b` strings.
+fn join_keys(p: &LogicalPlan) -> Vec<String> {
+    let text = p.display_indent();
+    text.lines()
+        .filter_map(|l| l.trim().split_once("Join: "))
+        .flat_map(|(_, keys)| {
+            keys.split(" AND ")
+                .filter(|k| !k.starts_with('('))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Every node of the plan that matches `f`, top first.
 fn nodes<'a>(p: &'a LogicalPlan, f: &dyn Fn(&LogicalPlan) -> bool) -> Vec<&'a LogicalPlan> {
     let mut out = Vec::new();
@@ -460,6 +474,62 @@ fn q21_reductions_read_one_subplan_computed_once() {
 }
 
 #[test]
+fn q5_joins_on_an_implied_key_building_on_region_and_nation_first() {
+    let p = tpch(5);
+    let text = p.display_indent();
+    let keys = join_keys(&p);
+    // c_nationkey = s_nationkey = n_nationkey is one class of three
+    // columns: two keys join its three relations, none is checked twice
+    // (a semi-join reduction's key, `__reduce0`, is not a join of the FROM)
+    let nation: Vec<&String> = keys
+        .iter()
+        .filter(|k| k.contains("nationkey") && !k.contains("__reduce"))
+        .collect();
+    assert_eq!(nation.len(), 2, "{keys:?}\n{text}");
+    // customer joins nation on the implied c_nationkey = n_nationkey
+    // (written are c = s and s = n), so orders and customer reach the
+    // region's nations before lineitem probes them
+    assert!(
+        keys.iter().any(|k| k == "c_nationkey = n_nationkey"),
+        "{keys:?}\n{text}"
+    );
+    // the deepest join is nation with the one region (built first)
+    let deepest = joins(&p).into_iter().last().expect("a join");
+    let LogicalPlan::Join { left, right, .. } = deepest else {
+        unreachable!()
+    };
+    assert_eq!(
+        (leaf_table(left), leaf_table(right)),
+        (Some("nation"), Some("region")),
+        "{text}"
+    );
+    assert_eq!(probe_table(&p), Some("lineitem"), "{text}");
+}
+
+#[test]
+fn q9_lineitem_probes_one_build_on_both_implied_keys() {
+    // s_suppkey = l_suppkey, ps_suppkey = l_suppkey, ps_partkey =
+    // l_partkey, p_partkey = l_partkey: two classes of three columns
+    let p = tpch(9);
+    let keys = join_keys(&p);
+    let text = p.display_indent();
+    assert_eq!(
+        keys.iter().filter(|k| k.contains("suppkey")).count(),
+        2,
+        "{keys:?}\n{text}"
+    );
+    assert_eq!(
+        keys.iter().filter(|k| k.contains("partkey")).count(),
+        2,
+        "{keys:?}\n{text}"
+    );
+    assert!(
+        text.contains("INNER Join: l_suppkey = s_suppkey AND l_partkey = p_partkey"),
+        "{text}"
+    );
+}
+
+#[test]
 fn no_reduction_when_the_outer_side_is_not_much_smaller() {
     // every order: as many keys as the grouped lineitems hold
     let p = plan(
@@ -499,4 +569,41 @@ fn q20_sums_only_the_lineitems_of_reduced_partsupp_rows() {
     };
     assert_eq!(leaf_table(left), Some("lineitem"), "{text}");
     assert!(reductions(&p).len() >= 2, "{text}");
+}
+
+fn two_columns_of_one_relation_in_a_class_are_a_filter_on_it() {
+    let p = plan(
+        "SELECT count(*) FROM nation, customer WHERE n_nationkey = c_nationkey AND n_regionkey = c_nationkey",
+    );
+    let text = p.display_indent();
+    assert!(
+        text.contains("Filter: (n_nationkey = n_regionkey)"),
+        "{text}"
+    );
+    assert_eq!(join_keys(&p).len(), 1, "{text}");
+}
+
+#[test]
+fn q13_left_join_builds_on_customer_as_a_right_join() {
+    let p = tpch(13);
+    let text = p.display_indent();
+    let join = joins(&p).into_iter().next().expect("the join");
+    let LogicalPlan::Join {
+        left, right, kind, ..
+    } = join
+    else {
+        unreachable!()
+    };
+    assert_eq!(kind.name(), "RIGHT", "{text}");
+    assert_eq!(
+        (leaf_table(left), leaf_table(right)),
+        (Some("orders"), Some("customer")),
+        "{text}"
+    );
+    // a LEFT join with the smaller side on the right stays as written
+    let p = plan("SELECT * FROM orders LEFT JOIN nation ON o_custkey = n_nationkey");
+    let LogicalPlan::Join { kind, .. } = joins(&p)[0] else {
+        unreachable!()
+    };
+    assert_eq!(kind.name(), "LEFT", "{}", p.display_indent());
 }

@@ -8,12 +8,17 @@
 //! below the joins; `a = b` across two sides becomes a hash-join key; the
 //! rest is a residual filter on the first join that sees all its columns;
 //! an OR over several relations also filters each relation named in every
-//! branch by its parts. The join order is greedy on estimated rows: each
-//! step joins the two connected parts whose join gives the fewest
-//! estimated rows (filter selectivities and key distinct values from
-//! [`crate::optimize::estimate`]), building on the smaller side. An outer
-//! join is planned where it is written (its sides are never reordered
-//! across it).
+//! branch by its parts. Equalities of plain columns form classes
+//! (implied equalities: `a = b AND b = c` also joins `a` to `c`); a join
+//! of two parts takes one key of each class with members on both sides.
+//! The join order is the cheapest tree by dynamic programming
+//! ([`crate::optimize::order`]) up to its limit of relations, else
+//! greedy: each step joins the two connected parts whose join gives the
+//! fewest estimated rows (filter selectivities and key distinct values
+//! from [`crate::optimize::estimate`]); both build on the smaller side.
+//! An outer join is planned where it is written (its sides are never
+//! reordered across it); a LEFT join whose right side is the larger runs
+//! as a RIGHT join with its sides swapped, so it builds on the smaller.
 
 use std::collections::HashSet;
 
@@ -24,7 +29,7 @@ use super::expr::{ExprBinder, Scope};
 use super::{Binder, at, bind_err, did_you_mean, unsupported};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr};
-use crate::optimize::estimate;
+use crate::optimize::{estimate, order};
 use crate::plan::{JoinKind, LogicalPlan};
 use crate::scalar::ScalarValue;
 
@@ -760,7 +765,7 @@ impl Binder<'_> {
         let base = left.base.max(right.base);
         let lplan = filtered(left.plan, left_terms);
         let rplan = filtered(right.plan, right_terms);
-        let plan = make_join(lplan, rplan, kind, join_terms);
+        let plan = left_join_building_smaller(self, lplan, rplan, kind, join_terms);
         let schema = plan.schema();
         let mut scope = Scope::concat(&left.scope, &right.scope, schema.clone());
         if merged.is_empty() {
@@ -926,7 +931,7 @@ impl Binder<'_> {
                 },
             }
         }
-        let (plan, cols) = self.greedy(rels, terms)?;
+        let (plan, cols) = self.order_joins(rels, terms)?;
         // back to FROM order, without the scalar subqueries' columns
         let exprs: Vec<Expr> = (0..width)
             .map(|i| {
@@ -982,10 +987,15 @@ impl Binder<'_> {
         Ok((plan, scope))
     }
 
-    /// Joins `rels` greedily with `terms` (over the scope's columns);
+    /// Joins `rels` with `terms` (over the scope's columns), in the
+    /// cheapest order found (see the module documentation);
     /// returns the plan and, for each of its columns, the scope column it
     /// holds.
-    fn greedy(&self, rels: Vec<Relation>, terms: Vec<Expr>) -> Result<(LogicalPlan, Vec<usize>)> {
+    fn order_joins(
+        &self,
+        rels: Vec<Relation>,
+        terms: Vec<Expr>,
+    ) -> Result<(LogicalPlan, Vec<usize>)> {
         let mut offsets = Vec::with_capacity(rels.len());
         let mut n = 0;
         for r in &rels {
@@ -993,6 +1003,10 @@ impl Binder<'_> {
             n += r.scope.schema.fields().len();
         }
         let rel_of = |c: usize| offsets.iter().rposition(|&o| o <= c).unwrap_or(0);
+        let fields: Vec<Field> = rels
+            .iter()
+            .flat_map(|r| r.scope.schema.fields().iter().map(|f| f.as_ref().clone()))
+            .collect();
         // estimated distinct values of a column, by scope column
         let plans: Vec<LogicalPlan> = rels.iter().map(|r| r.plan.clone()).collect();
         let distinct = |c: usize| {
@@ -1024,6 +1038,29 @@ impl Binder<'_> {
                         local[r].push(map_columns(&d, &|c| c - o));
                     }
                     pending.push((set, t));
+                }
+            }
+        }
+        // implied equalities: `a = b` between plain columns of two
+        // relations (same type) puts them in one class; a join of two
+        // parts uses one key per class with members on both sides, so
+        // `c_nationkey = s_nationkey AND s_nationkey = n_nationkey` also
+        // joins customer to nation, and no equality is checked twice
+        let mut classes = implied_classes(&mut pending, &fields, &rel_of);
+        for class in &mut classes {
+            // two members in one relation: equal by a filter on it
+            let mut seen: Vec<&Member> = Vec::new();
+            for m in class.iter() {
+                match seen.iter().find(|s| s.rel == m.rel) {
+                    Some(first) => {
+                        let o = offsets[m.rel];
+                        local[m.rel].push(Expr::binary(
+                            Expr::column(first.col - o, first.name.clone()),
+                            BinaryOp::Eq,
+                            Expr::column(m.col - o, m.name.clone()),
+                        ));
+                    }
+                    None => seen.push(m),
                 }
             }
         }
@@ -1069,9 +1106,22 @@ impl Binder<'_> {
         // the estimated rows of joining parts `a` and `b` with the
         // pending terms they complete; `None` when no equality connects
         // them
-        let estimate = |a: &Part, b: &Part, pending: &[(HashSet<usize>, Expr)]| {
+        let estimate = |a: &Shape, b: &Shape, pending: &[(HashSet<usize>, Expr)]| {
             let mut keys = Vec::new();
             let mut others = 1.0;
+            for class in &classes {
+                let (x, y) = (class_side(class, &a.rels), class_side(class, &b.rels));
+                if x.is_empty() || y.is_empty() {
+                    continue;
+                }
+                // the side's most distinct member bounds its key
+                let most = |ms: &[&Member], rows: f64| {
+                    ms.iter()
+                        .filter_map(|m| ndv(m.col, rows))
+                        .max_by(f64::total_cmp)
+                };
+                keys.push((most(&x, a.rows), most(&y, b.rows)));
+            }
             for (set, t) in pending {
                 if !set.iter().all(|r| a.rels.contains(r) || b.rels.contains(r))
                     || set.iter().all(|r| a.rels.contains(r))
@@ -1120,6 +1170,30 @@ impl Binder<'_> {
                 .unwrap_or_else(|| a.rows * b.rows / a.base.min(b.base).max(1.0));
             Some((rows * others).max(1.0))
         };
+        // up to order::DP_LIMIT parts: the cheapest tree by dynamic
+        // programming; past it (and for what it leaves) greedily
+        let alive: Vec<usize> = (0..parts.len())
+            .filter(|&i| parts[i].as_ref().is_some_and(|p| !p.single))
+            .collect();
+        let inputs: Vec<(f64, f64)> = alive
+            .iter()
+            .map(|&i| parts[i].as_ref().map_or((1.0, 1.0), |p| (p.rows, p.base)))
+            .collect();
+        let shape = |s: order::Side| Shape {
+            rels: (0..alive.len())
+                .filter(|k| s.mask & (1 << k) != 0)
+                .map(|k| alive[k])
+                .collect(),
+            rows: s.rows,
+            base: s.base,
+        };
+        if alive.len() >= 2
+            && let Some(tree) =
+                order::best_tree(&inputs, &|a, b| estimate(&shape(a), &shape(b), &pending))
+        {
+            let joined = assemble(&tree, &alive, &mut parts, &mut pending, &classes);
+            parts[alive[0]] = Some(joined);
+        }
         loop {
             let alive: Vec<usize> = (0..parts.len())
                 .filter(|&i| parts[i].as_ref().is_some_and(|p| !p.single))
@@ -1136,7 +1210,7 @@ impl Binder<'_> {
                         parts[i].as_ref().expect("alive"),
                         parts[j].as_ref().expect("alive"),
                     );
-                    if let Some(rows) = estimate(a, b, &pending)
+                    if let Some(rows) = estimate(&a.shape(), &b.shape(), &pending)
                         && best.is_none_or(|(r, ..)| rows < r)
                     {
                         best = Some((rows, i, j));
@@ -1157,7 +1231,7 @@ impl Binder<'_> {
             let b = parts[j].take().expect("alive");
             // build (the right input) on the smaller side
             let (l, r) = if b.rows > a.rows { (b, a) } else { (a, b) };
-            let merged = join_parts(l, r, &mut pending, rows);
+            let merged = join_parts(l, r, &mut pending, &classes, rows);
             parts[i] = Some(merged);
         }
         // scalar subqueries: SINGLE joins onto the result
@@ -1166,12 +1240,39 @@ impl Binder<'_> {
         let mut cur = others.into_iter().next().expect("a relation of FROM");
         for s in singles {
             let rows = cur.rows;
-            cur = join_parts(cur, s, &mut pending, rows);
+            cur = join_parts(cur, s, &mut pending, &classes, rows);
+        }
+        impl Part {
+            fn shape(&self) -> Shape {
+                Shape {
+                    rels: self.rels.clone(),
+                    rows: self.rows,
+                    base: self.base,
+                }
+            }
+        }
+        /// The part of `tree`, its leaves the parts at `alive`.
+        fn assemble(
+            tree: &order::Tree,
+            alive: &[usize],
+            parts: &mut [Option<Part>],
+            pending: &mut Vec<(HashSet<usize>, Expr)>,
+            classes: &[Vec<Member>],
+        ) -> Part {
+            match tree {
+                order::Tree::Leaf(k) => parts[alive[*k]].take().expect("a part joined once"),
+                order::Tree::Join { left, right, rows } => {
+                    let l = assemble(left, alive, parts, pending, classes);
+                    let r = assemble(right, alive, parts, pending, classes);
+                    join_parts(l, r, pending, classes, *rows)
+                }
+            }
         }
         fn join_parts(
             l: Part,
             r: Part,
             pending: &mut Vec<(HashSet<usize>, Expr)>,
+            classes: &[Vec<Member>],
             rows: f64,
         ) -> Part {
             let mut rels = l.rels.clone();
@@ -1183,9 +1284,20 @@ impl Binder<'_> {
             let mut cols = l.cols.clone();
             cols.extend(&r.cols);
             let pos = |c: usize| cols.iter().position(|&x| x == c).expect("joined column");
-            let terms: Vec<Expr> = ready
+            // one key per class with members on both sides
+            let keys = classes.iter().filter_map(|class| {
+                let x = class_side(class, &l.rels).into_iter().next()?;
+                let y = class_side(class, &r.rels).into_iter().next()?;
+                Some(Expr::binary(
+                    Expr::column(pos(x.col), x.name.clone()),
+                    BinaryOp::Eq,
+                    Expr::column(pos(y.col), y.name.clone()),
+                ))
+            });
+            let terms: Vec<Expr> = keys
+                .collect::<Vec<_>>()
                 .into_iter()
-                .map(|(_, t)| map_columns(&t, &pos))
+                .chain(ready.into_iter().map(|(_, t)| map_columns(&t, &pos)))
                 .collect();
             // a SINGLE join pads a missing row with NULLs: conditions on
             // its value filter the joined rows
@@ -1209,6 +1321,133 @@ impl Binder<'_> {
         let plan = filtered(cur.plan, constant);
         Ok((plan, cur.cols))
     }
+}
+
+/// `left kind JOIN right ON terms` (`terms` over `left ++ right`). The
+/// hash join builds on its right input: a LEFT join whose right side is
+/// estimated larger than its left runs as `right RIGHT JOIN left` (the
+/// preserved rows built, the unmatched ones emitted once the probe is
+/// done), its columns put back in `left ++ right` order.
+fn left_join_building_smaller(
+    binder: &Binder<'_>,
+    left: LogicalPlan,
+    right: LogicalPlan,
+    kind: JoinKind,
+    terms: Vec<Expr>,
+) -> LogicalPlan {
+    if kind != JoinKind::Left || estimate_rows(binder, &right) <= estimate_rows(binder, &left) {
+        return make_join(left, right, kind, terms);
+    }
+    let schema = join_schema(&left.schema(), &right.schema(), kind);
+    let ln = left.schema().fields().len();
+    let rn = right.schema().fields().len();
+    // left column c is c + rn of the swapped join, right column ln + c is c
+    let swap = |c: usize| if c < ln { c + rn } else { c - ln };
+    let terms = terms.iter().map(|t| map_columns(t, &swap)).collect();
+    let join = make_join(right, left, JoinKind::Right, terms);
+    let exprs = (0..ln)
+        .map(|c| c + rn)
+        .chain(0..rn)
+        .zip(schema.fields())
+        .map(|(c, f)| Expr::column(c, f.name().clone()))
+        .collect();
+    LogicalPlan::Projection {
+        input: Box::new(join),
+        exprs,
+        schema,
+    }
+}
+
+/// A column of a class of implied equalities: its scope column, its
+/// relation and its name.
+struct Member {
+    col: usize,
+    rel: usize,
+    name: String,
+}
+
+/// What the join order knows of a part: its relations and estimated
+/// rows, and the largest base table below it.
+struct Shape {
+    rels: HashSet<usize>,
+    rows: f64,
+    base: f64,
+}
+
+/// The members of `class` in the relations `rels`.
+fn class_side<'m>(class: &'m [Member], rels: &HashSet<usize>) -> Vec<&'m Member> {
+    class.iter().filter(|m| rels.contains(&m.rel)).collect()
+}
+
+/// Takes the equalities of two plain columns of different relations and
+/// the same type out of `pending` and returns their classes (the
+/// transitive closure; each class two columns or more, in scope order).
+fn implied_classes(
+    pending: &mut Vec<(HashSet<usize>, Expr)>,
+    fields: &[Field],
+    rel_of: &dyn Fn(usize) -> usize,
+) -> Vec<Vec<Member>> {
+    fn root(parent: &mut [usize], mut c: usize) -> usize {
+        while parent[c] != c {
+            parent[c] = parent[parent[c]];
+            c = parent[c];
+        }
+        c
+    }
+    let mut ids: Vec<usize> = Vec::new();
+    let mut parent: Vec<usize> = Vec::new();
+    let id = |c: usize, ids: &mut Vec<usize>, parent: &mut Vec<usize>| match ids
+        .iter()
+        .position(|&x| x == c)
+    {
+        Some(i) => i,
+        None => {
+            ids.push(c);
+            parent.push(parent.len());
+            parent.len() - 1
+        }
+    };
+    let mut rest = Vec::new();
+    for (set, t) in std::mem::take(pending) {
+        if let Expr::Binary {
+            op: BinaryOp::Eq,
+            left,
+            right,
+        } = &t
+            && let (Expr::Column(a), Expr::Column(b)) = (left.as_ref(), right.as_ref())
+            && rel_of(a.index) != rel_of(b.index)
+            && fields[a.index].data_type() == fields[b.index].data_type()
+        {
+            let x = id(a.index, &mut ids, &mut parent);
+            let y = id(b.index, &mut ids, &mut parent);
+            let (rx, ry) = (root(&mut parent, x), root(&mut parent, y));
+            parent[rx] = ry;
+            continue;
+        }
+        rest.push((set, t));
+    }
+    *pending = rest;
+    let mut classes: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, &c) in ids.iter().enumerate() {
+        let r = root(&mut parent, i);
+        match classes.iter_mut().find(|(x, _)| *x == r) {
+            Some((_, cols)) => cols.push(c),
+            None => classes.push((r, vec![c])),
+        }
+    }
+    classes
+        .into_iter()
+        .map(|(_, mut cols)| {
+            cols.sort_unstable();
+            cols.into_iter()
+                .map(|c| Member {
+                    col: c,
+                    rel: rel_of(c),
+                    name: fields[c].name().clone(),
+                })
+                .collect()
+        })
+        .collect()
 }
 
 fn cast(e: Expr, from: &arrow_schema::DataType, to: &arrow_schema::DataType) -> Expr {

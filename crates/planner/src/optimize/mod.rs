@@ -25,9 +25,10 @@
 //! with the other side's keys; it uses the catalog's row counts.
 //!
 //! [`estimate`] holds the cardinality estimates of the binder's join
-//! order.
+//! order, [`order`] its dynamic programming over join trees.
 
 pub(crate) mod estimate;
+pub(crate) mod order;
 pub(crate) mod prune;
 pub(crate) mod pushdown;
 pub(crate) mod reduce;
