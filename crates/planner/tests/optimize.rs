@@ -571,6 +571,7 @@ fn q20_sums_only_the_lineitems_of_reduced_partsupp_rows() {
     assert!(reductions(&p).len() >= 2, "{text}");
 }
 
+#[test]
 fn two_columns_of_one_relation_in_a_class_are_a_filter_on_it() {
     let p = plan(
         "SELECT count(*) FROM nation, customer WHERE n_nationkey = c_nationkey AND n_regionkey = c_nationkey",
