@@ -301,6 +301,10 @@ const EMPTY: u32 = u32::MAX;
 /// Rows whose home slots are read before any of them is probed.
 const PROBE_AHEAD: usize = 16;
 
+/// Groups from which on the home slots are read ahead (below, every
+/// table sits in the cache).
+const PROBE_AHEAD_FROM: usize = 1 << 15;
+
 /// An open-addressing hash table of fixed-width keys with linear probing:
 /// slots hold the keys themselves (no separate tag bytes, so a lookup
 /// touches one cache line where hashbrown touches two), at most three quarters full.
@@ -388,6 +392,7 @@ pub(crate) struct FixedGroups<const K: usize> {
     /// Per row of the batch being inserted (reused).
     scratch_keys: Vec<[u64; K]>,
     scratch_nulls: Vec<u32>,
+    scratch_hashes: Vec<u64>,
 }
 
 #[inline]
@@ -449,6 +454,7 @@ impl<const K: usize> FixedGroups<K> {
             nulls: Vec::new(),
             scratch_keys: Vec::new(),
             scratch_nulls: Vec::new(),
+            scratch_hashes: Vec::new(),
         }
     }
 
@@ -569,13 +575,14 @@ impl<const K: usize> FixedGroups<K> {
         self.encode(columns)?;
         let keys = std::mem::take(&mut self.scratch_keys);
         let nulls = std::mem::take(&mut self.scratch_nulls);
+        let mut hashes = std::mem::take(&mut self.scratch_hashes);
         ids.clear();
         ids.reserve(keys.len());
-        let hashes: Vec<u64> = keys
-            .iter()
-            .zip(&nulls)
-            .map(|(k, &m)| hash_fixed(k, m))
-            .collect();
+        hashes.clear();
+        hashes.extend(keys.iter().zip(&nulls).map(|(k, &m)| hash_fixed(k, m)));
+        // reading home slots ahead pays only once the tables outgrow the
+        // cache
+        let ahead = self.keys.len() >= PROBE_AHEAD_FROM;
         // neighbouring rows often share their group (data arrives in
         // runs): compare with the previous row before probing
         let mut last: Option<([u64; K], u32, u32)> = None;
@@ -583,14 +590,16 @@ impl<const K: usize> FixedGroups<K> {
             // read the home slot of each row of the chunk first: the loads
             // are independent, so their cache misses overlap instead of
             // each probe below waiting for its own
-            let mut touched = 0u32;
-            for &h in chunk {
-                let slots = &self.tables[radix(h)].slots;
-                if !slots.is_empty() {
-                    touched ^= slots[h as usize & (slots.len() - 1)].id;
+            if ahead {
+                let mut touched = 0u32;
+                for &h in chunk {
+                    let slots = &self.tables[radix(h)].slots;
+                    if !slots.is_empty() {
+                        touched ^= slots[h as usize & (slots.len() - 1)].id;
+                    }
                 }
+                std::hint::black_box(touched);
             }
-            std::hint::black_box(touched);
             for (i, &h) in (start..).zip(chunk) {
                 let (key, mask) = (keys[i], nulls[i]);
                 let id = match last {
@@ -603,6 +612,7 @@ impl<const K: usize> FixedGroups<K> {
         }
         self.scratch_keys = keys;
         self.scratch_nulls = nulls;
+        self.scratch_hashes = hashes;
         Ok(())
     }
 
@@ -737,6 +747,7 @@ impl<const K: usize> FixedGroups<K> {
             + self.nulls.capacity() * 4
             + self.scratch_keys.capacity() * 8 * K
             + self.scratch_nulls.capacity() * 4
+            + self.scratch_hashes.capacity() * 8
     }
 }
 
