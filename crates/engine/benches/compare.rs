@@ -31,6 +31,8 @@ use std::time::{Duration, Instant};
 
 use weir_engine::{Config, Database, tpch};
 
+// the `weir` binary's allocator, so the numbers are the binary's
+#[path = "../../cli/src/alloc.rs"]
 mod alloc;
 
 struct Args {

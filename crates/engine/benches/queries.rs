@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use weir_engine::{Config, Database};
 
+// the `weir` binary's allocator, so the numbers are the binary's
+#[path = "../../cli/src/alloc.rs"]
 mod alloc;
 
 fn main() {

@@ -739,6 +739,89 @@ impl LogicalPlan {
         own || self.children().iter().any(|c| c.calls_volatile())
     }
 
+    /// The node with `f` applied to each of its inputs (in order), its
+    /// own fields kept.
+    pub(crate) fn map_inputs(self, f: &mut impl FnMut(LogicalPlan) -> LogicalPlan) -> LogicalPlan {
+        let mut one = |p: Box<LogicalPlan>| Box::new(f(*p));
+        match self {
+            LogicalPlan::Join {
+                left,
+                right,
+                kind,
+                on,
+                filter,
+                schema,
+            } => {
+                let left = one(left);
+                let right = one(right);
+                LogicalPlan::Join {
+                    left,
+                    right,
+                    kind,
+                    on,
+                    filter,
+                    schema,
+                }
+            }
+            LogicalPlan::Union { inputs, schema } => LogicalPlan::Union {
+                inputs: inputs.into_iter().map(&mut *f).collect(),
+                schema,
+            },
+            LogicalPlan::Filter { input, predicate } => LogicalPlan::Filter {
+                input: one(input),
+                predicate,
+            },
+            LogicalPlan::Projection {
+                input,
+                exprs,
+                schema,
+            } => LogicalPlan::Projection {
+                input: one(input),
+                exprs,
+                schema,
+            },
+            LogicalPlan::Aggregate {
+                input,
+                group_by,
+                aggregates,
+                schema,
+            } => LogicalPlan::Aggregate {
+                input: one(input),
+                group_by,
+                aggregates,
+                schema,
+            },
+            LogicalPlan::Window {
+                input,
+                partition_by,
+                order_by,
+                functions,
+                schema,
+            } => LogicalPlan::Window {
+                input: one(input),
+                partition_by,
+                order_by,
+                functions,
+                schema,
+            },
+            LogicalPlan::Distinct { input } => LogicalPlan::Distinct { input: one(input) },
+            LogicalPlan::Sort { input, keys } => LogicalPlan::Sort {
+                input: one(input),
+                keys,
+            },
+            LogicalPlan::Limit {
+                input,
+                offset,
+                fetch,
+            } => LogicalPlan::Limit {
+                input: one(input),
+                offset,
+                fetch,
+            },
+            leaf @ (LogicalPlan::Scan { .. } | LogicalPlan::Values { .. }) => leaf,
+        }
+    }
+
     /// The inputs of this node: none for a leaf, two for a Join (left,
     /// right).
     pub fn children(&self) -> Vec<&LogicalPlan> {

@@ -483,87 +483,13 @@ impl BoundSubquery {
 
 /// `plan` with its domain leaf `id` replaced by `values`.
 fn with_domain(plan: LogicalPlan, id: &str, values: &LogicalPlan) -> LogicalPlan {
-    let put = |p: Box<LogicalPlan>| Box::new(with_domain(*p, id, values));
     match plan {
         LogicalPlan::Values { schema, .. }
             if schema.metadata().get(DOMAIN).is_some_and(|v| v == id) =>
         {
             values.clone()
         }
-        LogicalPlan::Join {
-            left,
-            right,
-            kind,
-            on,
-            filter,
-            schema,
-        } => LogicalPlan::Join {
-            left: put(left),
-            right: put(right),
-            kind,
-            on,
-            filter,
-            schema,
-        },
-        LogicalPlan::Union { inputs, schema } => LogicalPlan::Union {
-            inputs: inputs
-                .into_iter()
-                .map(|p| with_domain(p, id, values))
-                .collect(),
-            schema,
-        },
-        LogicalPlan::Filter { input, predicate } => LogicalPlan::Filter {
-            input: put(input),
-            predicate,
-        },
-        LogicalPlan::Projection {
-            input,
-            exprs,
-            schema,
-        } => LogicalPlan::Projection {
-            input: put(input),
-            exprs,
-            schema,
-        },
-        LogicalPlan::Aggregate {
-            input,
-            group_by,
-            aggregates,
-            schema,
-        } => LogicalPlan::Aggregate {
-            input: put(input),
-            group_by,
-            aggregates,
-            schema,
-        },
-        LogicalPlan::Window {
-            input,
-            partition_by,
-            order_by,
-            functions,
-            schema,
-        } => LogicalPlan::Window {
-            input: put(input),
-            partition_by,
-            order_by,
-            functions,
-            schema,
-        },
-        LogicalPlan::Distinct { input } => LogicalPlan::Distinct { input: put(input) },
-        LogicalPlan::Sort { input, keys } => LogicalPlan::Sort {
-            input: put(input),
-            keys,
-        },
-        LogicalPlan::Limit {
-            input,
-            offset,
-            fetch,
-        } => LogicalPlan::Limit {
-            input: put(input),
-            offset,
-            fetch,
-        },
-        leaf @ (LogicalPlan::Scan { .. } | LogicalPlan::Values { .. }) => leaf,
+        other => other.map_inputs(&mut |p| with_domain(p, id, values)),
     }
 }
 

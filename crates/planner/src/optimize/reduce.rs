@@ -95,7 +95,7 @@ pub(crate) fn reduce(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
         }
         other => other,
     };
-    map_children(plan, &mut |p| reduce(p, catalog))
+    plan.map_inputs(&mut |p| reduce(p, catalog))
 }
 
 /// True for a SEMI join this pass made (its right side is a projection of
@@ -533,87 +533,5 @@ fn distinct(plan: &LogicalPlan, c: usize, catalog: &dyn Catalog) -> Option<f64> 
             }
         }
         _ => None,
-    }
-}
-
-/// `plan` with `f` applied to each of its inputs.
-fn map_children(plan: LogicalPlan, f: &mut impl FnMut(LogicalPlan) -> LogicalPlan) -> LogicalPlan {
-    let mut one = |p: Box<LogicalPlan>| Box::new(f(*p));
-    match plan {
-        LogicalPlan::Join {
-            left,
-            right,
-            kind,
-            on,
-            filter,
-            schema,
-        } => {
-            let left = one(left);
-            let right = one(right);
-            LogicalPlan::Join {
-                left,
-                right,
-                kind,
-                on,
-                filter,
-                schema,
-            }
-        }
-        LogicalPlan::Union { inputs, schema } => LogicalPlan::Union {
-            inputs: inputs.into_iter().map(&mut *f).collect(),
-            schema,
-        },
-        LogicalPlan::Filter { input, predicate } => LogicalPlan::Filter {
-            input: one(input),
-            predicate,
-        },
-        LogicalPlan::Projection {
-            input,
-            exprs,
-            schema,
-        } => LogicalPlan::Projection {
-            input: one(input),
-            exprs,
-            schema,
-        },
-        LogicalPlan::Aggregate {
-            input,
-            group_by,
-            aggregates,
-            schema,
-        } => LogicalPlan::Aggregate {
-            input: one(input),
-            group_by,
-            aggregates,
-            schema,
-        },
-        LogicalPlan::Window {
-            input,
-            partition_by,
-            order_by,
-            functions,
-            schema,
-        } => LogicalPlan::Window {
-            input: one(input),
-            partition_by,
-            order_by,
-            functions,
-            schema,
-        },
-        LogicalPlan::Distinct { input } => LogicalPlan::Distinct { input: one(input) },
-        LogicalPlan::Sort { input, keys } => LogicalPlan::Sort {
-            input: one(input),
-            keys,
-        },
-        LogicalPlan::Limit {
-            input,
-            offset,
-            fetch,
-        } => LogicalPlan::Limit {
-            input: one(input),
-            offset,
-            fetch,
-        },
-        leaf @ (LogicalPlan::Scan { .. } | LogicalPlan::Values { .. }) => leaf,
     }
 }
