@@ -18,7 +18,7 @@ use crate::fairness::YieldPoint;
 use crate::join::ProbeOp;
 use crate::memory::MemoryAccountant;
 use crate::options::{ExecOptions, Progress};
-use crate::sort::{SortSpec, SortedRun, TOP_N_MAX, TopN, positions_at};
+use crate::sort::{SortSpec, SortedRun, TOP_N_MAX, TopN, position_base};
 use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 use crate::window::{WindowLane, WindowPlan};
@@ -1220,8 +1220,7 @@ impl LaneRun<'_> {
                 agg.update(plan, &PipelineBatch::new(rows))?;
             }
             (Breaker::TopN { sort, .. }, LaneState::TopN(top)) => {
-                let seq = positions_at(index, first_row, rows.num_rows());
-                top.push(sort, rows, seq)?;
+                top.push_morsel(sort, rows, position_base(index, first_row))?;
             }
             (_, LaneState::Batches(out)) => {
                 if p.early_stop.is_some() {

@@ -132,8 +132,14 @@ pub(crate) fn positions(morsel: usize, rows: usize) -> UInt64Array {
 /// The input positions of `rows` rows of morsel `morsel` from its row
 /// `first_row` on (a morsel that a join turned into several batches).
 pub(crate) fn positions_at(morsel: usize, first_row: usize, rows: usize) -> UInt64Array {
-    let base = ((morsel as u64) << 32) + first_row as u64;
+    let base = position_base(morsel, first_row);
     UInt64Array::from_iter_values((0..rows as u64).map(|i| base + i))
+}
+
+/// The input position of row `first_row` of morsel `morsel`; the rows
+/// after it follow on.
+pub(crate) fn position_base(morsel: usize, first_row: usize) -> u64 {
+    ((morsel as u64) << 32) + first_row as u64
 }
 
 /// The input positions of each of `parts` (`(morsel, batch)` in morsel
@@ -201,6 +207,54 @@ impl TopN {
                 (batch, seq)
             }
         };
+        self.push_candidates(spec, batch, seq)
+    }
+
+    /// Offers the rows of `batch`, a morsel's rows from input position
+    /// `base` on: the positions are made only for the rows the threshold's
+    /// first key lets through.
+    pub(crate) fn push_morsel(
+        &mut self,
+        spec: &SortSpec,
+        batch: RecordBatch,
+        base: u64,
+    ) -> Result<()> {
+        let n = batch.num_rows();
+        if self.k == 0 || n == 0 {
+            return Ok(());
+        }
+        let (batch, seq) = match self.prefilter(spec, &batch)? {
+            None => (
+                batch,
+                UInt64Array::from_iter_values((0..n as u64).map(|i| base + i)),
+            ),
+            Some(mask) => {
+                let kept = mask.true_count();
+                if kept == 0 {
+                    return Ok(());
+                }
+                let seq = UInt64Array::from_iter_values(
+                    mask.values().set_indices().map(|i| base + i as u64),
+                );
+                let batch = if kept == n {
+                    batch
+                } else {
+                    filter_record_batch(&batch, &mask).map_err(Error::arrow)?
+                };
+                (batch, seq)
+            }
+        };
+        self.push_candidates(spec, batch, seq)
+    }
+
+    /// Keeps the rows of `batch` (at positions `seq`) that may beat the
+    /// threshold as candidates, compacting when they pile up.
+    fn push_candidates(
+        &mut self,
+        spec: &SortSpec,
+        batch: RecordBatch,
+        seq: UInt64Array,
+    ) -> Result<()> {
         let n = batch.num_rows();
         let (batch, seq) = match &self.threshold {
             None => (batch, seq),
