@@ -1525,40 +1525,9 @@ fn estimate_rows(binder: &Binder<'_>, plan: &LogicalPlan) -> f64 {
     }
 }
 
-/// Estimated distinct values of output column `c` of `plan`, where the
-/// column is a table's column (the catalog's estimate).
+/// Estimated distinct values of output column `c` of `plan`.
 fn column_distinct(binder: &Binder<'_>, plan: &LogicalPlan, c: usize) -> Option<f64> {
-    match plan {
-        LogicalPlan::Scan {
-            source: crate::plan::TableSource::Table(name),
-            schema,
-        } => binder
-            .catalog
-            .column_distinct(name, schema.fields().get(c)?.name()),
-        LogicalPlan::Filter { input, .. }
-        | LogicalPlan::Sort { input, .. }
-        | LogicalPlan::Limit { input, .. }
-        | LogicalPlan::Distinct { input } => column_distinct(binder, input, c),
-        LogicalPlan::Projection { input, exprs, .. } => match exprs.get(c)? {
-            Expr::Column(i) => column_distinct(binder, input, i.index),
-            _ => None,
-        },
-        LogicalPlan::Aggregate {
-            input, group_by, ..
-        } => match group_by.get(c)? {
-            Expr::Column(i) => column_distinct(binder, input, i.index),
-            _ => None,
-        },
-        LogicalPlan::Join { left, right, .. } => {
-            let ln = left.schema().fields().len();
-            if c < ln {
-                column_distinct(binder, left, c)
-            } else {
-                column_distinct(binder, right, c - ln)
-            }
-        }
-        _ => None,
-    }
+    estimate::column_distinct(plan, c, binder.catalog)
 }
 
 fn join_name(op: &JoinOperator) -> &'static str {

@@ -2,7 +2,9 @@
 //! filter keeps and the rows an equi-join gives, from the catalog's row
 //! counts and estimated distinct values per column.
 
+use crate::catalog::Catalog;
 use crate::expr::{BinaryOp, Expr};
+use crate::plan::{LogicalPlan, TableSource};
 
 /// Selectivity of a term with no better guess.
 pub(crate) const DEFAULT_SELECTIVITY: f64 = 0.3;
@@ -97,6 +99,41 @@ pub(crate) fn join_rows(
     let r: f64 = keys.iter().map(|(_, r)| side(*r, right_rows)).product();
     let denominator = l.min(left_rows.max(1.0)).max(r.min(right_rows.max(1.0)));
     Some((left_rows * right_rows / denominator).max(1.0))
+}
+
+/// Estimated distinct values of output column `c` of `plan`, where it is
+/// a table's column (the catalog's estimate). The binder's join order and
+/// the semi-join reduction both ask it.
+pub(crate) fn column_distinct(plan: &LogicalPlan, c: usize, catalog: &dyn Catalog) -> Option<f64> {
+    match plan {
+        LogicalPlan::Scan {
+            source: TableSource::Table(name),
+            schema,
+        } => catalog.column_distinct(name, schema.fields().get(c)?.name()),
+        LogicalPlan::Filter { input, .. }
+        | LogicalPlan::Sort { input, .. }
+        | LogicalPlan::Limit { input, .. }
+        | LogicalPlan::Distinct { input } => column_distinct(input, c, catalog),
+        LogicalPlan::Projection { input, exprs, .. } => match exprs.get(c)? {
+            Expr::Column(i) => column_distinct(input, i.index, catalog),
+            _ => None,
+        },
+        LogicalPlan::Aggregate {
+            input, group_by, ..
+        } => match group_by.get(c)? {
+            Expr::Column(i) => column_distinct(input, i.index, catalog),
+            _ => None,
+        },
+        LogicalPlan::Join { left, right, .. } => {
+            let ln = left.schema().fields().len();
+            if c < ln {
+                column_distinct(left, c, catalog)
+            } else {
+                column_distinct(right, c - ln, catalog)
+            }
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

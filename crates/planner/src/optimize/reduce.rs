@@ -440,7 +440,9 @@ fn rows(plan: &LogicalPlan, catalog: &dyn Catalog) -> Option<f64> {
         LogicalPlan::Values { rows, .. } => rows.len() as f64,
         LogicalPlan::Filter { input, predicate } => {
             rows(input, catalog)?
-                * estimate::selectivity(predicate, &|c| distinct(input, c, catalog))
+                * estimate::selectivity(predicate, &|c| {
+                    estimate::column_distinct(input, c, catalog)
+                })
         }
         LogicalPlan::Aggregate {
             input, group_by, ..
@@ -475,7 +477,7 @@ fn rows(plan: &LogicalPlan, catalog: &dyn Catalog) -> Option<f64> {
                         .iter()
                         .map(|(a, b)| {
                             let d = |e: &Expr, p: &LogicalPlan| match e {
-                                Expr::Column(c) => distinct(p, c.index, catalog),
+                                Expr::Column(c) => estimate::column_distinct(p, c.index, catalog),
                                 _ => None,
                             };
                             (d(a, left), d(b, right))
@@ -500,38 +502,4 @@ fn rows(plan: &LogicalPlan, catalog: &dyn Catalog) -> Option<f64> {
         | LogicalPlan::Sort { input, .. }
         | LogicalPlan::Window { input, .. } => rows(input, catalog)?,
     })
-}
-
-/// Estimated distinct values of output column `c` of `plan`, where it is
-/// a table's column.
-fn distinct(plan: &LogicalPlan, c: usize, catalog: &dyn Catalog) -> Option<f64> {
-    match plan {
-        LogicalPlan::Scan {
-            source: TableSource::Table(name),
-            schema,
-        } => catalog.column_distinct(name, schema.fields().get(c)?.name()),
-        LogicalPlan::Filter { input, .. }
-        | LogicalPlan::Sort { input, .. }
-        | LogicalPlan::Limit { input, .. }
-        | LogicalPlan::Distinct { input } => distinct(input, c, catalog),
-        LogicalPlan::Projection { input, exprs, .. } => match exprs.get(c)? {
-            Expr::Column(i) => distinct(input, i.index, catalog),
-            _ => None,
-        },
-        LogicalPlan::Aggregate {
-            input, group_by, ..
-        } => match group_by.get(c)? {
-            Expr::Column(i) => distinct(input, i.index, catalog),
-            _ => None,
-        },
-        LogicalPlan::Join { left, right, .. } => {
-            let ln = left.schema().fields().len();
-            if c < ln {
-                distinct(left, c, catalog)
-            } else {
-                distinct(right, c - ln, catalog)
-            }
-        }
-        _ => None,
-    }
 }
