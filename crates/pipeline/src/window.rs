@@ -442,15 +442,21 @@ fn compute_function(
                 f.offset
             };
             let mut picks = Vec::with_capacity(n);
+            // IGNORE NULLS: the shift counts non-NULL values only
+            let skipping = f.ignore_nulls.then(|| NonNulls::new(x));
             for (ps, pe) in ctx.parts() {
                 for i in ps..pe {
-                    let j = i as i64 + shift;
-                    picks.push(if j >= ps as i64 && j < pe as i64 {
-                        (0, j as usize)
-                    } else if args.len() > 1 {
-                        (1, i)
-                    } else {
-                        (1, 0)
+                    let target = match &skipping {
+                        None => {
+                            let j = i as i64 + shift;
+                            (j >= ps as i64 && j < pe as i64).then_some(j as usize)
+                        }
+                        Some(nn) => nn.shifted(i, shift, ps, pe),
+                    };
+                    picks.push(match target {
+                        Some(j) => (0, j),
+                        None if args.len() > 1 => (1, i),
+                        None => (1, 0),
                     });
                 }
             }
@@ -459,9 +465,13 @@ fn compute_function(
         WindowFunction::FirstValue | WindowFunction::LastValue | WindowFunction::NthValue => {
             let x = value()?;
             let (fs, fe) = frames(f, ctx)?;
+            let skipping = f.ignore_nulls.then(|| NonNulls::new(x));
             let picks: UInt32Array = (0..n)
                 .map(|i| {
                     let (s, e) = (fs[i], fe[i]);
+                    if let Some(nn) = &skipping {
+                        return nn.in_frame(f.func, f.offset, s, e).map(|j| j as u32);
+                    }
                     let j = match f.func {
                         WindowFunction::FirstValue => s,
                         WindowFunction::LastValue => e.wrapping_sub(1),
@@ -610,6 +620,48 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
 }
 
 /// Non-NULL values before each row: `counts[i]` over rows `0..i`.
+/// The non-NULL values of a sorted column, for IGNORE NULLS: their rows
+/// in order, and per row the number of them before it.
+struct NonNulls {
+    rows: Vec<usize>,
+    before: Vec<u64>,
+}
+
+impl NonNulls {
+    fn new(x: &ArrayRef) -> Self {
+        NonNulls {
+            rows: (0..x.len()).filter(|&i| x.is_valid(i)).collect(),
+            before: prefix_counts(x),
+        }
+    }
+
+    /// The row `shift` non-NULL values away from row `i` (before it when
+    /// negative, after it when positive; `i` itself for 0) within the
+    /// partition `ps..pe`.
+    fn shifted(&self, i: usize, shift: i64, ps: usize, pe: usize) -> Option<usize> {
+        let (first, end) = (self.before[ps] as i64, self.before[pe] as i64);
+        let k = match shift {
+            0 => return Some(i),
+            s if s < 0 => self.before[i] as i64 + s,
+            s => self.before[i + 1] as i64 + s - 1,
+        };
+        (k >= first && k < end).then(|| self.rows[k as usize])
+    }
+
+    /// The row of `first_value`, `last_value` or `nth_value(x, n)` among
+    /// the non-NULL values of the frame `s..e`.
+    fn in_frame(&self, func: WindowFunction, n: i64, s: usize, e: usize) -> Option<usize> {
+        let (first, end) = (self.before[s], self.before[e.max(s)]);
+        let k = match func {
+            WindowFunction::FirstValue => first,
+            WindowFunction::LastValue => end.checked_sub(1)?,
+            _ if n < 1 => return None,
+            _ => first + (n as u64 - 1),
+        };
+        (k >= first && k < end).then(|| self.rows[k as usize])
+    }
+}
+
 fn prefix_counts(x: &ArrayRef) -> Vec<u64> {
     let mut counts = Vec::with_capacity(x.len() + 1);
     let mut c = 0u64;

@@ -60,6 +60,7 @@
 
 mod binder;
 pub mod catalog;
+mod dialect;
 pub mod error;
 pub mod expr;
 pub mod fold;

@@ -516,6 +516,9 @@ pub struct WindowExpr {
     /// UNBOUNDED PRECEDING AND CURRENT ROW with ORDER BY, the whole
     /// partition without).
     pub frame: WindowFrame,
+    /// `IGNORE NULLS` (`lag`, `lead`, `first_value`, `last_value`,
+    /// `nth_value`): NULL values are skipped, as if not in the partition.
+    pub ignore_nulls: bool,
 }
 
 impl fmt::Display for WindowExpr {
@@ -536,6 +539,9 @@ impl fmt::Display for WindowExpr {
             WindowFunction::Ntile => args = self.offset.to_string(),
             WindowFunction::NthValue => args = format!("{args}, {}", self.offset),
             _ => {}
+        }
+        if self.ignore_nulls {
+            args.push_str(" IGNORE NULLS");
         }
         write!(f, "{}({args})", self.func.name())?;
         if self.func.uses_frame() {

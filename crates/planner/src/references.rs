@@ -8,7 +8,6 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{
     self, FunctionArg, FunctionArgExpr, TableFactor, Value, ValueWithSpan, Visit, Visitor,
 };
-use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 
 use crate::error::Result;
@@ -43,7 +42,7 @@ pub enum TableReference {
 /// # Errors
 /// [`crate::Error::Parse`] if the text does not parse.
 pub fn table_references(sql: &str) -> Result<Vec<TableReference>> {
-    let statements = Parser::new(&DuckDbDialect {})
+    let statements = Parser::new(&crate::dialect::WEIR)
         .with_recursion_limit(crate::binder::PARSER_RECURSION_LIMIT)
         .try_with_sql(sql)?
         .parse_statements()?;
@@ -81,7 +80,7 @@ pub fn table_references(sql: &str) -> Result<Vec<TableReference>> {
 /// [`crate::Error::Parse`] if the text does not tokenize (an open quote).
 pub fn normalize_sql(sql: &str) -> Result<String> {
     use sqlparser::tokenizer::{Token, Tokenizer};
-    let tokens = Tokenizer::new(&DuckDbDialect {}, sql)
+    let tokens = Tokenizer::new(&crate::dialect::WEIR, sql)
         .tokenize()
         .map_err(|e| crate::Error::Parse(e.into()))?;
     let mut out = String::with_capacity(sql.len());
@@ -106,7 +105,7 @@ pub fn normalize_sql(sql: &str) -> Result<String> {
 /// # Errors
 /// [`crate::Error::Parse`] if the text does not parse.
 pub fn is_single_query(sql: &str) -> Result<bool> {
-    let statements = Parser::new(&DuckDbDialect {})
+    let statements = Parser::new(&crate::dialect::WEIR)
         .with_recursion_limit(crate::binder::PARSER_RECURSION_LIMIT)
         .try_with_sql(sql)?
         .parse_statements()?;

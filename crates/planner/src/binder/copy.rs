@@ -190,7 +190,7 @@ impl Binder<'_> {
             Source::Query(q) => self.query(q)?,
             Source::Table(name) => {
                 let sql = format!("SELECT * FROM {name}");
-                let query = Parser::new(&sqlparser::dialect::DuckDbDialect {})
+                let query = Parser::new(&crate::dialect::WEIR)
                     .try_with_sql(&sql)?
                     .parse_query()?;
                 self.query(&query)?

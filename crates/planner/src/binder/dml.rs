@@ -250,6 +250,7 @@ fn in_table_order(
                 start: FrameBound::UnboundedPreceding,
                 end: FrameBound::UnboundedFollowing,
             },
+            ignore_nulls: false,
         }],
         schema: Arc::new(Schema::new(fields)),
     };

@@ -1379,6 +1379,17 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
             FunctionArguments::List(list) => {
+                if list
+                    .clauses
+                    .iter()
+                    .any(|c| matches!(c, ast::FunctionArgumentClause::IgnoreOrRespectNulls(_)))
+                {
+                    // DuckDB's message
+                    return Err(bind_err(format!(
+                        "RESPECT/IGNORE NULLS is not supported for non-window functions ({name}){}",
+                        at(e.span())
+                    )));
+                }
                 if !list.clauses.is_empty() {
                     return Err(unsupported(format!(
                         "clauses inside {name}(...) are not supported{}",

@@ -317,7 +317,7 @@ fn column_types(name: &str, option: &str, e: &ast::Expr) -> Result<Vec<(String, 
 
 /// A type named in a string (`'DOUBLE'`), as CSV columns can have it.
 fn parse_type_name(name: &str) -> Option<DataType> {
-    let mut parser = sqlparser::parser::Parser::new(&sqlparser::dialect::DuckDbDialect {})
+    let mut parser = sqlparser::parser::Parser::new(&crate::dialect::WEIR)
         .try_with_sql(name)
         .ok()?;
     let t = super::data_type_from_sql(&parser.parse_data_type().ok()?).ok()?;

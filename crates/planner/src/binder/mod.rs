@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use sqlparser::ast::{self, ColumnOption, ExactNumberInfo, ObjectName, ObjectType, Spanned};
-use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Span;
 
@@ -151,7 +150,7 @@ enum Parsed {
 /// sqlparser's `parse_statements`, with COPY statements parsed as DuckDB
 /// writes them.
 fn parse_statements(sql: &str) -> Result<Vec<Parsed>, ParserError> {
-    let mut parser = Parser::new(&DuckDbDialect {})
+    let mut parser = Parser::new(&crate::dialect::WEIR)
         .with_recursion_limit(PARSER_RECURSION_LIMIT)
         .try_with_sql(sql)?;
     let mut out = Vec::new();

@@ -727,6 +727,7 @@ fn number_duplicates(plan: LogicalPlan) -> LogicalPlan {
                 start: FrameBound::UnboundedPreceding,
                 end: FrameBound::UnboundedFollowing,
             },
+            ignore_nulls: false,
         }],
         schema: SchemaRef::new(Schema::new(fields)),
     }

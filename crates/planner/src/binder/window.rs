@@ -140,12 +140,14 @@ pub(crate) fn bind_window(
         Some(ast::WindowType::NamedWindow(id)) => lookup(&eb.named_windows, id)?.clone(),
         Some(ast::WindowType::WindowSpec(spec)) => resolve(&eb.named_windows, spec)?,
     };
-    if !f.within_group.is_empty() || f.null_treatment.is_some() {
+    if !f.within_group.is_empty() {
         return Err(unsupported(format!(
-            "WITHIN GROUP and IGNORE/RESPECT NULLS are not supported ({name}){}",
+            "WITHIN GROUP is not supported ({name}){}",
             at(e.span())
         )));
     }
+    // `lag(x IGNORE NULLS)` (DuckDB's form) or `lag(x) IGNORE NULLS`
+    let mut null_treatment = f.null_treatment;
     if !matches!(f.parameters, FunctionArguments::None) {
         return Err(unsupported(format!(
             "parametric function {name} is not supported"
@@ -166,11 +168,18 @@ pub(crate) fn bind_window(
                     at(e.span())
                 )));
             }
-            if !list.clauses.is_empty() {
-                return Err(unsupported(format!(
-                    "clauses inside {name}(...) are not supported{}",
-                    at(e.span())
-                )));
+            for clause in &list.clauses {
+                match clause {
+                    ast::FunctionArgumentClause::IgnoreOrRespectNulls(t) => {
+                        null_treatment = Some(*t);
+                    }
+                    _ => {
+                        return Err(unsupported(format!(
+                            "clauses inside {name}(...) are not supported{}",
+                            at(e.span())
+                        )));
+                    }
+                }
             }
             let mut args = Vec::with_capacity(list.args.len());
             for a in &list.args {
@@ -235,6 +244,25 @@ pub(crate) fn bind_window(
                 }
             }
         }
+    }
+    let ignore_nulls = match null_treatment {
+        None | Some(ast::NullTreatment::RespectNulls) => false,
+        Some(ast::NullTreatment::IgnoreNulls) => true,
+    };
+    if null_treatment.is_some()
+        && !matches!(
+            func,
+            WindowFunction::Lag
+                | WindowFunction::Lead
+                | WindowFunction::FirstValue
+                | WindowFunction::LastValue
+                | WindowFunction::NthValue
+        )
+    {
+        return Err(bind_err(format!(
+            "RESPECT/IGNORE NULLS is not supported for {name}: only for lag, lead, first_value, last_value and nth_value{}",
+            at(e.span())
+        )));
     }
     let (min, max) = match func {
         WindowFunction::RowNumber
@@ -311,7 +339,7 @@ pub(crate) fn bind_window(
                     eb,
                     WindowFunction::Aggregate(AggregateFunction::Count),
                     bound,
-                    1,
+                    (1, false),
                     &spec,
                     Some(DataType::Int32),
                     e,
@@ -365,7 +393,15 @@ pub(crate) fn bind_window(
             }
         }
     }
-    finish(eb, func, bound, offset, &spec, value_type, e)
+    finish(
+        eb,
+        func,
+        bound,
+        (offset, ignore_nulls),
+        &spec,
+        value_type,
+        e,
+    )
 }
 
 /// Binds the OVER clause of a window function and records it.
@@ -373,7 +409,7 @@ fn finish(
     eb: &mut ExprBinder<'_>,
     func: WindowFunction,
     args: Vec<Expr>,
-    offset: i64,
+    (offset, ignore_nulls): (i64, bool),
     spec: &ast::WindowSpec,
     value_type: Option<DataType>,
     e: &ast::Expr,
@@ -422,6 +458,7 @@ fn finish(
             args,
             offset,
             frame,
+            ignore_nulls,
         },
         field: Field::new(e.to_string(), t, nullable),
     };

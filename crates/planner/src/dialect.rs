@@ -1,0 +1,107 @@
+//! The SQL dialect Weir parses: sqlparser's DuckDB dialect, plus
+//! DuckDB's `IGNORE NULLS` / `RESPECT NULLS` inside a window function's
+//! parentheses (`lag(x IGNORE NULLS) OVER (...)`), which sqlparser's
+//! DuckDB dialect does not accept.
+//!
+//! sqlparser checks dialects by type in places (`dialect_of!`), so the
+//! wrapper reports DuckDB's type and hands every method DuckDB's dialect
+//! overrides on to it. A test parses DuckDB-only syntax with both and
+//! compares the trees.
+
+use std::any::TypeId;
+
+use sqlparser::dialect::{Dialect, DuckDbDialect};
+
+/// DuckDB's dialect with the null treatment argument of window functions.
+#[derive(Debug)]
+pub(crate) struct WeirDialect(DuckDbDialect);
+
+/// The dialect every statement, script and expression is parsed with.
+pub(crate) const WEIR: WeirDialect = WeirDialect(DuckDbDialect {});
+
+/// Methods handed on to DuckDB's dialect unchanged.
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {
+        $(fn $name(&self, $($arg: $t),*) -> $ret { self.0.$name($($arg),*) })*
+    };
+}
+
+impl Dialect for WeirDialect {
+    fn dialect(&self) -> TypeId {
+        TypeId::of::<DuckDbDialect>()
+    }
+
+    fn supports_window_function_null_treatment_arg(&self) -> bool {
+        true
+    }
+
+    delegate! {
+        supports_trailing_commas() -> bool;
+        is_identifier_start(ch: char) -> bool;
+        is_identifier_part(ch: char) -> bool;
+        identifier_quote_style(identifier: &str) -> Option<char>;
+        supports_filter_during_aggregation() -> bool;
+        supports_group_by_expr() -> bool;
+        supports_bitwise_shift_operators() -> bool;
+        supports_named_fn_args_with_eq_operator() -> bool;
+        supports_named_fn_args_with_assignment_operator() -> bool;
+        supports_dictionary_syntax() -> bool;
+        support_map_literal_syntax() -> bool;
+        supports_lambda_functions() -> bool;
+        allow_extract_single_quotes() -> bool;
+        supports_explain_with_utility_options() -> bool;
+        supports_load_extension() -> bool;
+        supports_array_typedef_with_brackets() -> bool;
+        supports_from_first_select() -> bool;
+        supports_order_by_all() -> bool;
+        supports_select_wildcard_exclude() -> bool;
+        supports_notnull_operator() -> bool;
+        supports_install() -> bool;
+        supports_detach() -> bool;
+        supports_select_wildcard_replace() -> bool;
+        supports_comma_separated_trim() -> bool;
+        supports_numeric_literal_underscores() -> bool;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlparser::parser::Parser;
+
+    use super::*;
+
+    #[test]
+    fn duckdb_syntax_parses_as_with_duckdbs_dialect() {
+        let queries = [
+            "SELECT a, b, FROM t",
+            "FROM t SELECT a",
+            "SELECT * EXCLUDE (a) REPLACE (b + 1 AS b) FROM t ORDER BY ALL",
+            "SELECT count(*) FILTER (WHERE a > 1) FROM t GROUP BY ALL",
+            "SELECT 1_000 << 2, a NOTNULL, trim(a, 'x'), {'k': 1}, MAP {1: 2}",
+            "SELECT list_transform([1, 2], x -> x + 1), f(a := 1), g(b = 2)",
+            "SELECT extract('year' FROM d), \"quoted id\" FROM t",
+            "SELECT lag(x) OVER (PARTITION BY p ORDER BY o) FROM t",
+            "INSTALL httpfs",
+            "LOAD httpfs",
+            "DETACH db",
+            "CREATE TABLE t (a INTEGER[])",
+        ];
+        for q in queries {
+            let theirs = Parser::parse_sql(&DuckDbDialect {}, q).expect(q);
+            let ours = Parser::parse_sql(&WEIR, q).expect(q);
+            assert_eq!(ours, theirs, "{q}");
+        }
+    }
+
+    #[test]
+    fn ignore_nulls_inside_a_window_functions_parentheses_parses() {
+        let q = "SELECT lag(x, 2 IGNORE NULLS) OVER (ORDER BY o), first_value(x RESPECT NULLS) OVER () FROM t";
+        assert!(Parser::parse_sql(&DuckDbDialect {}, q).is_err());
+        let parsed = Parser::parse_sql(&WEIR, q).expect("parses");
+        let text = parsed[0].to_string();
+        assert!(
+            text.contains("IGNORE NULLS") && text.contains("RESPECT NULLS"),
+            "{text}"
+        );
+    }
+}
