@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow::compute::{CastOptions, cast_with_options};
@@ -137,6 +137,26 @@ pub(crate) fn projection(
 /// `table` (the columns `read` marks) as `full` (every column of the
 /// file), the others filled with NULLs, which no query reads (one shared
 /// array per column, sliced for each batch).
+/// An all-NULL column of `rows` rows: a slice of one kept per type for
+/// the rows of a read batch, so a scan that reads no column of a file
+/// (`count(*)`) allocates nothing per row group.
+fn null_column(data_type: &DataType, rows: usize) -> ArrayRef {
+    static SHARED: Mutex<Vec<(DataType, ArrayRef)>> = Mutex::new(Vec::new());
+    if rows > READ_BATCH_ROWS {
+        return arrow::array::new_null_array(data_type, rows);
+    }
+    let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    let whole = match shared.iter().find(|(t, _)| t == data_type) {
+        Some((_, a)) => Arc::clone(a),
+        None => {
+            let a = arrow::array::new_null_array(data_type, READ_BATCH_ROWS);
+            shared.push((data_type.clone(), Arc::clone(&a)));
+            a
+        }
+    };
+    whole.slice(0, rows)
+}
+
 pub(crate) fn fill_unread(full: &SchemaRef, read: &[bool], table: TableData) -> Result<TableData> {
     if read.iter().all(|r| *r) {
         return Ok(table);
@@ -160,7 +180,7 @@ pub(crate) fn fill_unread(full: &SchemaRef, read: &[bool], table: TableData) -> 
         .fields()
         .iter()
         .zip(read)
-        .map(|(f, r)| (!r).then(|| arrow::array::new_null_array(f.data_type(), rows)))
+        .map(|(f, r)| (!r).then(|| null_column(f.data_type(), rows)))
         .collect();
     let mut batches = Vec::with_capacity(table.batches.len());
     for batch in table.batches {
