@@ -11,7 +11,8 @@ each result is materialised in a temporary table (as Weir returns batches),
 not converted to Python objects. --memory runs each query once more in a
 fresh process and reports the growth of its peak resident set over the set
 right after loading. Output: label, median ms, rows, peak bytes, error
-(tab-separated, one line per query).
+(tab-separated, one line per query). `{data}` in a query is replaced by
+the data folder, so a query may read the Parquet files themselves.
 """
 import argparse, os, re, statistics, subprocess, sys, time
 
@@ -20,10 +21,10 @@ import duckdb
 TABLES = ["region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem"]
 
 
-def queries(path):
+def queries(path, data):
     if os.path.isdir(path):
         for f in sorted(p for p in os.listdir(path) if p.endswith(".sql")):
-            text = open(os.path.join(path, f)).read().strip().rstrip(";")
+            text = open(os.path.join(path, f)).read().strip().rstrip(";").replace("{data}", data)
             yield os.path.splitext(f)[0].upper(), text
         return
     label = ""
@@ -31,7 +32,7 @@ def queries(path):
         if line.startswith("-- "):
             label = line[3:].strip()
             continue
-        sql = line.strip().rstrip(";")
+        sql = line.strip().rstrip(";").replace("{data}", data)
         if sql:
             yield label, sql
 
@@ -65,7 +66,7 @@ def main():
     start = time.perf_counter()
     for t in a.tables.split(","):
         con.execute(f"CREATE TABLE {t} AS SELECT * FROM read_parquet('{os.path.join(a.data, t + '.parquet')}')")
-    all_queries = [q for p in a.queries for q in queries(p)]
+    all_queries = [q for p in a.queries for q in queries(p, os.path.abspath(a.data))]
     if a.child:
         sql = next(s for l, s in all_queries if l == a.child)
         before = status_bytes("VmRSS:")

@@ -11,7 +11,8 @@
 //! - `tpch`: the 22 TPC-H queries of `benches/tpch/` over all eight tables,
 //!   Weir and DuckDB in one run, side by side.
 //! - `lineitem`: `benches/queries.sql` and `benches/breakers.sql` over
-//!   `lineitem`, Weir and DuckDB in one run, side by side.
+//!   `lineitem`, Weir and DuckDB in one run, side by side, and
+//!   `benches/load.sql`: reading all of `lineitem.parquet` into memory.
 //!
 //! `tpch` and `lineitem` take `--sf SF` (default 1), `--threads N`
 //! (default: every core), `--reps N`, `--only A,B` and `--memory` (also
@@ -60,7 +61,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         "tpch" => compare("tpch", &["benches/tpch"], None, &rest),
         "lineitem" => compare(
             "lineitem",
-            &["benches/queries.sql", "benches/breakers.sql"],
+            &[
+                "benches/queries.sql",
+                "benches/breakers.sql",
+                "benches/load.sql",
+            ],
             Some("lineitem"),
             &rest,
         ),

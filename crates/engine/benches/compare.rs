@@ -20,6 +20,8 @@
 //!   reports the growth of its peak resident set over the set right after
 //!   loading (`/proc/self/clear_refs` resets the peak first), so the
 //!   number includes everything the query allocates, as for DuckDB.
+//! - `{data}` in a query is replaced by the data folder, so a query may
+//!   read the Parquet files themselves (`benches/load.sql`).
 //! - `--out FILE`: one line per query, tab-separated: label, median ms,
 //!   rows out, peak bytes (0 unless `--memory`), error (empty if none).
 
@@ -190,7 +192,14 @@ fn status_bytes(field: &str) -> u64 {
 fn main() {
     alloc::keep_freed_pages();
     let a = parse_args();
-    let all: Vec<(String, String)> = a.queries.iter().flat_map(|p| queries(p)).collect();
+    // `{data}` in a query is the data folder, so a query may read the files
+    let folder = std::path::absolute(&a.data).unwrap_or_else(|_| a.data.clone());
+    let all: Vec<(String, String)> = a
+        .queries
+        .iter()
+        .flat_map(|p| queries(p))
+        .map(|(label, sql)| (label, sql.replace("{data}", &folder.display().to_string())))
+        .collect();
     if let Some(label) = &a.child {
         let (_, sql) = all
             .iter()
