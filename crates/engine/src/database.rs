@@ -625,7 +625,7 @@ impl Connection {
         }
         let table = Table::new(
             new_name.to_string(),
-            Arc::new(TableData { schema, batches }),
+            Arc::new(TableData::new(schema, batches)),
         );
         tables.remove(&key);
         tables.insert(new_key, table);
@@ -670,13 +670,7 @@ impl Connection {
                     .map_err(|e| Error::InvalidInput(format!("{what} of \"{table}\": {e}")))?,
             );
         }
-        *existing = Table::new(
-            existing.name.clone(),
-            Arc::new(TableData {
-                schema,
-                batches: out,
-            }),
-        );
+        *existing = Table::new(existing.name.clone(), Arc::new(TableData::new(schema, out)));
         Ok(())
     }
 
@@ -712,14 +706,7 @@ impl Connection {
                 if if_not_exists && self.table(&name).is_some() {
                     return Ok(QueryResult::no_rows(None));
                 }
-                self.create_table(
-                    &name,
-                    TableData {
-                        schema,
-                        batches: Vec::new(),
-                    },
-                    or_replace,
-                )?;
+                self.create_table(&name, TableData::new(schema, Vec::new()), or_replace)?;
                 Ok(QueryResult::no_rows(None))
             }
             Statement::CreateTableAs {
@@ -790,7 +777,7 @@ impl Connection {
                 }
                 *existing = Table::new(
                     existing.name.clone(),
-                    Arc::new(TableData { schema, batches }),
+                    Arc::new(TableData::new(schema, batches)),
                 );
                 Ok(QueryResult::no_rows(Some(rows)))
             }

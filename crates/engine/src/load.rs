@@ -938,10 +938,7 @@ pub(crate) fn normalize(schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<
                 RecordBatch::try_new_with_options(target.clone(), b.columns().to_vec(), &options)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        return Ok(TableData {
-            schema: target,
-            batches,
-        });
+        return Ok(TableData::new(target, batches));
     }
     let options = CastOptions {
         safe: false,
@@ -970,10 +967,7 @@ pub(crate) fn normalize(schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<
             .collect::<Result<Vec<ArrayRef>>>()?;
         out.push(RecordBatch::try_new(target.clone(), columns)?);
     }
-    Ok(TableData {
-        schema: target,
-        batches: out,
-    })
+    Ok(TableData::new(target, out))
 }
 
 #[cfg(test)]

@@ -121,6 +121,7 @@ mod source;
 mod step;
 mod tail;
 mod window;
+mod zones;
 
 pub use crate::error::{Error, Result};
 pub use crate::execute::{QueryOutput, execute, explain};

@@ -22,6 +22,7 @@ use crate::sort::{SortSpec, SortedRun, TOP_N_MAX, TopN, position_base};
 use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 use crate::window::{WindowLane, WindowPlan};
+use crate::zones::has_zones;
 
 /// One pipeline of a query: a source, the filters and projection (or
 /// aggregation) its lanes stream each morsel through, and the breaker
@@ -492,6 +493,35 @@ impl ScanData {
     }
 }
 
+/// The source column a top-N's first key is, when every operator before
+/// it only narrows the rows and the column has zones: blocks of an
+/// in-memory source whose zone cannot beat the lane's threshold are then
+/// not read at all.
+fn zone_column(
+    ops: &[Operator],
+    sink: &Sink,
+    breaker: &Breaker,
+    input: &SchemaRef,
+) -> Option<usize> {
+    let Breaker::TopN { sort, .. } = breaker else {
+        return None;
+    };
+    if !ops.iter().all(|op| matches!(op, Operator::Filter(_))) {
+        return None;
+    }
+    let (key, data_type) = sort.first_column()?;
+    let column = match sink {
+        Sink::Collect => key,
+        Sink::Project { display, .. } => match display.get(key)? {
+            Expr::Column(c) => c.index,
+            _ => return None,
+        },
+        Sink::Aggregate { .. } => return None,
+    };
+    let field = input.fields().get(column)?;
+    (field.data_type() == data_type && has_zones(data_type)).then_some(column)
+}
+
 /// One built pipeline: a job of lanes over the morsels of its source.
 pub(crate) struct Pipeline {
     pub(crate) source: String,
@@ -501,6 +531,9 @@ pub(crate) struct Pipeline {
     pub(crate) sink: Sink,
     pub(crate) breaker: Breaker,
     morsels: Vec<MorselRange>,
+    /// The source column whose zones can skip blocks of an in-memory
+    /// table: a top-N's first key, read straight from the source.
+    zone_column: Option<usize>,
     pub(crate) morsel_rows: usize,
     pub(crate) lanes: usize,
     pub(crate) split: (usize, usize),
@@ -625,12 +658,14 @@ impl Pipeline {
                 return Err(Error::Internal("a sort breaker without a Sort node".into()));
             }
         };
+        let zone_column = zone_column(&ops, &sink, &breaker, &schema);
         let mut pipeline = Pipeline {
             source,
             table,
             ops,
             sink,
             breaker,
+            zone_column,
             morsels: Vec::new(),
             morsel_rows: options.morsel_rows.max(1),
             lanes: 1,
@@ -1180,6 +1215,28 @@ impl LaneRun<'_> {
         self.sink(batch)
     }
 
+    /// The row ranges of source morsel `index` (of `rows` rows) whose
+    /// zones may beat the lane's top-N threshold; `None` to read it whole.
+    fn zone_parts(&self, index: usize, rows: usize) -> Option<Vec<std::ops::Range<usize>>> {
+        let p = &self.shared.pipeline;
+        let column = p.zone_column?;
+        let (ScanData::Table(table), LaneState::TopN(top), Breaker::TopN { sort, .. }) =
+            (&p.table, &self.state, &p.breaker)
+        else {
+            return None;
+        };
+        let test = top.zone_test(sort)?;
+        let m = p.morsels.get(index)?;
+        debug_assert_eq!(m.len, rows);
+        table.zones.surviving(
+            &table.batches,
+            column,
+            m.batch,
+            m.offset..m.offset + m.len,
+            test,
+        )
+    }
+
     /// Hands the rows that reached the end of the operators to the sink
     /// and the lane's part of the breaker.
     fn sink(&mut self, batch: PipelineBatch) -> Result<()> {
@@ -1283,9 +1340,23 @@ impl Lane {
                         continue;
                     };
                     let rows = morsel.num_rows();
-                    run.counters[0].record(worker, rows, rows, None);
                     run.morsel = (index, 0);
-                    run.push(0, PipelineBatch::new(morsel))?;
+                    match run.zone_parts(index, rows) {
+                        None => {
+                            run.counters[0].record(worker, rows, rows, None);
+                            run.push(0, PipelineBatch::new(morsel))?;
+                        }
+                        Some(parts) => {
+                            let kept = parts.iter().map(|r| r.len()).sum();
+                            run.counters[0].record(worker, rows, kept, None);
+                            for part in parts {
+                                run.push(
+                                    0,
+                                    PipelineBatch::new(morsel.slice(part.start, part.len())),
+                                )?;
+                            }
+                        }
+                    }
                     if pending.is_empty()
                         && let Some(progress) = &shared.progress
                     {

@@ -28,11 +28,12 @@ use arrow::compute::{
 };
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
-use weir_planner::SortKey;
+use weir_planner::{Expr, SortKey};
 
 use crate::aggregate::conform;
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
+use crate::zones::{Zone, key_of};
 
 /// The largest `offset + fetch` run as a top-N; above it, a full sort.
 pub(crate) const TOP_N_MAX: usize = 1 << 16;
@@ -51,6 +52,15 @@ pub(crate) struct SortSpec {
 }
 
 impl SortSpec {
+    /// The input column the first key is, with its type, when it is a
+    /// plain column.
+    pub(crate) fn first_column(&self) -> Option<(usize, &DataType)> {
+        match &self.keys.first()?.expr {
+            Expr::Column(c) => Some((c.index, &self.types[0])),
+            _ => None,
+        }
+    }
+
     pub(crate) fn new(keys: &[SortKey], schema: SchemaRef) -> Result<Self> {
         let types: Vec<DataType> = keys.iter().map(|k| k.expr.data_type(&schema)).collect();
         let mut fields: Vec<SortField> = keys
@@ -281,15 +291,31 @@ impl TopN {
         };
         self.buffered += batch.num_rows();
         self.candidates.push((batch, seq));
+        // compacting tightens the threshold, and a tight threshold is what
+        // lets the prefilter and the zones skip rows: compact once the
+        // candidates number twice k (and a few more, so that small k
+        // still compacts in batches)
         let limit = if self.threshold.is_none() {
             self.k
         } else {
-            2 * self.k + 1024
+            2 * self.k + 64
         };
         if self.buffered > limit {
             self.compact(spec)?;
         }
         Ok(())
+    }
+
+    /// Whether a block of the first key's column whose values span a zone
+    /// may hold a row that beats the threshold (the prefilter's test on a
+    /// zone); `None` while there is no usable threshold.
+    pub(crate) fn zone_test(&self, spec: &SortSpec) -> Option<impl Fn(&Zone) -> bool + use<>> {
+        let t = key_of(self.threshold_first.as_ref()?, 0)?;
+        let key = &spec.keys[0];
+        let (asc, nulls_first) = (key.asc, key.nulls_first);
+        Some(move |z: &Zone| {
+            (if asc { z.min <= t } else { z.max >= t }) || (nulls_first && z.nulls)
+        })
     }
 
     /// The rows of `batch` whose first key is not worse than the
@@ -1156,6 +1182,50 @@ mod tests {
                 id.values().to_vec()
             })
             .collect()
+    }
+
+    /// A block's zone passes the top-N's test exactly when the prefilter
+    /// keeps one of its rows: checked on one-row blocks, every direction
+    /// and NULL order, thresholds with ties and NULLs.
+    #[test]
+    fn the_zone_test_is_the_prefilter_on_one_row() {
+        for (asc, nulls_first) in [(true, false), (true, true), (false, false), (false, true)] {
+            let spec = SortSpec::new(&key(asc, nulls_first), schema()).unwrap();
+            let parts = morsels(400, 50, 7);
+            // past the NULLs when they come first, so the threshold is a value
+            let mut top = TopN::new(&spec, if nulls_first { 60 } else { 3 }).unwrap();
+            let mut tested = 0;
+            for (m, batch) in parts {
+                if let (Some(test), Some(mask)) =
+                    (top.zone_test(&spec), top.prefilter(&spec, &batch).unwrap())
+                {
+                    let k = batch.column(0);
+                    for i in 0..batch.num_rows() {
+                        let zone = match key_of(k, i) {
+                            Some(v) => Zone {
+                                min: v,
+                                max: v,
+                                nulls: false,
+                            },
+                            None => Zone {
+                                min: i128::MAX,
+                                max: i128::MIN,
+                                nulls: true,
+                            },
+                        };
+                        assert_eq!(test(&zone), mask.value(i), "row {i} of morsel {m}");
+                        tested += 1;
+                    }
+                }
+                top.push(
+                    &spec,
+                    batch,
+                    UInt64Array::from_iter_values((0..50).map(|i| (m as u64) << 32 | i)),
+                )
+                .unwrap();
+            }
+            assert!(tested >= 200, "only {tested} rows met a threshold");
+        }
     }
 
     fn mixed_schema() -> SchemaRef {

@@ -8,6 +8,7 @@ use weir_planner::{ScalarValue, TableSource};
 
 use crate::error::{Error, Result};
 use crate::eval::scalar_to_array;
+use crate::zones::ZoneCache;
 
 /// Rows a [`series_table`] puts in one batch.
 const SERIES_BATCH_ROWS: usize = 1 << 20;
@@ -25,12 +26,19 @@ pub struct TableData {
     pub schema: SchemaRef,
     /// The rows.
     pub batches: Vec<RecordBatch>,
+    /// Zone maps of the columns, computed as scans ask for them (a clone
+    /// starts without).
+    pub(crate) zones: ZoneCache,
 }
 
 impl TableData {
     /// A table of `batches`, all of `schema`.
     pub fn new(schema: SchemaRef, batches: Vec<RecordBatch>) -> Self {
-        TableData { schema, batches }
+        TableData {
+            schema,
+            batches,
+            zones: ZoneCache::default(),
+        }
     }
 
     /// Total rows over all batches.
@@ -159,7 +167,7 @@ pub fn series_table(start: i64, stop: i64, step: i64, name: &str) -> Result<Tabl
             .push(RecordBatch::try_new(Arc::clone(&schema), vec![column]).map_err(Error::arrow)?);
         done += len;
     }
-    Ok(TableData { schema, batches })
+    Ok(TableData::new(schema, batches))
 }
 
 /// The table of a `Values` plan: one batch holding `rows`.

@@ -406,3 +406,41 @@ fn a_cte_named_twice_is_computed_once() {
         vec![vec!["9".to_string(), "50400".to_string()]]
     );
 }
+
+#[test]
+fn top_n_reads_only_the_zones_that_can_beat_its_threshold() {
+    let db = Database::with_config(Config {
+        threads: 1,
+        morsel_rows: 4096,
+        ..Config::default()
+    })
+    .unwrap();
+    // a rising key: once the first morsel sets the threshold, no later
+    // block's least value can beat it
+    db.execute("CREATE TABLE t AS SELECT range AS k, range % 7 AS v FROM range(100000)")
+        .unwrap();
+    let sql = "SELECT k, v FROM t WHERE v <> 3 ORDER BY k LIMIT 5";
+    let result = db.execute(sql).unwrap();
+    let keys: Vec<i64> = result.batches()[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .values()
+        .to_vec();
+    assert_eq!(keys, [0, 1, 2, 4, 5]);
+    let analyzed = db
+        .execute(&format!("EXPLAIN ANALYZE {sql}"))
+        .unwrap()
+        .to_string();
+    let line = analyzed
+        .lines()
+        .find(|l| l.contains("scan t"))
+        .unwrap_or_else(|| panic!("no scan line in {analyzed}"));
+    let numbers: Vec<usize> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    // all 100,000 rows offered, only the first morsel's read
+    assert_eq!(numbers.get(..2), Some(&[100_000, 4096][..]), "{analyzed}");
+}

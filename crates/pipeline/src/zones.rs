@@ -1,0 +1,362 @@
+//! Zone maps: the least and the greatest value of each block of
+//! [`ZONE_ROWS`] rows of an in-memory table's column.
+//!
+//! A block's zone is computed the first time a scan asks for it and is
+//! kept with the table ([`ZoneCache`] in [`TableData`]), so a later query
+//! over the same table reads 2 values instead of 2,048. Top-N uses them:
+//! once a lane's k-th best key is known, a block whose zone cannot beat
+//! it is never read (the dynamic filter DuckDB pushes into its scans).
+//!
+//! Values are compared as `i128` keys in the order Arrow's comparison
+//! kernels and row format use: integers, dates, times, timestamps and
+//! decimals as their numbers, floats in IEEE total order (`-0.0 < 0.0`,
+//! NaN greatest), so a zone never disagrees with the filter it stands in
+//! for. Other types have no zones.
+//!
+//! [`TableData`]: crate::source::TableData
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use arrow::array::{Array, ArrayRef, AsArray, PrimitiveArray, RecordBatch};
+use arrow::datatypes::{
+    ArrowPrimitiveType, DataType, Date32Type, Date64Type, Decimal128Type, Float32Type, Float64Type,
+    Int8Type, Int16Type, Int32Type, Int64Type, Time32MillisecondType, Time32SecondType,
+    Time64MicrosecondType, Time64NanosecondType, TimeUnit, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type,
+    UInt32Type, UInt64Type,
+};
+
+/// Rows per zone.
+pub(crate) const ZONE_ROWS: usize = 2048;
+
+/// One block's values: `min > max` when it holds no non-NULL value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Zone {
+    pub(crate) min: i128,
+    pub(crate) max: i128,
+    pub(crate) nulls: bool,
+}
+
+/// The zones of a table's columns, filled in as scans ask for them.
+#[derive(Default)]
+pub(crate) struct ZoneCache {
+    /// Per column (allocated on first use): each block's zone, blocks
+    /// numbered over the batches in order.
+    columns: OnceLock<Box<[OnceLock<Option<ColumnZones>>]>>,
+}
+
+impl Clone for ZoneCache {
+    /// An empty cache: a copy of a table may be changed, so its zones are
+    /// computed again.
+    fn clone(&self) -> Self {
+        ZoneCache::default()
+    }
+}
+
+impl std::fmt::Debug for ZoneCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ZoneCache")
+    }
+}
+
+/// One column's zones.
+struct ColumnZones {
+    /// The number of the first block of each batch.
+    first_block: Vec<usize>,
+    blocks: Box<[OnceLock<Zone>]>,
+}
+
+impl ZoneCache {
+    /// The blocks of rows `rows` of batch `batch` (of `batches`) in column
+    /// `column` that may hold a value `keep` accepts, as row ranges
+    /// relative to `rows.start`, in order; `None` when the column's type
+    /// has no zones. `keep` sees each overlapping block's zone once.
+    pub(crate) fn surviving(
+        &self,
+        batches: &[RecordBatch],
+        column: usize,
+        batch: usize,
+        rows: Range<usize>,
+        keep: impl Fn(&Zone) -> bool,
+    ) -> Option<Vec<Range<usize>>> {
+        let columns = self.columns.get_or_init(|| {
+            let width = batches.first().map_or(0, RecordBatch::num_columns);
+            (0..width).map(|_| OnceLock::new()).collect()
+        });
+        let zones = columns
+            .get(column)?
+            .get_or_init(|| ColumnZones::new(batches, column))
+            .as_ref()?;
+        let values = batches.get(batch)?.column(column);
+        let mut out: Vec<Range<usize>> = Vec::new();
+        if rows.is_empty() {
+            return Some(out);
+        }
+        for block in rows.start / ZONE_ROWS..rows.end.div_ceil(ZONE_ROWS) {
+            let span = block * ZONE_ROWS..((block + 1) * ZONE_ROWS).min(values.len());
+            let zone = zones.blocks[zones.first_block[batch] + block]
+                .get_or_init(|| zone_of(values, span.clone()).expect("a type with zones"));
+            if !keep(zone) {
+                continue;
+            }
+            let part = span.start.max(rows.start) - rows.start..span.end.min(rows.end) - rows.start;
+            match out.last_mut() {
+                Some(last) if last.end == part.start => last.end = part.end,
+                _ => out.push(part),
+            }
+        }
+        Some(out)
+    }
+}
+
+impl ColumnZones {
+    fn new(batches: &[RecordBatch], column: usize) -> Option<Self> {
+        let data_type = batches.first()?.column(column).data_type();
+        if !has_zones(data_type) {
+            return None;
+        }
+        let mut first_block = Vec::with_capacity(batches.len());
+        let mut total = 0;
+        for b in batches {
+            first_block.push(total);
+            total += b.num_rows().div_ceil(ZONE_ROWS);
+        }
+        Some(ColumnZones {
+            first_block,
+            blocks: (0..total).map(|_| OnceLock::new()).collect(),
+        })
+    }
+}
+
+/// Whether values of `data_type` have `i128` keys.
+pub(crate) fn has_zones(data_type: &DataType) -> bool {
+    use DataType::*;
+    matches!(
+        data_type,
+        Int8 | Int16
+            | Int32
+            | Int64
+            | UInt8
+            | UInt16
+            | UInt32
+            | UInt64
+            | Float32
+            | Float64
+            | Date32
+            | Date64
+            | Time32(_)
+            | Time64(_)
+            | Timestamp(_, _)
+            | Decimal128(_, _)
+    )
+}
+
+/// A float's bits as an integer in IEEE total order.
+fn total_order_64(v: f64) -> i128 {
+    let bits = v.to_bits() as i64;
+    i128::from(bits ^ (((bits >> 63) as u64) >> 1) as i64)
+}
+
+fn total_order_32(v: f32) -> i128 {
+    let bits = v.to_bits() as i32;
+    i128::from(bits ^ (((bits >> 31) as u32) >> 1) as i32)
+}
+
+/// Calls `$body` with `$a` bound to `$array` as the primitive array of its
+/// type and `$key` a function from its native values to `i128` keys;
+/// `$none` for a type without zones.
+macro_rules! with_keys {
+    ($array:expr, $a:ident, $key:ident => $body:expr, $none:expr) => {{
+        macro_rules! go {
+            ($t:ty, $f:expr) => {{
+                let $a: &PrimitiveArray<$t> = $array.as_primitive::<$t>();
+                let $key = $f;
+                $body
+            }};
+        }
+        match $array.data_type() {
+            DataType::Int8 => go!(Int8Type, |v: i8| i128::from(v)),
+            DataType::Int16 => go!(Int16Type, |v: i16| i128::from(v)),
+            DataType::Int32 => go!(Int32Type, |v: i32| i128::from(v)),
+            DataType::Int64 => go!(Int64Type, |v: i64| i128::from(v)),
+            DataType::UInt8 => go!(UInt8Type, |v: u8| i128::from(v)),
+            DataType::UInt16 => go!(UInt16Type, |v: u16| i128::from(v)),
+            DataType::UInt32 => go!(UInt32Type, |v: u32| i128::from(v)),
+            DataType::UInt64 => go!(UInt64Type, |v: u64| i128::from(v)),
+            DataType::Float32 => go!(Float32Type, total_order_32),
+            DataType::Float64 => go!(Float64Type, total_order_64),
+            DataType::Date32 => go!(Date32Type, |v: i32| i128::from(v)),
+            DataType::Date64 => go!(Date64Type, |v: i64| i128::from(v)),
+            DataType::Time32(TimeUnit::Second) => go!(Time32SecondType, |v: i32| i128::from(v)),
+            DataType::Time32(_) => go!(Time32MillisecondType, |v: i32| i128::from(v)),
+            DataType::Time64(TimeUnit::Microsecond) => {
+                go!(Time64MicrosecondType, |v: i64| i128::from(v))
+            }
+            DataType::Time64(_) => go!(Time64NanosecondType, |v: i64| i128::from(v)),
+            DataType::Timestamp(TimeUnit::Second, _) => {
+                go!(TimestampSecondType, |v: i64| i128::from(v))
+            }
+            DataType::Timestamp(TimeUnit::Millisecond, _) => {
+                go!(TimestampMillisecondType, |v: i64| i128::from(v))
+            }
+            DataType::Timestamp(TimeUnit::Microsecond, _) => {
+                go!(TimestampMicrosecondType, |v: i64| i128::from(v))
+            }
+            DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+                go!(TimestampNanosecondType, |v: i64| i128::from(v))
+            }
+            DataType::Decimal128(_, _) => go!(Decimal128Type, |v: i128| v),
+            _ => $none,
+        }
+    }};
+}
+
+/// Value `i` of `array` as a key; `None` when it is NULL or the type has
+/// no keys.
+pub(crate) fn key_of(array: &ArrayRef, i: usize) -> Option<i128> {
+    if i >= array.len() || array.is_null(i) {
+        return None;
+    }
+    with_keys!(array, a, key => Some(key(a.value(i))), None)
+}
+
+/// The zone of rows `span` of `array`; `None` for a type without keys.
+fn zone_of(array: &ArrayRef, span: Range<usize>) -> Option<Zone> {
+    fn fold<T: ArrowPrimitiveType>(
+        a: &PrimitiveArray<T>,
+        span: Range<usize>,
+        key: impl Fn(T::Native) -> i128,
+    ) -> Zone {
+        let values = &a.values()[span.clone()];
+        let (mut min, mut max) = (i128::MAX, i128::MIN);
+        let mut nulls = false;
+        match a.nulls().filter(|n| n.null_count() > 0) {
+            None => {
+                for &v in values {
+                    let k = key(v);
+                    min = min.min(k);
+                    max = max.max(k);
+                }
+            }
+            Some(valid) => {
+                for (i, &v) in span.zip(values) {
+                    if valid.is_valid(i) {
+                        let k = key(v);
+                        min = min.min(k);
+                        max = max.max(k);
+                    } else {
+                        nulls = true;
+                    }
+                }
+            }
+        }
+        Zone { min, max, nulls }
+    }
+    with_keys!(array, a, key => Some(fold(a, span, key)), None)
+}
+
+#[cfg(test)]
+// the ranges are the answer: a list that happens to hold one
+#[allow(clippy::single_range_in_vec_init)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Decimal128Array, Float64Array, Int32Array, StringArray};
+    use arrow::datatypes::{Field, Schema};
+
+    use super::*;
+
+    fn batch(values: ArrayRef) -> RecordBatch {
+        let schema = Schema::new(vec![Field::new("v", values.data_type().clone(), true)]);
+        RecordBatch::try_new(Arc::new(schema), vec![values]).unwrap()
+    }
+
+    #[test]
+    fn blocks_that_cannot_hold_a_wanted_value_are_left_out() {
+        // block 0 holds 0..2048, block 1 holds 10_000.., block 2 NULLs and 5
+        let mut values: Vec<Option<i32>> = (0..2048).map(Some).collect();
+        values.extend((0..2048).map(|i| Some(10_000 + i)));
+        values.extend((0..100).map(|i| if i == 7 { Some(5) } else { None }));
+        let batches = vec![batch(Arc::new(Int32Array::from(values)))];
+        let cache = ZoneCache::default();
+        let all = 0..batches[0].num_rows();
+        let over = |t: i128| move |z: &Zone| z.max >= t;
+        assert_eq!(
+            cache.surviving(&batches, 0, 0, all.clone(), over(10_000)),
+            Some(vec![2048..4096])
+        );
+        assert_eq!(
+            cache.surviving(&batches, 0, 0, all.clone(), over(5)),
+            Some(vec![0..4196])
+        );
+        assert_eq!(
+            cache.surviving(&batches, 0, 0, all.clone(), |z: &Zone| z.nulls),
+            Some(vec![4096..4196])
+        );
+        // a range that starts and ends inside blocks: parts relative to it
+        assert_eq!(
+            cache.surviving(&batches, 0, 0, 2000..2100, over(10_000)),
+            Some(vec![48..100])
+        );
+        assert_eq!(
+            cache.surviving(&batches, 0, 0, 10..20, over(1 << 40)),
+            Some(vec![])
+        );
+    }
+
+    #[test]
+    fn zones_are_numbered_over_batches() {
+        let first = batch(Arc::new(Int32Array::from_iter_values(0..3000)));
+        let second = batch(Arc::new(Int32Array::from_iter_values(5000..9000)));
+        let batches = vec![first, second];
+        let cache = ZoneCache::default();
+        let over = |z: &Zone| z.max >= 7000;
+        assert_eq!(cache.surviving(&batches, 0, 0, 0..3000, over), Some(vec![]));
+        assert_eq!(
+            cache.surviving(&batches, 0, 1, 0..4000, over),
+            Some(vec![0..4000])
+        );
+        // the second batch's second block holds 7048..9000
+        assert_eq!(
+            cache.surviving(&batches, 0, 1, 2048..4000, |z: &Zone| z.min >= 7048),
+            Some(vec![0..1952])
+        );
+        assert_eq!(
+            cache.surviving(&batches, 0, 1, 2048..4000, |z: &Zone| z.min > 7048),
+            Some(vec![])
+        );
+    }
+
+    #[test]
+    fn keys_keep_the_order_of_the_comparison_kernels() {
+        let floats: ArrayRef = Arc::new(Float64Array::from(vec![
+            f64::NEG_INFINITY,
+            -1.5,
+            -0.0,
+            0.0,
+            2.0,
+            f64::INFINITY,
+            f64::NAN,
+        ]));
+        let keys: Vec<i128> = (0..floats.len())
+            .map(|i| key_of(&floats, i).unwrap())
+            .collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+        let decimals: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![Some(-5), None, Some(1234)])
+                .with_precision_and_scale(15, 2)
+                .unwrap(),
+        );
+        assert_eq!(key_of(&decimals, 0), Some(-5));
+        assert_eq!(key_of(&decimals, 1), None);
+        assert_eq!(key_of(&decimals, 2), Some(1234));
+        let strings: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
+        assert_eq!(key_of(&strings, 0), None);
+        let batches = vec![batch(strings)];
+        assert_eq!(
+            ZoneCache::default().surviving(&batches, 0, 0, 0..1, |_| true),
+            None
+        );
+    }
+}
