@@ -1292,7 +1292,7 @@ fn merge_work(
             let mut runs = Vec::with_capacity(outputs.len());
             for o in outputs {
                 match o {
-                    LaneOutput::Run(r) => runs.push(r),
+                    LaneOutput::Runs(r) => runs.extend(r),
                     _ => return Err(Error::Internal("a sort lane without a run".into())),
                 }
             }

@@ -958,8 +958,9 @@ pub(crate) enum LaneOutput {
     Partitioned(PartitionedState),
     /// The lane's best rows, sorted, with their input positions.
     TopN(RecordBatch, UInt64Array),
-    /// The lane's rows, sorted.
-    Run(SortedRun),
+    /// The lane's rows as sorted runs (one, or one per share of the
+    /// input the lane took: see [`LaneRun::cut_run`]).
+    Runs(Vec<SortedRun>),
     /// The lane's rows with their window keys, cut into buckets.
     Window(WindowLane),
 }
@@ -971,7 +972,7 @@ impl LaneOutput {
             LaneOutput::Batches(b) => b.iter().map(|(_, b)| batch_bytes(b)).sum(),
             LaneOutput::Partitioned(p) => p.size(),
             LaneOutput::TopN(b, s) => batch_bytes(b) + s.len() * 8,
-            LaneOutput::Run(r) => r.size(),
+            LaneOutput::Runs(r) => r.iter().map(SortedRun::size).sum(),
             LaneOutput::Window(w) => w.size(),
         }
     }
@@ -982,7 +983,7 @@ impl LaneOutput {
             LaneOutput::Batches(b) => b.iter().map(|(_, b)| b.num_rows()).sum(),
             LaneOutput::Partitioned(p) => p.state.num_groups(),
             LaneOutput::TopN(b, _) => b.num_rows(),
-            LaneOutput::Run(r) => r.num_rows(),
+            LaneOutput::Runs(r) => r.iter().map(SortedRun::num_rows).sum(),
             LaneOutput::Window(w) => w.rows(),
         }
     }
@@ -1161,6 +1162,10 @@ struct LaneRun<'a> {
     /// The morsel being run and the rows it gave the sink so far (the
     /// input positions of its next rows).
     morsel: (usize, usize),
+    /// A sort lane's runs cut so far, and the source rows it took since
+    /// the last cut.
+    runs: Vec<SortedRun>,
+    taken: usize,
 }
 
 impl LaneRun<'_> {
@@ -1213,6 +1218,29 @@ impl LaneRun<'_> {
             }
         }
         self.sink(batch)
+    }
+
+    /// Sorts the rows a sort lane holds into a run once it took its share
+    /// of the source. The rows are only collected as morsels arrive and
+    /// sorted at the end, so a lane that started first could take every
+    /// morsel before the others start and then sort them all alone; cut
+    /// at its share, it sorts while the others take the rest.
+    fn cut_run(&mut self, share: usize) -> Result<()> {
+        let (Breaker::Sort { sort }, LaneState::Batches(parts)) =
+            (&self.shared.pipeline.breaker, &mut self.state)
+        else {
+            return Ok(());
+        };
+        if self.taken < share || parts.is_empty() {
+            return Ok(());
+        }
+        let parts = std::mem::take(parts);
+        self.taken = 0;
+        let started = self.clock();
+        self.runs.push(SortedRun::new(sort, parts)?);
+        let at = self.shared.pipeline.ops.len() + 2;
+        self.counters[at].record(self.worker, 0, 0, started);
+        Ok(())
     }
 
     /// The row ranges of source morsel `index` (of `rows` rows) whose
@@ -1308,9 +1336,14 @@ impl Lane {
             counters: vec![StepCounters::default(); p.ops.len() + 3],
             worker: ctx.worker(),
             morsel: (0, 0),
+            runs: Vec::new(),
+            taken: 0,
         };
         let worker = ctx.worker();
         let sink_at = p.ops.len() + 1;
+        // a lane's fair share of the source, past which a sort lane sorts
+        // what it holds (see `cut_run`)
+        let share = p.num_rows().div_ceil(p.lanes.max(1)).max(1);
         let yield_point = YieldPoint::new();
         // the morsels of the part being run
         let mut pending = std::collections::VecDeque::new();
@@ -1341,6 +1374,7 @@ impl Lane {
                     };
                     let rows = morsel.num_rows();
                     run.morsel = (index, 0);
+                    run.taken += rows;
                     match run.zone_parts(index, rows) {
                         None => {
                             run.counters[0].record(worker, rows, rows, None);
@@ -1357,6 +1391,7 @@ impl Lane {
                             }
                         }
                     }
+                    run.cut_run(share)?;
                     if pending.is_empty()
                         && let Some(progress) = &shared.progress
                     {
@@ -1402,6 +1437,7 @@ impl Lane {
         let LaneRun {
             state,
             mut counters,
+            runs: mut run_runs,
             ..
         } = run;
         // the lane's share of the breaker: partition, sort or cut its
@@ -1414,7 +1450,11 @@ impl Lane {
                 LaneOutput::TopN(batch, seq)
             }
             (LaneState::Batches(parts), Breaker::Sort { sort }) => {
-                LaneOutput::Run(SortedRun::new(sort, parts)?)
+                let mut runs = std::mem::take(&mut run_runs);
+                if !parts.is_empty() || runs.is_empty() {
+                    runs.push(SortedRun::new(sort, parts)?);
+                }
+                LaneOutput::Runs(runs)
             }
             (LaneState::Batches(parts), Breaker::Window { plan }) => {
                 LaneOutput::Window(plan.scatter(parts)?)

@@ -751,6 +751,10 @@ enum RunKeys {
 /// the permutation that sorts them. Payload columns are copied once, by
 /// the merge, into sorted order.
 pub(crate) struct SortedRun {
+    /// The rows, in key order (row `i` is at sorted position `i`): the
+    /// lane gathers them while the others still sort, so the merge reads
+    /// each run front to back and a run merged alone is sliced, not
+    /// gathered.
     batch: RecordBatch,
     keys: RunKeys,
     /// The first row of each morsel in `batch`, and the morsel's index:
@@ -911,12 +915,15 @@ impl SortedRun {
                 RunKeys::Rows { rows, order }
             }
         };
-        Ok(SortedRun {
+        let mut run = SortedRun {
             batch,
             keys,
             starts,
             morsels,
-        })
+        };
+        let order = UInt32Array::from_iter_values((0..rows).map(|i| run.input_row(i)));
+        run.batch = arrow::compute::take_record_batch(&run.batch, &order).map_err(Error::arrow)?;
+        Ok(run)
     }
 
     pub(crate) fn num_rows(&self) -> usize {
@@ -933,9 +940,17 @@ impl SortedRun {
         self.batch.get_array_memory_size() + keys + self.starts.capacity() * 16
     }
 
-    /// The row (in `batch`) at sorted position `i`.
+    /// The row (in `batch`) at sorted position `i`: `batch` is in key
+    /// order.
     #[inline]
     fn row(&self, i: usize) -> u32 {
+        i as u32
+    }
+
+    /// The input row (of the lane's morsels, in order) at sorted position
+    /// `i`.
+    #[inline]
+    fn input_row(&self, i: usize) -> u32 {
         match &self.keys {
             RunKeys::Packed { shift, words, .. } => (words[i] & ((1 << shift) - 1)) as u32,
             RunKeys::Wide(pairs) => pairs[i].1,
@@ -1054,12 +1069,8 @@ impl MergePlan {
             .filter(|&r| ranges[r].0 < ranges[r].1)
             .collect();
         if let [r] = live[..] {
-            let run = &runs[r];
             let (lo, hi) = ranges[r];
-            let order = UInt32Array::from_iter_values((lo..hi).map(|i| run.row(i)));
-            return arrow::compute::take_record_batch(&run.batch, &order)
-                .map(Some)
-                .map_err(Error::arrow);
+            return Ok(Some(runs[r].batch.slice(lo, hi - lo)));
         }
         let mut indices: Vec<(usize, usize)> = Vec::with_capacity(total);
         if let [a, b] = live[..] {
