@@ -364,28 +364,42 @@ impl AggregateState {
     /// Takes radix bucket `b` of `base` (a partial state of the same plan),
     /// whose groups this state does not hold, as it is: its hash table is
     /// copied and its accumulators gathered, no key is hashed again.
-    fn adopt_bucket(&mut self, base: &AggregateState, b: usize) -> Result<()> {
+    /// The table gets room for `expected` groups of the bucket at once;
+    /// `src` and `dst` are scratch space.
+    fn adopt_bucket(
+        &mut self,
+        base: &AggregateState,
+        b: usize,
+        expected: usize,
+        (src, dst): (&mut Vec<u32>, &mut Vec<u32>),
+    ) -> Result<()> {
         let (Some(mine), Some(theirs)) = (&mut self.groups, &base.groups) else {
             return Err(Error::Internal(
                 "merging aggregate states of different plans".into(),
             ));
         };
         let offset = mine.len() as u32;
-        mine.adopt(theirs, b)?;
-        let dst: Vec<u32> = (offset..mine.len() as u32).collect();
-        self.merge_accumulators(base, theirs.bucket(b), &dst)
+        mine.adopt(theirs, b, expected, src)?;
+        dst.clear();
+        dst.extend(offset..mine.len() as u32);
+        self.merge_accumulators(base, src, dst)
     }
 
     /// Folds the groups of radix bucket `b` of `other` (a partial state of
-    /// the same plan) into this one; `map` is scratch space.
-    fn merge_bucket(&mut self, other: &AggregateState, b: usize, map: &mut Vec<u32>) -> Result<()> {
+    /// the same plan) into this one; `src` and `map` are scratch space.
+    fn merge_bucket(
+        &mut self,
+        other: &AggregateState,
+        b: usize,
+        (src, map): (&mut Vec<u32>, &mut Vec<u32>),
+    ) -> Result<()> {
         let (Some(mine), Some(theirs)) = (&mut self.groups, &other.groups) else {
             return Err(Error::Internal(
                 "merging aggregate states of different plans".into(),
             ));
         };
-        mine.merge_bucket(theirs, b, map)?;
-        self.merge_accumulators(other, theirs.bucket(b), map)
+        mine.merge_bucket(theirs, b, src, map)?;
+        self.merge_accumulators(other, src, map)
     }
 
     /// Hands the state over for merging: its groups are already cut into
@@ -434,7 +448,7 @@ pub(crate) fn merge_partition(
             }
         }
     } else {
-        let mut map = Vec::new();
+        let (mut src, mut map) = (Vec::new(), Vec::new());
         for b in buckets {
             let Some((base, biggest)) = lanes
                 .iter()
@@ -446,10 +460,11 @@ pub(crate) fn merge_partition(
             if biggest.bucket_len(b) == 0 {
                 continue;
             }
-            merged.adopt_bucket(&biggest.state, b)?;
+            let expected = lanes.iter().map(|l| l.bucket_len(b)).sum();
+            merged.adopt_bucket(&biggest.state, b, expected, (&mut src, &mut map))?;
             for (i, lane) in lanes.iter().enumerate() {
                 if i != base && lane.bucket_len(b) > 0 {
-                    merged.merge_bucket(&lane.state, b, &mut map)?;
+                    merged.merge_bucket(&lane.state, b, (&mut src, &mut map))?;
                 }
             }
         }

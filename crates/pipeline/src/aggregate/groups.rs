@@ -211,22 +211,34 @@ impl GroupTable {
     /// this table does not hold: they become ids `len()..len() + n`, in the
     /// order of `base.bucket(b)`. The bucket's hash table is copied, not
     /// rebuilt.
-    pub(crate) fn adopt(&mut self, base: &GroupTable, b: usize) -> Result<()> {
+    /// `src` is set to the adopted groups' ids in `base`, in the order
+    /// they get their new ids; the bucket's table is made room for
+    /// `expected` groups at once.
+    pub(crate) fn adopt(
+        &mut self,
+        base: &GroupTable,
+        b: usize,
+        expected: usize,
+        src: &mut Vec<u32>,
+    ) -> Result<()> {
         both!(self, base, mine, theirs => {
-            mine.adopt(theirs, b);
+            mine.adopt(theirs, b, expected, src);
             Ok(())
         })
     }
 
-    /// Sets `map` to this table's group of each group of `other`'s bucket
-    /// `b` (a table of the same keys), adding new groups.
+    /// For each group of `other`'s bucket `b` (a table of the same keys),
+    /// in the order the bucket's table holds them, pushes its id in
+    /// `other` to `src` and this table's group of it to `map`, adding new
+    /// groups.
     pub(crate) fn merge_bucket(
         &mut self,
         other: &GroupTable,
         b: usize,
+        src: &mut Vec<u32>,
         map: &mut Vec<u32>,
     ) -> Result<()> {
-        both!(self, other, mine, theirs => mine.merge_bucket(theirs, b, map))
+        both!(self, other, mine, theirs => mine.merge_bucket(theirs, b, src, map))
     }
 
     /// The key columns, one value per group in id order.
@@ -350,6 +362,20 @@ impl<const K: usize> FixedTable<K> {
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// Makes room for `groups` groups in all (an empty table only).
+    fn reserve(&mut self, groups: usize) {
+        debug_assert_eq!(self.len, 0);
+        let capacity = (groups * 4 / 3 + 1).next_power_of_two().max(16);
+        self.slots = vec![
+            FixedSlot {
+                key: [0; K],
+                nulls: 0,
+                id: EMPTY,
+            };
+            capacity
+        ];
     }
 
     /// Doubles the slots (at least 16) and puts every key back.
@@ -634,26 +660,53 @@ impl<const K: usize> FixedGroups<K> {
         Ok(())
     }
 
-    fn adopt(&mut self, base: &Self, b: usize) {
+    /// The groups are taken in the order of the bucket's slots, which
+    /// hold their keys: the base's key list (in id order, so scattered
+    /// for one bucket) is never read.
+    fn adopt(&mut self, base: &Self, b: usize, expected: usize, src: &mut Vec<u32>) {
+        src.clear();
         let offset = self.keys.len() as u32;
-        let mut table = base.tables[b].clone();
+        let mut table = if 4 * expected > 3 * base.tables[b].slots.len() {
+            // re-place the keys in a table sized for every lane's groups
+            // of the bucket, instead of copying it and growing it later
+            let mut table = FixedTable::new();
+            table.reserve(expected);
+            for slot in base.tables[b].slots.iter().filter(|s| s.id != EMPTY) {
+                table.find_or_insert(
+                    slot.key,
+                    slot.nulls,
+                    hash_fixed(&slot.key, slot.nulls),
+                    || slot.id,
+                );
+            }
+            table
+        } else {
+            base.tables[b].clone()
+        };
         for slot in table.slots.iter_mut().filter(|s| s.id != EMPTY) {
-            slot.id = offset + base.buckets.local[slot.id as usize];
-        }
-        self.tables[b] = table;
-        for &g in &base.buckets.ids[b] {
+            src.push(slot.id);
             let id = self.keys.len() as u32;
-            self.keys.push(base.keys[g as usize]);
-            self.nulls.push(base.nulls[g as usize]);
+            slot.id = id;
+            self.keys.push(slot.key);
+            self.nulls.push(slot.nulls);
             self.buckets.push(b, id);
         }
+        debug_assert_eq!(self.keys.len() as u32 - offset, src.len() as u32);
+        self.tables[b] = table;
     }
 
-    fn merge_bucket(&mut self, other: &Self, b: usize, map: &mut Vec<u32>) -> Result<()> {
+    fn merge_bucket(
+        &mut self,
+        other: &Self,
+        b: usize,
+        src: &mut Vec<u32>,
+        map: &mut Vec<u32>,
+    ) -> Result<()> {
+        src.clear();
         map.clear();
-        for &g in &other.buckets.ids[b] {
-            let (key, nulls) = (other.keys[g as usize], other.nulls[g as usize]);
-            map.push(self.find_or_insert(key, nulls, hash_fixed(&key, nulls)));
+        for slot in other.tables[b].slots.iter().filter(|s| s.id != EMPTY) {
+            src.push(slot.id);
+            map.push(self.find_or_insert(slot.key, slot.nulls, hash_fixed(&slot.key, slot.nulls)));
         }
         Ok(())
     }
@@ -869,9 +922,11 @@ impl RowGroups {
         }
     }
 
-    fn adopt(&mut self, base: &Self, b: usize) {
+    fn adopt(&mut self, base: &Self, b: usize, expected: usize, src: &mut Vec<u32>) {
+        src.clear();
         let offset = self.hashes.len() as u32;
         let mut table = base.tables[b].clone();
+        table.reserve(expected.saturating_sub(table.len()), |s| s.hash);
         for slot in table.iter_mut() {
             slot.id = offset + base.buckets.local[slot.id as usize];
         }
@@ -881,6 +936,7 @@ impl RowGroups {
         let parser = self.converter.parser();
         for &g in &base.buckets.ids[b] {
             let id = self.hashes.len() as u32;
+            src.push(g);
             self.keys
                 .push(parser.parse(base.keys.row(g as usize).data()));
             self.hashes.push(base.hashes[g as usize]);
@@ -888,10 +944,18 @@ impl RowGroups {
         }
     }
 
-    fn merge_bucket(&mut self, other: &Self, b: usize, map: &mut Vec<u32>) -> Result<()> {
+    fn merge_bucket(
+        &mut self,
+        other: &Self,
+        b: usize,
+        src: &mut Vec<u32>,
+        map: &mut Vec<u32>,
+    ) -> Result<()> {
+        src.clear();
         map.clear();
         let parser = self.converter.parser();
         for &g in &other.buckets.ids[b] {
+            src.push(g);
             let bytes = other.keys.row(g as usize).data();
             map.push(self.find_or_insert(bytes, other.hashes[g as usize], parser.parse(bytes)));
         }
@@ -1093,20 +1157,29 @@ mod tests {
     fn merged(parts: &[GroupTable]) -> (GroupTable, Vec<HashMap<u32, u32>>) {
         let mut out = parts[0].empty_like().unwrap();
         let mut maps = vec![HashMap::new(); parts.len()];
-        let mut map = Vec::new();
+        let (mut src, mut map) = (Vec::new(), Vec::new());
         for b in 0..RADIX_BUCKETS {
             let base = (0..parts.len())
                 .max_by_key(|&p| parts[p].bucket(b).len())
                 .unwrap();
+            // sized for every part's groups of the bucket (by turns
+            // exactly, too few and none: the tables must grow as needed)
+            let expected = match b % 3 {
+                0 => parts.iter().map(|p| p.bucket(b).len()).sum(),
+                1 => parts[base].bucket(b).len(),
+                _ => 0,
+            };
             let offset = out.len() as u32;
-            out.adopt(&parts[base], b).unwrap();
-            for (i, &g) in parts[base].bucket(b).iter().enumerate() {
+            out.adopt(&parts[base], b, expected, &mut src).unwrap();
+            assert_eq!(src.len(), parts[base].bucket(b).len());
+            for (i, &g) in src.iter().enumerate() {
                 maps[base].insert(g, offset + i as u32);
             }
             for (p, part) in parts.iter().enumerate() {
                 if p != base {
-                    out.merge_bucket(part, b, &mut map).unwrap();
-                    for (&g, &m) in part.bucket(b).iter().zip(&map) {
+                    out.merge_bucket(part, b, &mut src, &mut map).unwrap();
+                    assert_eq!(src.len(), part.bucket(b).len());
+                    for (&g, &m) in src.iter().zip(&map) {
                         maps[p].insert(g, m);
                     }
                 }
