@@ -283,7 +283,26 @@ impl AggregateState {
     }
 
     /// Adds the selected rows of `input` (a batch of the Aggregate's input).
+    /// Rows a filter selected by a mask (most of the morsel) are gathered
+    /// [`UPDATE_ROWS`] rows of the morsel at a time, so that the gathered
+    /// columns and the expressions computed from them stay in the cache
+    /// between the steps that write and read them; a morsel taken whole
+    /// or a few selected rows are not copied much and go at once.
     pub(crate) fn update(&mut self, plan: &AggregatePlan, input: &PipelineBatch) -> Result<()> {
+        let rows = input.batch.num_rows();
+        if rows <= UPDATE_ROWS
+            || plan.columns.is_empty()
+            || !matches!(input.selection, Selection::Mask(_))
+        {
+            return self.update_chunk(plan, input);
+        }
+        for offset in (0..rows).step_by(UPDATE_ROWS) {
+            self.update_chunk(plan, &input.slice(offset, UPDATE_ROWS.min(rows - offset)))?;
+        }
+        Ok(())
+    }
+
+    fn update_chunk(&mut self, plan: &AggregatePlan, input: &PipelineBatch) -> Result<()> {
         let rows = input.num_rows();
         if rows == 0 {
             return Ok(());
@@ -509,6 +528,9 @@ pub(crate) fn conform(array: ArrayRef, to: &DataType) -> Result<ArrayRef> {
         arrow::compute::cast_with_options(&array, to, &options).map_err(Error::arrow)
     }
 }
+
+/// Rows of a morsel an aggregate takes in one step.
+const UPDATE_ROWS: usize = 8192;
 
 /// Sum and count of the non-NULL products `a[i] * b[i]` over the selected
 /// rows, as unscaled i128 at scale `s_a + s_b`.

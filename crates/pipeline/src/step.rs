@@ -77,6 +77,26 @@ impl PipelineBatch {
         self.num_rows() == 0
     }
 
+    /// Rows `offset..offset + len` of the morsel, with their selection.
+    pub fn slice(&self, offset: usize, len: usize) -> PipelineBatch {
+        let selection = match &self.selection {
+            Selection::All => Selection::All,
+            Selection::Mask(m) => Selection::Mask(m.slice(offset, len)),
+            Selection::Indices(i) => {
+                let values = i.values();
+                let lo = values.partition_point(|&r| (r as usize) < offset);
+                let hi = values.partition_point(|&r| (r as usize) < offset + len);
+                Selection::Indices(UInt32Array::from_iter_values(
+                    values[lo..hi].iter().map(|&r| r - offset as u32),
+                ))
+            }
+        };
+        PipelineBatch {
+            batch: self.batch.slice(offset, len),
+            selection,
+        }
+    }
+
     /// The selected rows as ascending indices (`None` for all rows).
     pub fn indices(&self) -> Option<UInt32Array> {
         match &self.selection {
@@ -557,6 +577,42 @@ mod tests {
 
     fn lit(v: i64) -> Expr {
         Expr::Literal(ScalarValue::Int64(v))
+    }
+
+    #[test]
+    fn a_slice_keeps_the_selected_rows_of_its_range() {
+        let values: Vec<i64> = (0..50).collect();
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, false)])),
+            vec![Arc::new(Int64Array::from(values))],
+        )
+        .unwrap();
+        let keep = |i: usize| i.is_multiple_of(3) || i == 17;
+        let selections = [
+            Selection::All,
+            Selection::Mask(BooleanArray::from_iter((0..50).map(|i| Some(keep(i))))),
+            Selection::Indices(UInt32Array::from_iter_values(
+                (0..50u32).filter(|&i| keep(i as usize)),
+            )),
+        ];
+        for selection in selections {
+            let all = matches!(selection, Selection::All);
+            let morsel = PipelineBatch {
+                batch: batch.clone(),
+                selection,
+            };
+            for (offset, len) in [(0, 50), (0, 7), (15, 10), (49, 1), (20, 0)] {
+                let rows = morsel.slice(offset, len).materialize(&[0]).unwrap();
+                let got = arrow::array::AsArray::as_primitive::<arrow::datatypes::Int64Type>(
+                    rows.column(0),
+                );
+                let want: Vec<i64> = (offset..offset + len)
+                    .filter(|&i| all || keep(i))
+                    .map(|i| i as i64)
+                    .collect();
+                assert_eq!(got.values().to_vec(), want, "rows {offset}+{len}");
+            }
+        }
     }
 
     #[test]
