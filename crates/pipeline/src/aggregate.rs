@@ -428,15 +428,18 @@ impl AggregateState {
     }
 }
 
-/// Brings the lanes' group tables to one layout before they merge: when
-/// one lane met a string key too long for the fixed-width layout, every
-/// lane keeps its keys as rows.
+/// Brings the lanes' group tables to one layout before they merge: the
+/// widest any lane needed (one lane met a string key too long for one
+/// word, or for the fixed-width layout).
 pub(crate) fn unify_layouts(lanes: &mut [PartitionedState]) -> Result<()> {
-    let rows = |l: &PartitionedState| l.state.groups.as_ref().is_some_and(GroupTable::is_rows);
-    if lanes.iter().any(rows) {
+    let widest = lanes
+        .iter()
+        .filter_map(|l| l.state.groups.as_ref().map(GroupTable::layout))
+        .max();
+    if let Some(widest) = widest {
         for lane in lanes.iter_mut() {
             if let Some(groups) = &mut lane.state.groups {
-                groups.become_rows()?;
+                groups.widen_to(widest)?;
             }
         }
     }

@@ -11,13 +11,15 @@
 //! Two key layouts:
 //! - **Fixed**: keys of fixed-width columns (integers, dates, timestamps,
 //!   booleans, doubles: one 64-bit word each; decimals: two) and of short
-//!   strings (VARCHAR of at most [`SHORT_STRING`] bytes: two words, the
-//!   bytes and the length) packed into `K <= 4` words and a NULL mask,
-//!   stored in the hash table's slots and compared as integers. No
+//!   strings (VARCHAR of at most [`TINY_STRING`] bytes in one word, then,
+//!   once a longer one comes, of at most [`SHORT_STRING`] bytes in two:
+//!   the bytes and the length) packed into `K <= 4` words and a NULL
+//!   mask, stored in the hash table's slots and compared as integers. No
 //!   per-row encoding beyond a copy of the values. A table whose string
-//!   keys meet a longer value turns into a row table, keeping its group
-//!   ids ([`GroupTable::group_ids`]); lanes that disagree are brought to
-//!   rows before they merge ([`GroupTable::become_rows`]).
+//!   keys meet a longer value widens, keeping its group ids
+//!   ([`GroupTable::group_ids`]): to two words per string, or to a row
+//!   table; lanes that disagree are brought to the widest layout before
+//!   they merge ([`GroupTable::widen_to`]).
 //! - **Rows**: any other key (strings, several wide columns), encoded in
 //!   Arrow's row format (`arrow::row`), hashed word by word; each slot
 //!   keeps the key's first 16 bytes, so most probes never read the key
@@ -106,6 +108,11 @@ macro_rules! each {
 /// words, the last byte the length.
 pub(crate) const SHORT_STRING: usize = 15;
 
+/// The longest VARCHAR key a table keeps in one word (the last byte the
+/// length), as it does until a longer one comes: flags, codes and names
+/// of a few letters hash and compare as one integer.
+pub(crate) const TINY_STRING: usize = 7;
+
 /// Runs `$body` with `$a` and `$b` bound to two tables of the same layout.
 macro_rules! both {
     ($x:expr, $y:expr, $a:ident, $b:ident => $body:expr) => {
@@ -127,17 +134,24 @@ impl GroupTable {
     /// key has a fixed width (or is a VARCHAR, taken to be short until a
     /// longer one comes) and they fit in four words, else rows.
     pub(crate) fn new(types: &[DataType]) -> Result<Self> {
+        Self::with_strings(types, TINY_STRING)
+    }
+
+    /// An empty table whose fixed-width layout gives each VARCHAR key one
+    /// word (`strings` = [`TINY_STRING`]) or two ([`SHORT_STRING`]).
+    fn with_strings(types: &[DataType], strings: usize) -> Result<Self> {
         let mut columns = Vec::with_capacity(types.len());
         let mut word = 0;
         let mut fixed = types.len() <= 32;
         for t in types {
-            match key_words(t) {
-                Some(n) => {
+            match key_words(t, strings) {
+                Some(words) => {
                     columns.push(KeyColumn {
                         data_type: t.clone(),
                         word,
+                        words,
                     });
-                    word += n;
+                    word += words;
                 }
                 None => fixed = false,
             }
@@ -161,12 +175,78 @@ impl GroupTable {
 
     /// Sets `ids` to the group of each row of `columns` (the key columns,
     /// all of one length), adding new groups. A fixed-width table given a
-    /// string longer than [`SHORT_STRING`] becomes a row table first.
+    /// string longer than its words hold widens first: to two words per
+    /// string, or to rows past [`SHORT_STRING`] bytes.
     pub(crate) fn group_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
         if !each!(&*self, t => t.holds(columns)) {
-            self.become_rows()?;
+            let mut wide = self.empty_at(Layout::Wide)?;
+            if !wide.is_rows() && each!(&wide, t => t.holds(columns)) {
+                self.relayout(&mut wide)?;
+                *self = wide;
+            } else {
+                self.become_rows()?;
+            }
         }
         each!(self, t => t.group_ids(columns, ids))
+    }
+
+    /// How wide the table keeps its keys.
+    pub(crate) fn layout(&self) -> Layout {
+        fn tiny(columns: &[KeyColumn]) -> bool {
+            columns
+                .iter()
+                .any(|c| c.data_type == DataType::Utf8 && c.words == 1)
+        }
+        let tiny = match self {
+            GroupTable::Rows(_) => return Layout::Rows,
+            GroupTable::Fixed1(t) => tiny(&t.columns),
+            GroupTable::Fixed2(t) => tiny(&t.columns),
+            GroupTable::Fixed3(t) => tiny(&t.columns),
+            GroupTable::Fixed4(t) => tiny(&t.columns),
+        };
+        if tiny { Layout::Tiny } else { Layout::Wide }
+    }
+
+    /// Brings the table to `layout` (at least as wide as its own), with
+    /// the same group ids.
+    pub(crate) fn widen_to(&mut self, layout: Layout) -> Result<()> {
+        if self.layout() >= layout {
+            return Ok(());
+        }
+        if layout == Layout::Rows {
+            return self.become_rows();
+        }
+        let mut wide = self.empty_at(layout)?;
+        self.relayout(&mut wide)?;
+        *self = wide;
+        Ok(())
+    }
+
+    /// An empty table of the same keys at `layout`.
+    fn empty_at(&self, layout: Layout) -> Result<Self> {
+        let types = match self {
+            GroupTable::Rows(r) => r.types.clone(),
+            other => each!(other, t => t.types()),
+        };
+        match layout {
+            Layout::Rows => Ok(GroupTable::Rows(RowGroups::new(&types)?)),
+            Layout::Wide => Self::with_strings(&types, SHORT_STRING),
+            Layout::Tiny => Self::with_strings(&types, TINY_STRING),
+        }
+    }
+
+    /// Inserts this table's groups, in id order, into the empty `target`,
+    /// which then gives them the same ids.
+    fn relayout(&self, target: &mut GroupTable) -> Result<()> {
+        let keys = each!(self, t => t.key_arrays()?);
+        let mut ids = Vec::new();
+        target.group_ids(&keys, &mut ids)?;
+        if ids.iter().enumerate().any(|(i, &id)| id as usize != i) {
+            return Err(Error::Internal(
+                "a group table's keys were not distinct".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Whether the table keeps its keys in the row format.
@@ -181,25 +261,15 @@ impl GroupTable {
         if self.is_rows() {
             return Ok(());
         }
-        let (types, keys) = each!(&*self, t => (t.types(), t.key_arrays()?));
-        let mut rows = RowGroups::new(&types)?;
-        let mut ids = Vec::new();
-        rows.group_ids(&keys, &mut ids)?;
-        if ids.iter().enumerate().any(|(i, &id)| id as usize != i) {
-            return Err(Error::Internal(
-                "a group table's keys were not distinct".into(),
-            ));
-        }
-        *self = GroupTable::Rows(rows);
+        let mut rows = self.empty_at(Layout::Rows)?;
+        self.relayout(&mut rows)?;
+        *self = rows;
         Ok(())
     }
 
     /// An empty table of the same keys and layout.
     pub(crate) fn empty_like(&self) -> Result<Self> {
-        match self {
-            GroupTable::Rows(r) => Ok(GroupTable::Rows(RowGroups::new(&r.types)?)),
-            other => GroupTable::new(&each!(other, t => t.types())),
-        }
+        self.empty_at(self.layout())
     }
 
     /// The ids of bucket `b`'s groups, ascending.
@@ -266,9 +336,25 @@ impl GroupTable {
 
 // ---------------------------------------------------------------- fixed-width keys
 
+/// How a table keeps its keys, narrowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Layout {
+    /// Fixed-width words, a VARCHAR in one word (up to [`TINY_STRING`]
+    /// bytes).
+    Tiny,
+    /// Fixed-width words, a VARCHAR in two (up to [`SHORT_STRING`] bytes);
+    /// also every fixed-width table without VARCHAR keys.
+    Wide,
+    /// Arrow's row format.
+    Rows,
+}
+
 /// Words a key of type `t` takes in a fixed-width key, if it has a fixed
-/// width.
-fn key_words(t: &DataType) -> Option<usize> {
+/// width; a VARCHAR takes one word when `strings` is [`TINY_STRING`].
+fn key_words(t: &DataType, strings: usize) -> Option<usize> {
+    if *t == DataType::Utf8 {
+        return Some(if strings == TINY_STRING { 1 } else { 2 });
+    }
     use DataType::*;
     match t {
         Boolean
@@ -284,7 +370,7 @@ fn key_words(t: &DataType) -> Option<usize> {
         | Date32
         | Date64
         | Timestamp(_, _) => Some(1),
-        Decimal128(_, _) | Utf8 => Some(2),
+        Decimal128(_, _) => Some(2),
         _ => None,
     }
 }
@@ -294,6 +380,7 @@ fn key_words(t: &DataType) -> Option<usize> {
 struct KeyColumn {
     data_type: DataType,
     word: usize,
+    words: usize,
 }
 
 /// A slot of a fixed-width table: the whole key, so a probe reads one
@@ -469,6 +556,23 @@ fn pack_short_at(bytes: &[u8], start: usize, end: usize) -> [u64; 2] {
     }
 }
 
+/// `bytes[start..end]` (at most [`TINY_STRING`] bytes) as one word: the
+/// bytes, zero-padded, and the length in the last byte.
+#[inline]
+fn pack_tiny_at(bytes: &[u8], start: usize, end: usize) -> u64 {
+    let n = end.saturating_sub(start).min(TINY_STRING);
+    let word = match bytes.get(start..start + 8) {
+        Some(window) => u64::from_le_bytes(window.try_into().expect("eight bytes")),
+        None => {
+            let mut buf = [0u8; 8];
+            buf[..n].copy_from_slice(&bytes[start..start + n]);
+            u64::from_le_bytes(buf)
+        }
+    };
+    // the low n bytes; no mask at all for the empty string
+    (word & u64::MAX.checked_shr(64 - 8 * n as u32).unwrap_or(0)) | ((n as u64) << 56)
+}
+
 /// The bytes of a string packed by [`pack_short`].
 #[derive(Clone, Copy)]
 struct Short {
@@ -506,11 +610,16 @@ impl<const K: usize> FixedGroups<K> {
     /// Whether every string of `columns` is short enough for the words.
     fn holds(&self, columns: &[ArrayRef]) -> bool {
         self.columns.iter().zip(columns).all(|(column, array)| {
+            let limit = if column.words == 1 {
+                TINY_STRING
+            } else {
+                SHORT_STRING
+            };
             column.data_type != DataType::Utf8
                 || array.as_string_opt::<i32>().is_none_or(|s| {
                     s.value_offsets()
                         .windows(2)
-                        .all(|o| (o[1] - o[0]) as usize <= SHORT_STRING)
+                        .all(|o| (o[1] - o[0]) as usize <= limit)
                 })
         })
     }
@@ -580,8 +689,14 @@ impl<const K: usize> FixedGroups<K> {
                 DataType::Utf8 => {
                     let strings = array.as_string::<i32>();
                     let (offsets, bytes) = (strings.value_offsets(), strings.value_data());
-                    for (k, o) in keys.iter_mut().zip(offsets.windows(2)) {
-                        [k[w], k[w + 1]] = pack_short_at(bytes, o[0] as usize, o[1] as usize);
+                    if column.words == 1 {
+                        for (k, o) in keys.iter_mut().zip(offsets.windows(2)) {
+                            k[w] = pack_tiny_at(bytes, o[0] as usize, o[1] as usize);
+                        }
+                    } else {
+                        for (k, o) in keys.iter_mut().zip(offsets.windows(2)) {
+                            [k[w], k[w + 1]] = pack_short_at(bytes, o[0] as usize, o[1] as usize);
+                        }
                     }
                 }
                 other => {
@@ -591,9 +706,8 @@ impl<const K: usize> FixedGroups<K> {
                 }
             }
             if let Some(nulls) = array.logical_nulls().filter(|n| n.null_count() > 0) {
-                let width = key_words(&column.data_type).unwrap_or(1);
                 for i in (0..rows).filter(|&i| nulls.is_null(i)) {
-                    keys[i][w..w + width].fill(0);
+                    keys[i][w..w + column.words].fill(0);
                     self.scratch_nulls[i] |= 1 << c;
                 }
             }
@@ -791,7 +905,13 @@ impl<const K: usize> FixedGroups<K> {
                     let mut bytes = Vec::new();
                     offsets.push(0i32);
                     for k in &self.keys {
-                        bytes.extend_from_slice(unpack_short(&[k[w], k[w + 1]]).as_slice());
+                        if column.words == 1 {
+                            let word = k[w].to_le_bytes();
+                            let n = usize::from(word[7]).min(TINY_STRING);
+                            bytes.extend_from_slice(&word[..n]);
+                        } else {
+                            bytes.extend_from_slice(unpack_short(&[k[w], k[w + 1]]).as_slice());
+                        }
                         offsets.push(bytes.len() as i32);
                     }
                     let offsets = arrow::buffer::OffsetBuffer::new(offsets.into());
@@ -1056,9 +1176,19 @@ mod tests {
         );
         assert_eq!(table(&vec![Decimal128(15, 2); 3]).fixed_words(), None);
         assert_eq!(table(&vec![Int64; 5]).fixed_words(), None);
-        assert_eq!(table(&[Utf8]).fixed_words(), Some(2));
-        assert_eq!(table(&[Int64, Utf8]).fixed_words(), Some(3));
-        assert_eq!(table(&[Utf8, Utf8, Utf8]).fixed_words(), None);
+        // a VARCHAR takes one word until a string of 8 bytes or more comes
+        assert_eq!(table(&[Utf8]).fixed_words(), Some(1));
+        assert_eq!(table(&[Int64, Utf8]).fixed_words(), Some(2));
+        assert_eq!(table(&[Utf8, Utf8, Utf8]).fixed_words(), Some(3));
+        assert_eq!(table(&vec![Utf8; 5]).fixed_words(), None);
+        let wide = |types: &[DataType]| {
+            GroupTable::with_strings(types, SHORT_STRING)
+                .unwrap()
+                .fixed_words()
+        };
+        assert_eq!(wide(&[Utf8]), Some(2));
+        assert_eq!(wide(&[Int64, Utf8]), Some(3));
+        assert_eq!(wide(&[Utf8, Utf8, Utf8]), None);
         assert_eq!(table(&[LargeUtf8]).fixed_words(), None);
         assert_eq!(table(&[Null]).fixed_words(), None);
     }
@@ -1290,6 +1420,104 @@ mod tests {
             assert_eq!(text[*id as usize], expected[i]);
         }
         assert_eq!(text[7], "sixteen bytes!!!|1");
+    }
+
+    #[test]
+    fn a_table_widens_from_one_word_strings_to_two_then_to_rows_keeping_its_ids() {
+        let types = vec![DataType::Utf8, DataType::Int32];
+        let mut t = table(&types);
+        let mut ids = Vec::new();
+        // up to 7 bytes: one word each; "seven!!" and "seven!" differ by
+        // their length byte, "" and NULL by the NULL mask
+        let first: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("seven!!"),
+            Some("seven!"),
+            Some(""),
+            None,
+            Some("N"),
+            Some("seven!!"),
+        ]));
+        let n: ArrayRef = Arc::new(Int32Array::from(vec![1; 6]));
+        t.group_ids(&[first.clone(), n.clone()], &mut ids).unwrap();
+        assert_eq!(t.fixed_words(), Some(2));
+        assert_eq!(t.layout(), Layout::Tiny);
+        assert_eq!(ids, [0, 1, 2, 3, 4, 0]);
+        // eight bytes: two words per string, the same ids
+        let second: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("N"),
+            Some("8 bytes!"),
+            None,
+            Some("seven!"),
+        ]));
+        let n2: ArrayRef = Arc::new(Int32Array::from(vec![1; 4]));
+        let mut more = Vec::new();
+        t.group_ids(&[second, n2.clone()], &mut more).unwrap();
+        assert_eq!(t.fixed_words(), Some(3));
+        assert_eq!(t.layout(), Layout::Wide);
+        assert_eq!(more, [4, 5, 3, 1]);
+        // sixteen bytes: rows, the same ids
+        let third: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("sixteen bytes!!!"),
+            Some("8 bytes!"),
+            Some("seven!!"),
+            Some(""),
+        ]));
+        t.group_ids(&[third, n2], &mut more).unwrap();
+        assert_eq!(t.layout(), Layout::Rows);
+        assert_eq!(more, [6, 5, 0, 2]);
+        let text = rendered(&t.finish().unwrap());
+        assert_eq!(
+            text,
+            [
+                "seven!!|1",
+                "seven!|1",
+                "|1",
+                "NULL|1",
+                "N|1",
+                "8 bytes!|1",
+                "sixteen bytes!!!|1"
+            ]
+        );
+    }
+
+    #[test]
+    fn packing_a_tiny_string_reads_past_it_only_inside_the_buffer() {
+        let bytes: Vec<u8> = (1..=20u8).collect();
+        for start in 0..bytes.len() {
+            for end in start..=bytes.len().min(start + TINY_STRING) {
+                let word = pack_tiny_at(&bytes, start, end).to_le_bytes();
+                assert_eq!(usize::from(word[7]), end - start);
+                assert_eq!(&word[..end - start], &bytes[start..end]);
+                assert!(
+                    word[end - start..7].iter().all(|&b| b == 0),
+                    "{start}..{end}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn lanes_of_three_layouts_merge_at_the_widest() {
+        let types = vec![DataType::Utf8];
+        let tiny: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "a"]));
+        let wide: ArrayRef = Arc::new(StringArray::from(vec!["b", "12 bytes key"]));
+        let mut parts = vec![table(&types), table(&types)];
+        let mut ids = Vec::new();
+        parts[0]
+            .group_ids(std::slice::from_ref(&tiny), &mut ids)
+            .unwrap();
+        parts[1]
+            .group_ids(std::slice::from_ref(&wide), &mut ids)
+            .unwrap();
+        assert_eq!(parts[0].layout(), Layout::Tiny);
+        assert_eq!(parts[1].layout(), Layout::Wide);
+        for p in &mut parts {
+            p.widen_to(Layout::Wide).unwrap();
+        }
+        let (out, _) = merged(&parts);
+        let mut text = rendered(&out.finish().unwrap());
+        text.sort();
+        assert_eq!(text, ["12 bytes key", "a", "b"]);
     }
 
     #[test]
