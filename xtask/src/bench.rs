@@ -15,8 +15,12 @@
 //!   `benches/load.sql`: reading all of `lineitem.parquet` into memory.
 //!
 //! `tpch` and `lineitem` take `--sf SF` (default 1), `--threads N`
-//! (default: every core), `--reps N`, `--only A,B` and `--memory` (also
-//! measure each query's peak resident memory in a fresh process). They
+//! (default: every core), `--reps N`, `--only A,B`, `--memory` (also
+//! measure each query's peak resident memory in a fresh process) and
+//! `--rounds N` (default 1: run Weir then DuckDB N times in turn and
+//! report each query's median over the rounds, so that a slow spell of a
+//! shared machine falls on both engines; peak memory is measured in the
+//! first round only). They
 //! generate the tables once as Parquet under `target/tpch-data/sf<SF>/`,
 //! run Weir (`crates/engine/benches/compare.rs`), then DuckDB
 //! (`benches/compare_peer.py`, installing `duckdb` with pip if it is
@@ -107,10 +111,19 @@ fn compare(suite: &str, queries: &[&str], tables: Option<&str>, args: &[&str]) -
         .map_or(1, |n| n.get())
         .to_string();
     let mut pass: Vec<String> = Vec::new();
+    let mut rounds = 1usize;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match *a {
             "--sf" => sf = it.next().context("--sf SF")?.to_string(),
+            "--rounds" => {
+                let n = it.next().context("--rounds N")?;
+                rounds = n
+                    .parse()
+                    .ok()
+                    .filter(|&r| r > 0)
+                    .with_context(|| format!("--rounds takes a positive number, not `{n}`"))?;
+            }
             "--threads" => threads = it.next().context("--threads N")?.to_string(),
             "--reps" | "--only" => {
                 pass.push(a.to_string());
@@ -118,7 +131,7 @@ fn compare(suite: &str, queries: &[&str], tables: Option<&str>, args: &[&str]) -
             }
             "--memory" => pass.push(a.to_string()),
             other => bail!(
-                "unknown argument `{other}`: --sf SF --threads N --reps N --only A,B --memory"
+                "unknown argument `{other}`: --sf SF --threads N --reps N --only A,B --memory --rounds N"
             ),
         }
     }
@@ -142,25 +155,37 @@ fn compare(suite: &str, queries: &[&str], tables: Option<&str>, args: &[&str]) -
     for q in queries {
         common.extend(["--queries".into(), root.join(q).display().to_string()]);
     }
-    common.extend(pass);
-    exec(
-        cargo()
-            .args(["bench", "-p", "weir-engine", "--bench", "compare", "--"])
-            .args(&common)
-            .arg("--out")
-            .arg(&weir_out),
-    )?;
     ensure_duckdb()?;
-    exec(
-        Command::new("python3")
-            .current_dir(&root)
-            .arg("benches/compare_peer.py")
-            .args(&common)
-            .arg("--out")
-            .arg(&duck_out),
-    )?;
-    let weir = parse_rows(&std::fs::read_to_string(&weir_out)?);
-    let duck = parse_rows(&std::fs::read_to_string(&duck_out)?);
+    let (mut weir_rounds, mut duck_rounds) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let args: Vec<&String> = common
+            .iter()
+            .chain(pass.iter().filter(|a| round == 0 || *a != "--memory"))
+            .collect();
+        exec(
+            cargo()
+                .args(["bench", "-p", "weir-engine", "--bench", "compare", "--"])
+                .args(&args)
+                .arg("--out")
+                .arg(&weir_out),
+        )?;
+        exec(
+            Command::new("python3")
+                .current_dir(&root)
+                .arg("benches/compare_peer.py")
+                .args(&args)
+                .arg("--out")
+                .arg(&duck_out),
+        )?;
+        weir_rounds.push(parse_rows(&std::fs::read_to_string(&weir_out)?));
+        duck_rounds.push(parse_rows(&std::fs::read_to_string(&duck_out)?));
+    }
+    let (weir, duck) = (over_rounds(weir_rounds), over_rounds(duck_rounds));
+    let threads = if rounds > 1 {
+        format!("{threads} threads, median of {rounds} rounds;")
+    } else {
+        format!("{threads} threads,")
+    };
     let table = render(suite, &sf, &threads, &weir, &duck);
     print!("{table}");
     let md = out_dir.join(format!("{suite}.md"));
@@ -180,7 +205,7 @@ fn render(suite: &str, sf: &str, threads: &str, weir: &[Row], duck: &[Row]) -> S
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n{suite}: SF {sf}, {threads} threads, medians in ms (Weir / DuckDB: below 1 is Weir faster)\n"
+        "\n{suite}: SF {sf}, {threads} medians in ms (Weir / DuckDB: below 1 is Weir faster)\n"
     );
     out.push_str("| query | Weir ms | DuckDB ms | Weir / DuckDB | Weir peak MiB | DuckDB peak MiB | rows | note |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---|\n");
@@ -239,6 +264,30 @@ fn render(suite: &str, sf: &str, threads: &str, weir: &[Row], duck: &[Row]) -> S
     out
 }
 
+/// Each query's row of the first round, its time the median over the
+/// rounds (of those without an error).
+fn over_rounds(mut rounds: Vec<Vec<Row>>) -> Vec<Row> {
+    let mut first = if rounds.is_empty() {
+        Vec::new()
+    } else {
+        rounds.remove(0)
+    };
+    for row in &mut first {
+        let mut times: Vec<f64> = std::iter::once(row.median_ms)
+            .chain(
+                rounds
+                    .iter()
+                    .filter_map(|r| r.iter().find(|x| x.label == row.label))
+                    .filter(|x| x.error.is_empty())
+                    .map(|x| x.median_ms),
+            )
+            .collect();
+        times.sort_by(f64::total_cmp);
+        row.median_ms = times[times.len() / 2];
+    }
+    first
+}
+
 /// Installs the `duckdb` Python package if `import duckdb` fails.
 fn ensure_duckdb() -> Result<()> {
     let ok = Command::new("python3")
@@ -249,4 +298,23 @@ fn ensure_duckdb() -> Result<()> {
         exec(Command::new("python3").args(["-m", "pip", "install", "--quiet", "duckdb"]))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_query_takes_its_median_over_the_rounds() {
+        let rounds = vec![
+            parse_rows("Q1\t10.0\t4\t100\t\nQ2\t5.0\t1\t0\t\n"),
+            parse_rows("Q1\t30.0\t4\t0\t\nQ2\t1.0\t1\t0\tboom\n"),
+            parse_rows("Q1\t20.0\t4\t0\t\nQ2\t7.0\t1\t0\t\n"),
+        ];
+        let rows = over_rounds(rounds);
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].median_ms, rows[0].peak), (20.0, 100));
+        // a round whose run failed is left out
+        assert_eq!(rows[1].median_ms, 7.0);
+    }
 }
