@@ -248,6 +248,17 @@ impl PipelineExecutor {
             .snapshot(self.submitter.shared.board.len())
     }
 
+    /// Drains the executor as dropping it does (queued jobs still run,
+    /// every thread is joined) and returns the counters then. A snapshot
+    /// taken while workers run may miss counts a worker makes just after
+    /// a job completes (a helper counts its steal once its step returned);
+    /// this one misses none.
+    pub fn shutdown(self) -> ExecutorStats {
+        let shared = Arc::clone(&self.submitter.shared);
+        drop(self);
+        shared.counters.snapshot(shared.board.len())
+    }
+
     /// Jobs on the board now; zero once every job has finished.
     pub fn board_len(&self) -> usize {
         self.submitter.shared.board.len()

@@ -283,17 +283,18 @@ impl AggregateState {
     }
 
     /// Adds the selected rows of `input` (a batch of the Aggregate's input).
-    /// Rows a filter selected by a mask (most of the morsel) are gathered
+    /// Rows a filter selected by a mask (over a quarter of the morsel) are gathered
     /// [`UPDATE_ROWS`] rows of the morsel at a time, so that the gathered
     /// columns and the expressions computed from them stay in the cache
     /// between the steps that write and read them; a morsel taken whole
     /// or a few selected rows are not copied much and go at once.
     pub(crate) fn update(&mut self, plan: &AggregatePlan, input: &PipelineBatch) -> Result<()> {
         let rows = input.batch.num_rows();
-        if rows <= UPDATE_ROWS
-            || plan.columns.is_empty()
-            || !matches!(input.selection, Selection::Mask(_))
-        {
+        let dense = match &input.selection {
+            Selection::Mask(m) => m.true_count() * 4 > rows,
+            _ => false,
+        };
+        if rows <= UPDATE_ROWS || plan.columns.is_empty() || !dense {
             return self.update_chunk(plan, input);
         }
         for offset in (0..rows).step_by(UPDATE_ROWS) {

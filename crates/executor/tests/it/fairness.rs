@@ -157,7 +157,8 @@ fn a_short_job_behind_a_long_yielding_job_finishes_on_both_pools() {
     );
     done.store(true, Ordering::SeqCst);
     assert_eq!(long.wait_timeout(PATIENCE), Some(JobOutcome::Completed));
-    assert!(executor.stats().steals >= 1);
+    // read when every worker has been joined (see `shutdown`)
+    assert!(executor.shutdown().steals >= 1);
 }
 
 /// Submits `short` and returns how long until it completed.

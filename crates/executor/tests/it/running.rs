@@ -137,7 +137,9 @@ fn a_panicking_step_fails_only_its_job_and_every_worker_lives_on() {
     for i in 0..3 {
         assert!(workers.contains(&(format!("it-4-main-{i}"), WorkerKind::Main)));
     }
-    assert!(executor.stats().steals >= 3);
+    // counted once each helper's step returned, maybe after the job
+    // completed: read when every worker has been joined
+    assert!(executor.shutdown().steals >= 3);
 }
 
 #[test]

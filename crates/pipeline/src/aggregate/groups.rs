@@ -1497,49 +1497,34 @@ mod tests {
     }
 
     #[test]
-    fn lanes_of_three_layouts_merge_at_the_widest() {
+    fn lanes_of_different_layouts_merge_at_the_widest() {
         let types = vec![DataType::Utf8];
-        let tiny: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "a"]));
-        let wide: ArrayRef = Arc::new(StringArray::from(vec!["b", "12 bytes key"]));
-        let mut parts = vec![table(&types), table(&types)];
-        let mut ids = Vec::new();
-        parts[0]
-            .group_ids(std::slice::from_ref(&tiny), &mut ids)
-            .unwrap();
-        parts[1]
-            .group_ids(std::slice::from_ref(&wide), &mut ids)
-            .unwrap();
-        assert_eq!(parts[0].layout(), Layout::Tiny);
-        assert_eq!(parts[1].layout(), Layout::Wide);
-        for p in &mut parts {
-            p.widen_to(Layout::Wide).unwrap();
+        let tiny: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "a", "c"]));
+        for (other, layout) in [
+            ("12 bytes key", Layout::Wide),
+            ("a much longer key than that", Layout::Rows),
+        ] {
+            let other_keys: ArrayRef = Arc::new(StringArray::from(vec!["b", other]));
+            let mut parts = vec![table(&types), table(&types)];
+            let mut ids = Vec::new();
+            parts[0]
+                .group_ids(std::slice::from_ref(&tiny), &mut ids)
+                .unwrap();
+            parts[1]
+                .group_ids(std::slice::from_ref(&other_keys), &mut ids)
+                .unwrap();
+            assert_eq!(parts[0].layout(), Layout::Tiny);
+            assert_eq!(parts[1].layout(), layout);
+            for p in &mut parts {
+                p.widen_to(layout).unwrap();
+                assert_eq!(p.layout(), layout);
+            }
+            let (out, _) = merged(&parts);
+            let mut text = rendered(&out.finish().unwrap());
+            text.sort();
+            let mut want = ["a", "b", "c", other].map(String::from).to_vec();
+            want.sort();
+            assert_eq!(text, want);
         }
-        let (out, _) = merged(&parts);
-        let mut text = rendered(&out.finish().unwrap());
-        text.sort();
-        assert_eq!(text, ["12 bytes key", "a", "b"]);
-    }
-
-    #[test]
-    fn lanes_of_both_layouts_merge_after_turning_to_rows() {
-        let types = vec![DataType::Utf8];
-        let short: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "a", "c"]));
-        let long: ArrayRef = Arc::new(StringArray::from(vec!["b", "a much longer key than that"]));
-        let mut parts = vec![table(&types), table(&types)];
-        let mut ids = Vec::new();
-        parts[0]
-            .group_ids(std::slice::from_ref(&short), &mut ids)
-            .unwrap();
-        parts[1]
-            .group_ids(std::slice::from_ref(&long), &mut ids)
-            .unwrap();
-        assert!(!parts[0].is_rows() && parts[1].is_rows());
-        for p in &mut parts {
-            p.become_rows().unwrap();
-        }
-        let (out, _) = merged(&parts);
-        let mut text = rendered(&out.finish().unwrap());
-        text.sort();
-        assert_eq!(text, ["a", "a much longer key than that", "b", "c"]);
     }
 }
