@@ -940,13 +940,6 @@ impl SortedRun {
         self.batch.get_array_memory_size() + keys + self.starts.capacity() * 16
     }
 
-    /// The row (in `batch`) at sorted position `i`: `batch` is in key
-    /// order.
-    #[inline]
-    fn row(&self, i: usize) -> u32 {
-        i as u32
-    }
-
     /// The input row (of the lane's morsels, in order) at sorted position
     /// `i`.
     #[inline]
@@ -1079,14 +1072,14 @@ impl MergePlan {
             let (mut ka, mut kb) = (ra.key(i), rb.key(j));
             loop {
                 if ka <= kb {
-                    indices.push((a, ra.row(i) as usize));
+                    indices.push((a, i));
                     i += 1;
                     if i == i_end {
                         break;
                     }
                     ka = ra.key(i);
                 } else {
-                    indices.push((b, rb.row(j) as usize));
+                    indices.push((b, j));
                     j += 1;
                     if j == j_end {
                         break;
@@ -1094,15 +1087,15 @@ impl MergePlan {
                     kb = rb.key(j);
                 }
             }
-            indices.extend((i..i_end).map(|i| (a, ra.row(i) as usize)));
-            indices.extend((j..j_end).map(|j| (b, rb.row(j) as usize)));
+            indices.extend((i..i_end).map(|i| (a, i)));
+            indices.extend((j..j_end).map(|j| (b, j)));
         } else {
             let mut heap = BinaryHeap::with_capacity(live.len());
             for &r in &live {
                 heap.push(Reverse((runs[r].key(ranges[r].0), r, ranges[r].0)));
             }
             while let Some(Reverse((_, r, i))) = heap.pop() {
-                indices.push((r, runs[r].row(i) as usize));
+                indices.push((r, i));
                 if i + 1 < ranges[r].1 {
                     heap.push(Reverse((runs[r].key(i + 1), r, i + 1)));
                 }

@@ -129,29 +129,6 @@ impl ColumnZones {
     }
 }
 
-/// Whether values of `data_type` have `i128` keys.
-pub(crate) fn has_zones(data_type: &DataType) -> bool {
-    use DataType::*;
-    matches!(
-        data_type,
-        Int8 | Int16
-            | Int32
-            | Int64
-            | UInt8
-            | UInt16
-            | UInt32
-            | UInt64
-            | Float32
-            | Float64
-            | Date32
-            | Date64
-            | Time32(_)
-            | Time64(_)
-            | Timestamp(_, _)
-            | Decimal128(_, _)
-    )
-}
-
 /// A float's bits as an integer in IEEE total order.
 fn total_order_64(v: f64) -> i128 {
     let bits = v.to_bits() as i64;
@@ -210,6 +187,13 @@ macro_rules! with_keys {
             _ => $none,
         }
     }};
+}
+
+/// Whether values of `data_type` have `i128` keys (the types
+/// [`with_keys!`] knows).
+pub(crate) fn has_zones(data_type: &DataType) -> bool {
+    let empty = arrow::array::new_empty_array(data_type);
+    with_keys!(empty, _a, _key => true, false)
 }
 
 /// Value `i` of `array` as a key; `None` when it is NULL or the type has
@@ -351,6 +335,22 @@ mod tests {
         assert_eq!(key_of(&decimals, 0), Some(-5));
         assert_eq!(key_of(&decimals, 1), None);
         assert_eq!(key_of(&decimals, 2), Some(1234));
+        use arrow::datatypes::TimeUnit;
+        for t in [
+            DataType::Int8,
+            DataType::UInt64,
+            DataType::Float32,
+            DataType::Date32,
+            DataType::Time32(TimeUnit::Millisecond),
+            DataType::Time64(TimeUnit::Nanosecond),
+            DataType::Timestamp(TimeUnit::Microsecond, None),
+            DataType::Decimal128(15, 2),
+        ] {
+            assert!(has_zones(&t), "{t}");
+        }
+        for t in [DataType::Utf8, DataType::Boolean, DataType::Null] {
+            assert!(!has_zones(&t), "{t}");
+        }
         let strings: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
         assert_eq!(key_of(&strings, 0), None);
         let batches = vec![batch(strings)];
