@@ -869,9 +869,9 @@ impl Accumulator for CountAcc {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum SumKind {
-    /// Integers summed exactly in i128; `sum` must fit BIGINT.
+    /// Integers summed exactly (see [`SumStates`]); `sum` must fit BIGINT.
     Int,
-    /// Unscaled decimals of this scale, summed in i128.
+    /// Unscaled decimals of this scale, summed exactly.
     Decimal(i8),
 }
 
@@ -881,13 +881,102 @@ struct SumAcc {
     output: DataType,
     /// Per group its sum and count side by side: one cache line per
     /// update instead of two.
-    groups: Vec<SumState>,
+    groups: SumStates,
 }
 
+/// A group's exact sum and count of values.
 #[derive(Clone, Copy, Debug, Default)]
 struct SumState {
     sum: i128,
     count: i64,
+}
+
+/// A group's sum while every sum so far fits 64 bits: 16 bytes where
+/// [`SumState`] takes 32 (an i128 is 16-aligned), so a table of a million
+/// groups is 16 MB instead of 32 and more of it sits in the cache.
+#[derive(Clone, Copy, Debug, Default)]
+struct NarrowSum {
+    sum: i64,
+    count: i64,
+}
+
+/// The groups' states: narrow until a value or a sum leaves i64, then
+/// every group wide from that row on (the sum is exact either way).
+enum SumStates {
+    Narrow(Vec<NarrowSum>),
+    Wide(Vec<SumState>),
+}
+
+impl SumStates {
+    /// The wide states, widening the narrow ones first.
+    fn wide(&mut self) -> &mut Vec<SumState> {
+        if let SumStates::Narrow(narrow) = self {
+            let wide = narrow
+                .iter()
+                .map(|n| SumState {
+                    sum: i128::from(n.sum),
+                    count: n.count,
+                })
+                .collect();
+            *self = SumStates::Wide(wide);
+        }
+        match self {
+            SumStates::Wide(wide) => wide,
+            SumStates::Narrow(_) => unreachable!("widened above"),
+        }
+    }
+
+    /// Every group's state, in group order.
+    fn iter(&self) -> impl Iterator<Item = SumState> + '_ {
+        let (narrow, wide) = match self {
+            SumStates::Narrow(n) => (n.as_slice(), &[][..]),
+            SumStates::Wide(w) => (&[][..], w.as_slice()),
+        };
+        narrow
+            .iter()
+            .map(|n| SumState {
+                sum: i128::from(n.sum),
+                count: n.count,
+            })
+            .chain(wide.iter().copied())
+    }
+
+    /// Group `g`'s state.
+    fn get(&self, g: usize) -> SumState {
+        match self {
+            SumStates::Narrow(n) => SumState {
+                sum: i128::from(n[g].sum),
+                count: n[g].count,
+            },
+            SumStates::Wide(w) => w[g],
+        }
+    }
+}
+
+/// Adds the valid values of `values` (at rows `rows`) to their groups'
+/// narrow sums, stopping at the first that leaves i64; returns that row.
+#[inline]
+fn add_narrow<N: Copy>(
+    values: &[N],
+    rows: impl Iterator<Item = usize>,
+    ids: &[u32],
+    states: &mut [NarrowSum],
+    widen: impl Fn(N) -> i128,
+) -> Option<usize> {
+    for i in rows {
+        let state = &mut states[ids[i] as usize];
+        match i64::try_from(widen(values[i]))
+            .ok()
+            .and_then(|v| state.sum.checked_add(v))
+        {
+            Some(s) => {
+                state.sum = s;
+                state.count += 1;
+            }
+            None => return Some(i),
+        }
+    }
+    None
 }
 
 impl SumAcc {
@@ -896,7 +985,7 @@ impl SumAcc {
             kind,
             avg,
             output: output.clone(),
-            groups: Vec::new(),
+            groups: SumStates::Narrow(Vec::new()),
         }
     }
 
@@ -923,9 +1012,26 @@ impl SumAcc {
                 self.add_i128(sum, count)
             }
             Some(ids) => {
-                let states = &mut self.groups;
+                let values = array.values();
+                let nulls = array.nulls().filter(|n| n.null_count() > 0);
+                // the first row the narrow states could not take
+                let mut from = 0;
+                if let SumStates::Narrow(states) = &mut self.groups {
+                    let stop = match nulls {
+                        Some(n) => add_narrow(values, n.valid_indices(), ids, states, &widen),
+                        None => add_narrow(values, 0..values.len(), ids, states, &widen),
+                    };
+                    match stop {
+                        None => return Ok(()),
+                        Some(row) => from = row,
+                    }
+                }
+                let states = self.groups.wide();
                 let mut failed = false;
                 for_each_valid(array, |i, v| {
+                    if i < from {
+                        return;
+                    }
                     let state = &mut states[ids[i] as usize];
                     match state.sum.checked_add(widen(v)) {
                         Some(s) => state.sum = s,
@@ -939,7 +1045,13 @@ impl SumAcc {
     }
 
     fn overflow(&self) -> Error {
-        match self.kind {
+        self.kind.overflow()
+    }
+}
+
+impl SumKind {
+    fn overflow(self) -> Error {
+        match self {
             SumKind::Int => overflow("BIGINT"),
             SumKind::Decimal(_) => overflow("DECIMAL"),
         }
@@ -948,7 +1060,10 @@ impl SumAcc {
 
 impl Accumulator for SumAcc {
     fn resize(&mut self, groups: usize) {
-        self.groups.resize(groups, SumState::default());
+        match &mut self.groups {
+            SumStates::Narrow(n) => n.resize(groups, NarrowSum::default()),
+            SumStates::Wide(w) => w.resize(groups, SumState::default()),
+        }
     }
 
     fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
@@ -969,7 +1084,18 @@ impl Accumulator for SumAcc {
     }
 
     fn add_i128(&mut self, sum: i128, count: i64) -> Result<()> {
-        let state = &mut self.groups[0];
+        if let SumStates::Narrow(states) = &mut self.groups {
+            let state = &mut states[0];
+            if let Some(s) = i64::try_from(sum)
+                .ok()
+                .and_then(|v| state.sum.checked_add(v))
+            {
+                state.sum = s;
+                state.count += count;
+                return Ok(());
+            }
+        }
+        let state = &mut self.groups.wide()[0];
         match state.sum.checked_add(sum) {
             Some(s) => state.sum = s,
             None => return Err(self.overflow()),
@@ -980,11 +1106,34 @@ impl Accumulator for SumAcc {
 
     fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
         let other = downcast::<Self>(other)?;
-        for (s, g) in pairs(src, dst) {
-            let (theirs, mine) = (other.groups[s], &mut self.groups[g]);
+        // the first pair the narrow states could not take
+        let mut from = 0;
+        if let (SumStates::Narrow(mine), SumStates::Narrow(theirs)) =
+            (&mut self.groups, &other.groups)
+        {
+            let stop = pairs(src, dst).position(|(s, g)| {
+                let (theirs, mine) = (theirs[s], &mut mine[g]);
+                match mine.sum.checked_add(theirs.sum) {
+                    Some(sum) => {
+                        mine.sum = sum;
+                        mine.count += theirs.count;
+                        false
+                    }
+                    None => true,
+                }
+            });
+            match stop {
+                None => return Ok(()),
+                Some(k) => from = k,
+            }
+        }
+        let kind = self.kind;
+        let states = self.groups.wide();
+        for (s, g) in pairs(src, dst).skip(from) {
+            let (theirs, mine) = (other.groups.get(s), &mut states[g]);
             match mine.sum.checked_add(theirs.sum) {
                 Some(sum) => mine.sum = sum,
-                None => return Err(self.overflow()),
+                None => return Err(kind.overflow()),
             }
             mine.count += theirs.count;
         }
@@ -992,7 +1141,10 @@ impl Accumulator for SumAcc {
     }
 
     fn size(&self) -> usize {
-        self.groups.capacity() * std::mem::size_of::<SumState>()
+        match &self.groups {
+            SumStates::Narrow(n) => n.capacity() * std::mem::size_of::<NarrowSum>(),
+            SumStates::Wide(w) => w.capacity() * std::mem::size_of::<SumState>(),
+        }
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
@@ -1004,7 +1156,7 @@ impl Accumulator for SumAcc {
             let values: Float64Array = self
                 .groups
                 .iter()
-                .map(|&SumState { sum: s, count: c }| (c > 0).then(|| s as f64 / div / c as f64))
+                .map(|SumState { sum: s, count: c }| (c > 0).then(|| s as f64 / div / c as f64))
                 .collect();
             return Ok(Arc::new(values));
         }
@@ -1013,7 +1165,7 @@ impl Accumulator for SumAcc {
                 let values = self
                     .groups
                     .iter()
-                    .map(|&SumState { sum: s, count: c }| {
+                    .map(|SumState { sum: s, count: c }| {
                         if c == 0 {
                             Ok(None)
                         } else {
@@ -1028,7 +1180,7 @@ impl Accumulator for SumAcc {
                 let values = self
                     .groups
                     .iter()
-                    .map(|&SumState { sum: s, count: c }| {
+                    .map(|SumState { sum: s, count: c }| {
                         if c == 0 {
                             Ok(None)
                         } else if s.abs() > MAX {
@@ -1782,6 +1934,87 @@ mod tests {
             .map(|h| h >> 57)
             .collect();
         assert!(tags.len() > 100, "{} tags in bucket 0", tags.len());
+    }
+
+    /// The sums of `acc`'s groups, as the i128 of their states.
+    fn sums(acc: &SumAcc) -> Vec<(i128, i64)> {
+        acc.groups.iter().map(|s| (s.sum, s.count)).collect()
+    }
+
+    #[test]
+    fn a_sum_leaving_64_bits_widens_every_group_from_that_row_on() {
+        let mut acc = SumAcc::new(SumKind::Int, false, &DataType::Int64);
+        acc.resize(2);
+        // group 1 leaves i64 at its second value; rows around it, of both
+        // groups, must each count once
+        let values: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(5),
+            Some(i64::MAX),
+            None,
+            Some(7),
+            Some(3),
+            Some(-10),
+        ]));
+        acc.update(&values, Some(&[0, 1, 0, 0, 1, 1])).unwrap();
+        assert!(matches!(acc.groups, SumStates::Wide(_)));
+        assert_eq!(
+            sums(&acc),
+            vec![(12, 2), (i128::from(i64::MAX) - 7, 3)],
+            "the values before, at and after the row that widened"
+        );
+        // the wide states go on taking rows, and back within BIGINT the
+        // result is exact
+        let out = Box::new(acc).finish().unwrap();
+        let out = out.as_primitive::<Int64Type>();
+        assert_eq!(out.values(), &[12, i64::MAX - 7]);
+    }
+
+    #[test]
+    fn a_decimal_beyond_64_bits_widens_before_it_is_added() {
+        let mut acc = SumAcc::new(SumKind::Decimal(0), false, &DataType::Decimal128(38, 0));
+        acc.resize(1);
+        let big = i128::from(i64::MAX) * 4;
+        let values: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![1, big, 2])
+                .with_precision_and_scale(38, 0)
+                .unwrap(),
+        );
+        acc.update(&values, Some(&[0, 0, 0])).unwrap();
+        assert_eq!(sums(&acc), vec![(big + 3, 3)]);
+    }
+
+    #[test]
+    fn merging_narrow_and_wide_sums_is_exact_in_every_order() {
+        let state = |values: Vec<i64>| {
+            let mut acc = SumAcc::new(SumKind::Int, false, &DataType::Int64);
+            acc.resize(2);
+            let ids: Vec<u32> = (0..values.len() as u32).map(|i| i % 2).collect();
+            acc.update(
+                &(Arc::new(Int64Array::from(values)) as ArrayRef),
+                Some(&ids),
+            )
+            .unwrap();
+            acc
+        };
+        let max = i128::from(i64::MAX);
+        // narrow into narrow, overflowing at the second pair: the first
+        // pair stays as merged, the rest goes on wide
+        let mut mine = state(vec![1, i64::MAX]);
+        let theirs = state(vec![2, 1]);
+        mine.merge_from(&theirs, &[0, 1], &[0, 1]).unwrap();
+        assert!(matches!(mine.groups, SumStates::Wide(_)));
+        assert_eq!(sums(&mine), vec![(3, 2), (max + 1, 2)]);
+        // wide into narrow
+        let mut narrow = state(vec![4, 5]);
+        narrow.merge_from(&mine, &[0, 1], &[1, 0]).unwrap();
+        assert_eq!(sums(&narrow), vec![(max + 5, 3), (8, 3)]);
+        // narrow into wide
+        mine.merge_from(&state(vec![10, 20]), &[1], &[1]).unwrap();
+        assert_eq!(sums(&mine), vec![(3, 2), (max + 21, 3)]);
+        // add_i128 of group 0 widens as well
+        let mut total = state(vec![1]);
+        total.add_i128(max, 1).unwrap();
+        assert_eq!(sums(&total)[0], (max + 1, 2));
     }
 
     #[test]
