@@ -696,24 +696,31 @@ impl PackedColumn {
     }
 }
 
-/// Sorts `v` ascending: least significant byte first, skipping bytes
-/// that are the same in every value.
-fn radix_sort(v: &mut Vec<u64>) {
+/// Sorts `v` by an LSD radix sort of its bytes, stable. The bytes wholly
+/// below bit `ordered` are not sorted on: callers pass words already in
+/// ascending order of those bits (a row number in input order), which a
+/// stable sort of the bytes above keeps among equal ones. One pass counts
+/// every byte's digits; each byte that varies then takes one scatter.
+fn radix_sort(v: &mut Vec<u64>, ordered: u32) {
     if v.len() < 1 << 10 {
         v.sort_unstable();
         return;
     }
-    let (or, and) = v.iter().fold((0u64, u64::MAX), |(o, a), &x| (o | x, a & x));
+    let mut counts = vec![[0usize; 256]; 8];
+    let (mut or, mut and) = (0u64, u64::MAX);
+    for &x in v.iter() {
+        or |= x;
+        and &= x;
+        for (byte, c) in counts.iter_mut().enumerate() {
+            c[((x >> (byte * 8)) & 0xff) as usize] += 1;
+        }
+    }
     let varying = or ^ and;
     let mut buf = vec![0u64; v.len()];
-    for byte in 0..8 {
+    for (byte, counts) in counts.iter_mut().enumerate() {
         let shift = byte * 8;
-        if (varying >> shift) & 0xff == 0 {
+        if (varying >> shift) & 0xff == 0 || shift + 8 <= ordered as usize {
             continue;
-        }
-        let mut counts = [0usize; 256];
-        for &x in v.iter() {
-            counts[((x >> shift) & 0xff) as usize] += 1;
         }
         let mut sum = 0;
         for c in counts.iter_mut() {
@@ -861,12 +868,23 @@ impl SortedRun {
                     .map(|(k, c)| KeyValues::new(*k, c))
                     .collect::<Result<Vec<_>>>()?;
                 drop(columns);
-                let shift = usize::BITS - rows.leading_zeros();
+                let row_bits = usize::BITS - rows.leading_zeros();
                 let packed: Option<Vec<PackedColumn>> =
                     keys.iter().map(PackedColumn::new).collect();
-                let packed = packed.filter(|p| p.iter().map(|c| c.bits).sum::<u32>() + shift <= 64);
+                let key_bits = packed
+                    .as_ref()
+                    .map(|p| p.iter().map(|c| c.bits).sum::<u32>());
+                let packed = packed.filter(|_| key_bits.is_some_and(|b| b + row_bits <= 64));
                 match packed {
                     Some(mut packed) => {
+                        // the row number fills whole bytes where the keys
+                        // leave room, so that the sort never passes over it
+                        let whole = row_bits.next_multiple_of(8);
+                        let shift = if key_bits.is_some_and(|b| b + whole <= 64) {
+                            whole
+                        } else {
+                            row_bits
+                        };
                         let mut at = shift;
                         for c in packed.iter_mut().rev() {
                             c.at = at;
@@ -881,7 +899,7 @@ impl SortedRun {
                             }
                         }
                         drop(keys);
-                        radix_sort(&mut words);
+                        radix_sort(&mut words, shift);
                         RunKeys::Packed {
                             columns: packed,
                             shift,
@@ -1381,8 +1399,25 @@ mod tests {
                 .collect();
             let mut want = v.clone();
             want.sort_unstable();
-            radix_sort(&mut v);
+            radix_sort(&mut v, 0);
             assert_eq!(v, want, "n={n} bits={bits}");
+        }
+    }
+
+    #[test]
+    fn radix_sort_leaves_the_ordered_low_bits_alone_and_still_sorts() {
+        // row numbers in the low bits, ascending as they come; keys above
+        // them from bit `at` (a whole byte, or sharing one with the rows)
+        let mut rng = StdRng::seed_from_u64(9);
+        for at in [16u32, 12, 13] {
+            let n = 1u64 << 12;
+            let mut v: Vec<u64> = (0..n)
+                .map(|row| (rng.random::<u64>() % 300) << at | row)
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable();
+            radix_sort(&mut v, at);
+            assert_eq!(v, want, "keys from bit {at}");
         }
     }
 
