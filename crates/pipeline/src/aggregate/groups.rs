@@ -140,22 +140,12 @@ impl GroupTable {
     /// An empty table whose fixed-width layout gives each VARCHAR key one
     /// word (`strings` = [`TINY_STRING`]) or two ([`SHORT_STRING`]).
     fn with_strings(types: &[DataType], strings: usize) -> Result<Self> {
-        let mut columns = Vec::with_capacity(types.len());
-        let mut word = 0;
-        let mut fixed = types.len() <= 32;
-        for t in types {
-            match key_words(t, strings) {
-                Some(words) => {
-                    columns.push(KeyColumn {
-                        data_type: t.clone(),
-                        word,
-                        words,
-                    });
-                    word += words;
-                }
-                None => fixed = false,
-            }
-        }
+        let fixed = types.len() <= 32 && types.iter().all(|t| key_words(t, strings).is_some());
+        // the narrowest layout gives small integers half a word each, when
+        // that takes fewer words than whole ones
+        let halves =
+            strings == TINY_STRING && types.iter().filter(|t| half_width(t).is_some()).count() > 1;
+        let (columns, word) = Self::place(types, strings, halves);
         if fixed {
             match word {
                 1 => return Ok(GroupTable::Fixed1(FixedGroups::new(columns))),
@@ -166,6 +156,50 @@ impl GroupTable {
             }
         }
         Ok(GroupTable::Rows(RowGroups::new(types)?))
+    }
+
+    /// Places the keys of `types` in words: each whole, or with `halves`
+    /// two small integers to a word. Returns the columns and the words.
+    fn place(types: &[DataType], strings: usize, halves: bool) -> (Vec<KeyColumn>, usize) {
+        let mut columns = Vec::with_capacity(types.len());
+        let mut word = 0;
+        // the word whose upper half is free
+        let mut open_half = None;
+        for t in types {
+            let Some(words) = key_words(t, strings) else {
+                continue;
+            };
+            let half = if halves && half_width(t).is_some() {
+                match open_half.take() {
+                    Some(w) => Some((w, 32)),
+                    None => {
+                        open_half = Some(word);
+                        word += 1;
+                        Some((word - 1, 0))
+                    }
+                }
+            } else {
+                None
+            };
+            match half {
+                Some((w, shift)) => columns.push(KeyColumn {
+                    data_type: t.clone(),
+                    word: w,
+                    words: 1,
+                    half: Some(shift),
+                }),
+                None => {
+                    columns.push(KeyColumn {
+                        data_type: t.clone(),
+                        word,
+                        words,
+                        half: None,
+                    });
+                    word += words;
+                }
+            }
+        }
+        (columns, word)
     }
 
     /// Number of groups.
@@ -195,7 +229,7 @@ impl GroupTable {
         fn tiny(columns: &[KeyColumn]) -> bool {
             columns
                 .iter()
-                .any(|c| c.data_type == DataType::Utf8 && c.words == 1)
+                .any(|c| c.half.is_some() || (c.data_type == DataType::Utf8 && c.words == 1))
         }
         let tiny = match self {
             GroupTable::Rows(_) => return Layout::Rows,
@@ -375,12 +409,48 @@ fn key_words(t: &DataType, strings: usize) -> Option<usize> {
     }
 }
 
+/// Whether a key of type `t` may take half a word (32 bits) in the
+/// narrowest layout: `Some(false)` when every value fits, `Some(true)` when
+/// only values within INTEGER's range do (checked per batch), `None` when
+/// it never takes half a word.
+fn half_width(t: &DataType) -> Option<bool> {
+    use DataType::*;
+    match t {
+        Boolean | Int8 | Int16 | Int32 | UInt8 | UInt16 | Date32 => Some(false),
+        Int64 | UInt32 | UInt64 => Some(true),
+        _ => None,
+    }
+}
+
+/// Whether every value of `array` (an integer column; values behind NULLs
+/// included, which only errs towards a wider layout) lies within
+/// INTEGER's range, so that half a word holds it.
+fn fits_half(array: &dyn Array) -> bool {
+    fn within<T: ArrowNativeType + Into<i128>>(array: &dyn Array) -> bool {
+        let values = natives::<T>(array);
+        let (lo, hi) = values.iter().fold((i128::MAX, i128::MIN), |(lo, hi), &v| {
+            let v: i128 = v.into();
+            (lo.min(v), hi.max(v))
+        });
+        values.is_empty() || (lo >= i128::from(i32::MIN) && hi <= i128::from(i32::MAX))
+    }
+    match array.data_type() {
+        DataType::Int64 => within::<i64>(array),
+        DataType::UInt32 => within::<u32>(array),
+        DataType::UInt64 => within::<u64>(array),
+        _ => true,
+    }
+}
+
 /// One key column of a fixed-width key: its type and first word.
 #[derive(Clone, Debug)]
 struct KeyColumn {
     data_type: DataType,
     word: usize,
     words: usize,
+    /// An integer in half of its word, at this shift (0 or 32): the value
+    /// as an i32's bits.
+    half: Option<u32>,
 }
 
 /// A slot of a fixed-width table: the whole key, so a probe reads one
@@ -607,9 +677,13 @@ impl<const K: usize> FixedGroups<K> {
         }
     }
 
-    /// Whether every string of `columns` is short enough for the words.
+    /// Whether every string of `columns` is short enough for the words,
+    /// and every integer kept in half a word fits there.
     fn holds(&self, columns: &[ArrayRef]) -> bool {
         self.columns.iter().zip(columns).all(|(column, array)| {
+            if column.half.is_some() {
+                return fits_half(array.as_ref());
+            }
             let limit = if column.words == 1 {
                 TINY_STRING
             } else {
@@ -647,20 +721,29 @@ impl<const K: usize> FixedGroups<K> {
                 )));
             }
             macro_rules! put {
-                ($native:ty) => {
-                    for (k, v) in keys
-                        .iter_mut()
-                        .zip(natives::<$native>(array.as_ref()).iter())
-                    {
-                        k[w] = *v as i64 as u64;
+                ($native:ty) => {{
+                    let values = natives::<$native>(array.as_ref());
+                    match column.half {
+                        // the value's i32 bits (`holds` checked it fits)
+                        Some(shift) => {
+                            for (k, v) in keys.iter_mut().zip(values.iter()) {
+                                k[w] |= u64::from(*v as i64 as u32) << shift;
+                            }
+                        }
+                        None => {
+                            for (k, v) in keys.iter_mut().zip(values.iter()) {
+                                k[w] = *v as i64 as u64;
+                            }
+                        }
                     }
-                };
+                }};
             }
             match &column.data_type {
                 DataType::Boolean => {
                     let values = array.as_boolean().values();
+                    let shift = column.half.unwrap_or(0);
                     for (k, v) in keys.iter_mut().zip(values.iter()) {
-                        k[w] = u64::from(v);
+                        k[w] |= u64::from(v) << shift;
                     }
                 }
                 DataType::Int8 => put!(i8),
@@ -670,6 +753,7 @@ impl<const K: usize> FixedGroups<K> {
                 DataType::UInt8 => put!(u8),
                 DataType::UInt16 => put!(u16),
                 DataType::UInt32 => put!(u32),
+                DataType::UInt64 if column.half.is_some() => put!(u64),
                 DataType::UInt64 => {
                     for (k, v) in keys.iter_mut().zip(natives::<u64>(array.as_ref()).iter()) {
                         k[w] = *v;
@@ -707,7 +791,10 @@ impl<const K: usize> FixedGroups<K> {
             }
             if let Some(nulls) = array.logical_nulls().filter(|n| n.null_count() > 0) {
                 for i in (0..rows).filter(|&i| nulls.is_null(i)) {
-                    keys[i][w..w + column.words].fill(0);
+                    match column.half {
+                        Some(shift) => keys[i][w] &= !(u64::from(u32::MAX) << shift),
+                        None => keys[i][w..w + column.words].fill(0),
+                    }
                     self.scratch_nulls[i] |= 1 << c;
                 }
             }
@@ -841,10 +928,19 @@ impl<const K: usize> FixedGroups<K> {
                     self.nulls.iter().map(|m| m & (1 << c) == 0),
                 ))
             });
+            // a half-word integer as the i64 it was
+            let half = column.half;
+            let word = |k: &[u64; K]| match half {
+                Some(shift) => i64::from((k[w] >> shift) as u32 as i32) as u64,
+                None => k[w],
+            };
             macro_rules! column {
                 ($native:ty) => {{
-                    let values: Vec<$native> =
-                        self.keys.iter().map(|k| k[w] as i64 as $native).collect();
+                    let values: Vec<$native> = self
+                        .keys
+                        .iter()
+                        .map(|k| word(k) as i64 as $native)
+                        .collect();
                     let data = ArrayData::builder(column.data_type.clone())
                         .len(rows)
                         .add_buffer(Buffer::from_vec(values))
@@ -856,7 +952,7 @@ impl<const K: usize> FixedGroups<K> {
             }
             let array: ArrayRef = match &column.data_type {
                 DataType::Boolean => {
-                    let values = BooleanBuffer::from_iter(self.keys.iter().map(|k| k[w] != 0));
+                    let values = BooleanBuffer::from_iter(self.keys.iter().map(|k| word(k) != 0));
                     Arc::new(BooleanArray::new(values, nulls))
                 }
                 DataType::Int8 => column!(i8),
@@ -867,7 +963,7 @@ impl<const K: usize> FixedGroups<K> {
                 DataType::UInt16 => column!(u16),
                 DataType::UInt32 => column!(u32),
                 DataType::UInt64 => {
-                    let values: Vec<u64> = self.keys.iter().map(|k| k[w]).collect();
+                    let values: Vec<u64> = self.keys.iter().map(word).collect();
                     let data = ArrayData::builder(column.data_type.clone())
                         .len(rows)
                         .add_buffer(Buffer::from_vec(values))
@@ -1169,13 +1265,19 @@ mod tests {
         use DataType::*;
         let ts = Timestamp(TimeUnit::Microsecond, Some("+01:00".into()));
         assert_eq!(table(&[Int64]).fixed_words(), Some(1));
-        assert_eq!(table(&[Int32, Date32, ts.clone()]).fixed_words(), Some(3));
+        // two or more integers take half a word each until one does not
+        // fit INTEGER
+        assert_eq!(table(&[Int32, Date32, ts.clone()]).fixed_words(), Some(2));
         assert_eq!(
             table(&[Decimal128(38, 2), Int64, Boolean]).fixed_words(),
-            Some(4)
+            Some(3)
         );
         assert_eq!(table(&vec![Decimal128(15, 2); 3]).fixed_words(), None);
-        assert_eq!(table(&vec![Int64; 5]).fixed_words(), None);
+        assert_eq!(table(&vec![Int64; 5]).fixed_words(), Some(3));
+        assert_eq!(table(&vec![Int64; 9]).fixed_words(), None);
+        let whole = |types: &[DataType]| table(types).empty_at(Layout::Wide).unwrap();
+        assert_eq!(whole(&[Int32, Date32, ts.clone()]).fixed_words(), Some(3));
+        assert_eq!(whole(&vec![Int64; 5]).fixed_words(), None);
         // a VARCHAR takes one word until a string of 8 bytes or more comes
         assert_eq!(table(&[Utf8]).fixed_words(), Some(1));
         assert_eq!(table(&[Int64, Utf8]).fixed_words(), Some(2));
@@ -1278,6 +1380,50 @@ mod tests {
             for (i, id) in ids.iter().enumerate() {
                 assert_eq!(out[*id as usize], text[i]);
             }
+        }
+    }
+
+    #[test]
+    fn small_integers_share_a_word_until_one_does_not_fit() {
+        let ints = |a: Vec<Option<i64>>, b: Vec<Option<u32>>| -> Vec<ArrayRef> {
+            vec![
+                Arc::new(Int64Array::from(a)),
+                Arc::new(arrow::array::UInt32Array::from(b)),
+            ]
+        };
+        let (lo, hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
+        let first = ints(
+            vec![Some(lo), Some(hi), None, Some(-1), Some(0), Some(lo), None],
+            vec![Some(0), Some(7), Some(7), None, Some(0), Some(0), None],
+        );
+        let mut t = table(&[DataType::Int64, DataType::UInt32]);
+        assert_eq!((t.fixed_words(), t.layout()), (Some(1), Layout::Tiny));
+        let mut ids = Vec::new();
+        t.group_ids(&first, &mut ids).unwrap();
+        assert_eq!(t.fixed_words(), Some(1), "every value fits half a word");
+        // (-1, NULL) and (NULL, 7) are not (0, 0) or (NULL, NULL); the
+        // equal rows share their group
+        assert_eq!((t.len(), ids[0] == ids[5]), (6, true));
+        // one value past INTEGER's range widens the table, keeping ids
+        let second = ints(
+            vec![Some(hi + 1), Some(-1), Some(lo - 1)],
+            vec![Some(7), None, Some(u32::MAX)],
+        );
+        let mut more = Vec::new();
+        t.group_ids(&second, &mut more).unwrap();
+        assert_eq!((t.fixed_words(), t.layout()), (Some(2), Layout::Wide));
+        assert_eq!(more[1], ids[3]);
+        assert_eq!(t.len(), 8);
+        let mut again = Vec::new();
+        t.group_ids(&first, &mut again).unwrap();
+        assert_eq!(again, ids);
+        let text: Vec<String> = rendered(&first)
+            .into_iter()
+            .chain(rendered(&second))
+            .collect();
+        let out = rendered(&t.finish().unwrap());
+        for (i, id) in ids.iter().chain(&more).enumerate() {
+            assert_eq!(out[*id as usize], text[i]);
         }
     }
 
