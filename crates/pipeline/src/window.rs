@@ -37,7 +37,7 @@ use weir_planner::{
 use crate::aggregate::conform;
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
-use crate::hash::hash_bytes;
+use crate::hash::{fold_word, hash_bytes, mix};
 use crate::sort::{MergePlan, SortSpec, SortedRun, part_positions};
 
 /// Buckets the lanes cut rows into when there is a PARTITION BY.
@@ -206,11 +206,9 @@ impl WindowPlan {
             };
             let start = self.key_start();
             let keys = &work.columns()[start..start + self.partition_by.len()];
-            let rows = converter.convert_columns(keys).map_err(Error::arrow)?;
             let mut picks: Vec<Vec<u32>> = vec![Vec::new(); n_buckets];
-            for (i, row) in rows.iter().enumerate() {
-                let b = (hash_bytes(row.as_ref()) >> 48) as usize % n_buckets;
-                picks[b].push(i as u32);
+            for (i, h) in partition_hashes(keys, converter)?.into_iter().enumerate() {
+                picks[(h >> 48) as usize % n_buckets].push(i as u32);
             }
             for (b, idx) in picks.into_iter().enumerate() {
                 if idx.is_empty() {
@@ -299,6 +297,53 @@ impl WindowPlan {
             .map(Some)
             .map_err(Error::arrow)
     }
+}
+
+/// Per row of `keys` (the partition keys), a hash: their values folded
+/// word by word where every key is a primitive of at most 8 bytes (NULL
+/// as one word of its own), else the bytes of the row format. Equal keys
+/// hash alike; which bucket a partition lands in matters to nothing else.
+fn partition_hashes(keys: &[ArrayRef], converter: &RowConverter) -> Result<Vec<u64>> {
+    /// The word a NULL key folds in.
+    const NULL: u64 = 0x9e37_79b9_7f4a_7c15;
+    let n = keys.first().map_or(0, |k| k.len());
+    let width = |k: &ArrayRef| {
+        let t = k.data_type();
+        t.primitive_width().filter(|&w| t.is_primitive() && w <= 8)
+    };
+    if !keys.iter().all(|k| width(k).is_some()) {
+        let rows = converter.convert_columns(keys).map_err(Error::arrow)?;
+        return Ok(rows.iter().map(|r| hash_bytes(r.as_ref())).collect());
+    }
+    let mut hashes = vec![0u64; n];
+    for k in keys {
+        let w = width(k).expect("checked above");
+        let data = k.to_data();
+        let bytes = &data.buffers()[0].as_slice()[data.offset() * w..(data.offset() + n) * w];
+        let word = |chunk: &[u8]| {
+            let mut buf = [0u8; 8];
+            buf[..w].copy_from_slice(chunk);
+            u64::from_le_bytes(buf)
+        };
+        match k.logical_nulls().filter(|m| m.null_count() > 0) {
+            None if w == 8 => {
+                for (h, c) in hashes.iter_mut().zip(bytes.chunks_exact(8)) {
+                    *h = fold_word(*h, u64::from_le_bytes(c.try_into().expect("8 bytes")));
+                }
+            }
+            None => {
+                for (h, c) in hashes.iter_mut().zip(bytes.chunks_exact(w)) {
+                    *h = fold_word(*h, word(c));
+                }
+            }
+            Some(nulls) => {
+                for (i, (h, c)) in hashes.iter_mut().zip(bytes.chunks_exact(w)).enumerate() {
+                    *h = fold_word(*h, if nulls.is_null(i) { NULL } else { word(c) });
+                }
+            }
+        }
+    }
+    Ok(hashes.into_iter().map(mix).collect())
 }
 
 /// Per row of `cols` (all `n` rows long), whether it equals the row
@@ -903,7 +948,55 @@ fn min_max(
 
 #[cfg(test)]
 mod tests {
-    use super::SumTree;
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, Date32Array, Int16Array, Int64Array, StringArray};
+    use arrow::row::{RowConverter, SortField};
+
+    use super::{SumTree, partition_hashes};
+
+    #[test]
+    fn equal_partition_keys_hash_alike_and_others_apart() {
+        // sliced, so the values start at an offset into their buffers
+        let keys: Vec<ArrayRef> = vec![
+            Arc::new(
+                Int64Array::from(vec![
+                    Some(9),
+                    Some(1),
+                    Some(1),
+                    None,
+                    Some(1),
+                    None,
+                    Some(0),
+                ])
+                .slice(1, 6),
+            ),
+            Arc::new(Int16Array::from(vec![
+                Some(5),
+                Some(5),
+                None,
+                None,
+                Some(5),
+                Some(5),
+            ])),
+            Arc::new(Date32Array::from(vec![3, 3, 3, 3, 3, 4])),
+        ];
+        let fields = keys.iter().map(|k| SortField::new(k.data_type().clone()));
+        let converter = RowConverter::new(fields.collect()).unwrap();
+        let h = partition_hashes(&keys, &converter).unwrap();
+        // rows 0 and 1 are (1, 5, 3); then (NULL, NULL, 3), (1, NULL, 3),
+        // (NULL, 5, 3) and (0, 5, 4)
+        assert_eq!(h[0], h[1]);
+        assert_eq!(h.len(), 6);
+        let distinct: std::collections::HashSet<u64> = [h[0], h[2], h[3], h[4], h[5]].into();
+        assert_eq!(distinct.len(), 5, "{h:?}");
+        // a key of another type takes the row format, equal rows alike
+        let text: Vec<ArrayRef> = vec![Arc::new(StringArray::from(vec!["a", "b", "a"]))];
+        let converter =
+            RowConverter::new(vec![SortField::new(text[0].data_type().clone())]).unwrap();
+        let h = partition_hashes(&text, &converter).unwrap();
+        assert_eq!((h[0] == h[2], h[0] == h[1]), (true, false));
+    }
 
     #[test]
     fn sum_tree_sums_every_range() {
