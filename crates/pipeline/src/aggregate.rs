@@ -44,6 +44,13 @@ pub(crate) struct AggregatePlan {
     specs: Vec<AggSpec>,
     /// Input columns the keys and (non fast path) arguments read.
     columns: Vec<usize>,
+    /// Terms two or more arguments share (`l_extendedprice * (1 -
+    /// l_discount)` in TPC-H Q1's two sums), over the materialised
+    /// columns: computed once per batch and read by the arguments as the
+    /// columns after those (see [`shared_terms`]).
+    shared: Vec<Expr>,
+    /// The materialised columns and then the shared terms.
+    shared_schema: SchemaRef,
     schema: SchemaRef,
 }
 
@@ -75,6 +82,88 @@ enum AggInput {
         /// `p_a + p_b`: products have fewer digits.
         digits: u8,
     },
+}
+
+/// The terms that two or more of `inputs` compute (arguments over `width`
+/// materialised columns), and the inputs reading each as column `width +
+/// j` instead. A term is shared only where every row computes it anyway:
+/// below arithmetic, casts and negations, never inside a CASE, AND, OR or
+/// function, whose parts may run on some rows only (a division by zero
+/// there must stay unraised); nor a volatile one.
+fn shared_terms(inputs: Vec<AggInput>, width: usize) -> (Vec<Expr>, Vec<AggInput>) {
+    /// Calls `f` on every term of `e` every row computes, parents first.
+    fn each_term<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
+        if matches!(e, Expr::Column(_) | Expr::Literal(_)) || e.is_volatile() {
+            return;
+        }
+        f(e);
+        let computed_everywhere = match e {
+            Expr::Binary { op, .. } => op.is_arithmetic() || op.is_comparison(),
+            Expr::Cast { .. } | Expr::Negative(_) | Expr::Not(_) => true,
+            _ => false,
+        };
+        if computed_everywhere {
+            e.for_each_child(|c| each_term(c, f));
+        }
+    }
+    let args = |input: &AggInput| -> Vec<Expr> {
+        match input {
+            AggInput::Expr(e) => vec![e.clone()],
+            AggInput::Keyed { value, key } => vec![value.clone(), key.clone()],
+            _ => Vec::new(),
+        }
+    };
+    let mut counts: Vec<(Expr, usize)> = Vec::new();
+    for arg in inputs.iter().flat_map(args) {
+        each_term(
+            &arg,
+            &mut |t| match counts.iter_mut().find(|(e, _)| e == t) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((t.clone(), 1)),
+            },
+        );
+    }
+    let mut shared: Vec<Expr> = Vec::new();
+    /// `e` with each outermost shared term replaced by its column.
+    fn replace(e: Expr, counts: &[(Expr, usize)], shared: &mut Vec<Expr>, width: usize) -> Expr {
+        if counts.iter().any(|(t, n)| *n > 1 && *t == e) {
+            let j = match shared.iter().position(|t| *t == e) {
+                Some(j) => j,
+                None => {
+                    shared.push(e.clone());
+                    shared.len() - 1
+                }
+            };
+            return Expr::column(width + j, format!("__shared{j}"));
+        }
+        let computed_everywhere = match &e {
+            Expr::Binary { op, .. } => op.is_arithmetic() || op.is_comparison(),
+            Expr::Cast { .. } | Expr::Negative(_) | Expr::Not(_) => true,
+            _ => false,
+        };
+        if !computed_everywhere {
+            return e;
+        }
+        let replaced = e.try_map_children(&mut |c| {
+            Ok::<_, std::convert::Infallible>(replace(c, counts, shared, width))
+        });
+        match replaced {
+            Ok(e) => e,
+            Err(never) => match never {},
+        }
+    }
+    let inputs = inputs
+        .into_iter()
+        .map(|input| match input {
+            AggInput::Expr(e) => AggInput::Expr(replace(e, &counts, &mut shared, width)),
+            AggInput::Keyed { value, key } => AggInput::Keyed {
+                value: replace(value, &counts, &mut shared, width),
+                key: replace(key, &counts, &mut shared, width),
+            },
+            other => other,
+        })
+        .collect();
+    (shared, inputs)
 }
 
 impl AggregatePlan {
@@ -122,28 +211,46 @@ impl AggregatePlan {
             .map(|g| remap_columns(g, &columns))
             .collect();
         let group_types = group_by.iter().map(|g| g.data_type(input)).collect();
+        let inputs: Vec<AggInput> = inputs
+            .into_iter()
+            .map(|kind| match kind {
+                AggInput::Expr(e) => AggInput::Expr(remap_columns(&e, &columns)),
+                AggInput::Keyed { value, key } => AggInput::Keyed {
+                    value: remap_columns(&value, &columns),
+                    key: remap_columns(&key, &columns),
+                },
+                other => other,
+            })
+            .collect();
+        let materialised = input.project(&columns).map_err(Error::arrow)?;
+        let (shared, inputs) = shared_terms(inputs, columns.len());
+        let mut fields: Vec<arrow::datatypes::Field> = materialised
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        for (j, term) in shared.iter().enumerate() {
+            fields.push(arrow::datatypes::Field::new(
+                format!("__shared{j}"),
+                term.data_type(&materialised),
+                true,
+            ));
+        }
+        let shared_schema = Arc::new(Schema::new(fields));
         let specs = aggregates
             .iter()
             .zip(inputs)
             .enumerate()
-            .map(|(i, (agg, kind))| {
+            .map(|(i, (agg, argument))| {
                 let input_type = agg
                     .arg
                     .as_ref()
                     .map_or(DataType::Int64, |a| a.data_type(input));
                 let key_type = agg.key.as_ref().map(|k| k.data_type(input));
-                let input = match kind {
-                    AggInput::Expr(e) => AggInput::Expr(remap_columns(&e, &columns)),
-                    AggInput::Keyed { value, key } => AggInput::Keyed {
-                        value: remap_columns(&value, &columns),
-                        key: remap_columns(&key, &columns),
-                    },
-                    other => other,
-                };
                 AggSpec {
                     func: agg.func,
                     distinct: agg.distinct,
-                    input,
+                    input: argument,
                     input_type,
                     key_type,
                     output_type: schema.field(group_by.len() + i).data_type().clone(),
@@ -155,6 +262,8 @@ impl AggregatePlan {
             group_types,
             specs,
             columns,
+            shared,
+            shared_schema,
             schema,
         })
     }
@@ -331,6 +440,15 @@ impl AggregateState {
                 }
                 Some(self.ids.as_slice())
             }
+        };
+        let compact = if plan.shared.is_empty() {
+            compact
+        } else {
+            let mut columns = compact.columns().to_vec();
+            for term in &plan.shared {
+                columns.push(evaluate(term, &compact)?);
+            }
+            RecordBatch::try_new(Arc::clone(&plan.shared_schema), columns).map_err(Error::arrow)?
         };
         for (spec, acc) in plan.specs.iter().zip(&mut self.accumulators) {
             match &spec.input {
@@ -1998,6 +2116,65 @@ mod tests {
             .map(|h| h >> 57)
             .collect();
         assert!(tags.len() > 100, "{} tags in bucket 0", tags.len());
+    }
+
+    #[test]
+    fn terms_two_arguments_compute_are_computed_once() {
+        use weir_planner::{ScalarFunction, ScalarValue};
+        let col = |i: usize| Expr::column(i, format!("c{i}"));
+        let one = || Expr::Literal(ScalarValue::Int64(1));
+        let mul = |a, b| Expr::binary(a, BinaryOp::Multiply, b);
+        let disc = || mul(col(0), Expr::binary(one(), BinaryOp::Minus, col(1)));
+        let charge = mul(disc(), Expr::binary(one(), BinaryOp::Plus, col(2)));
+        let quotient = || Expr::binary(col(0), BinaryOp::Divide, col(1));
+        let guarded = || Expr::Case {
+            when_then: vec![(
+                Expr::binary(
+                    col(1),
+                    BinaryOp::NotEq,
+                    Expr::Literal(ScalarValue::Int64(0)),
+                ),
+                quotient(),
+            )],
+            else_expr: None,
+        };
+        let random = || Expr::Function {
+            func: ScalarFunction::Random,
+            args: vec![],
+        };
+        let inputs = vec![
+            AggInput::Expr(disc()),
+            AggInput::Expr(charge),
+            AggInput::Star,
+            // a term under a CASE runs on some rows only: never hoisted,
+            // though the CASE as a whole may be
+            AggInput::Expr(mul(guarded(), col(2))),
+            AggInput::Expr(mul(quotient(), col(2))),
+            AggInput::Expr(random()),
+            AggInput::Expr(random()),
+            AggInput::Expr(col(2)),
+            AggInput::Expr(col(2)),
+        ];
+        let (shared, out) = shared_terms(inputs, 3);
+        assert_eq!(shared, vec![disc()]);
+        let shared_col = Expr::column(3, "__shared0");
+        let args: Vec<Option<Expr>> = out
+            .into_iter()
+            .map(|i| match i {
+                AggInput::Expr(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(args[0], Some(shared_col.clone()));
+        assert_eq!(
+            args[1],
+            Some(mul(shared_col, Expr::binary(one(), BinaryOp::Plus, col(2))))
+        );
+        assert_eq!(args[2], None);
+        assert_eq!(args[3], Some(mul(guarded(), col(2))));
+        assert_eq!(args[4], Some(mul(quotient(), col(2))));
+        assert_eq!(args[5], Some(random()));
+        assert_eq!(args[8], Some(col(2)));
     }
 
     /// The sums of `acc`'s groups, as the i128 of their states.
