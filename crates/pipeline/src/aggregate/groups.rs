@@ -823,19 +823,35 @@ impl<const K: usize> FixedGroups<K> {
         let mut hashes = std::mem::take(&mut self.scratch_hashes);
         ids.clear();
         ids.reserve(keys.len());
-        hashes.clear();
-        hashes.extend(keys.iter().zip(&nulls).map(|(k, &m)| hash_fixed(k, m)));
         // reading home slots ahead pays only once the tables outgrow the
         // cache
         let ahead = self.keys.len() >= PROBE_AHEAD_FROM;
         // neighbouring rows often share their group (data arrives in
         // runs): compare with the previous row before probing
         let mut last: Option<([u64; K], u32, u32)> = None;
+        if !ahead {
+            // a small table: hash only the rows that differ from the one
+            // before
+            for (&key, &mask) in keys.iter().zip(&nulls) {
+                let id = match last {
+                    Some((k, m, id)) if k == key && m == mask => id,
+                    _ => self.find_or_insert(key, mask, hash_fixed(&key, mask)),
+                };
+                last = Some((key, mask, id));
+                ids.push(id);
+            }
+            self.scratch_keys = keys;
+            self.scratch_nulls = nulls;
+            self.scratch_hashes = hashes;
+            return Ok(());
+        }
+        hashes.clear();
+        hashes.extend(keys.iter().zip(&nulls).map(|(k, &m)| hash_fixed(k, m)));
         for (chunk, start) in hashes.chunks(PROBE_AHEAD).zip((0..).step_by(PROBE_AHEAD)) {
             // read the home slot of each row of the chunk first: the loads
             // are independent, so their cache misses overlap instead of
             // each probe below waiting for its own
-            if ahead {
+            {
                 let mut touched = 0u32;
                 for &h in chunk {
                     let slots = &self.tables[radix(h)].slots;
