@@ -380,7 +380,7 @@ impl PartitionedState {
     fn bucket_len(&self, b: usize) -> usize {
         match &self.state.groups {
             None => usize::from(b == 0),
-            Some(table) => table.bucket(b).len(),
+            Some(table) => table.bucket_len(b),
         }
     }
 }

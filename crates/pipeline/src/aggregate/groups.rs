@@ -204,7 +204,13 @@ impl GroupTable {
 
     /// Number of groups.
     pub(crate) fn len(&self) -> usize {
-        each!(self, t => t.buckets.local.len())
+        match self {
+            GroupTable::Rows(t) => t.buckets.local.len(),
+            GroupTable::Fixed1(t) => t.keys.len(),
+            GroupTable::Fixed2(t) => t.keys.len(),
+            GroupTable::Fixed3(t) => t.keys.len(),
+            GroupTable::Fixed4(t) => t.keys.len(),
+        }
     }
 
     /// Sets `ids` to the group of each row of `columns` (the key columns,
@@ -306,15 +312,21 @@ impl GroupTable {
         self.empty_at(self.layout())
     }
 
-    /// The ids of bucket `b`'s groups, ascending.
-    pub(crate) fn bucket(&self, b: usize) -> &[u32] {
-        each!(self, t => &t.buckets.ids[b])
+    /// Number of groups in radix bucket `b`.
+    pub(crate) fn bucket_len(&self, b: usize) -> usize {
+        match self {
+            GroupTable::Rows(t) => t.buckets.ids[b].len(),
+            GroupTable::Fixed1(t) => t.tables[b].len,
+            GroupTable::Fixed2(t) => t.tables[b].len,
+            GroupTable::Fixed3(t) => t.tables[b].len,
+            GroupTable::Fixed4(t) => t.tables[b].len,
+        }
     }
 
     /// Adds bucket `b` of `base` (a table of the same keys) whose groups
     /// this table does not hold: they become ids `len()..len() + n`, in the
-    /// order of `base.bucket(b)`. The bucket's hash table is copied, not
-    /// rebuilt.
+    /// order `src` gives. The bucket's hash table is copied or re-placed,
+    /// not rebuilt from keys.
     /// `src` is set to the adopted groups' ids in `base`, in the order
     /// they get their new ids; the bucket's table is made room for
     /// `expected` groups at once.
@@ -567,8 +579,9 @@ impl<const K: usize> FixedTable<K> {
 /// Groups keyed by `K` 64-bit words and a NULL mask.
 pub(crate) struct FixedGroups<const K: usize> {
     columns: Vec<KeyColumn>,
+    /// Per radix bucket its table, whose slots hold the bucket's keys and
+    /// ids (the merge reads a bucket's groups from there).
     tables: Vec<FixedTable<K>>,
-    buckets: Buckets,
     /// Per group id, its key and NULL mask.
     keys: Vec<[u64; K]>,
     nulls: Vec<u32>,
@@ -668,7 +681,6 @@ impl<const K: usize> FixedGroups<K> {
         FixedGroups {
             columns,
             tables: (0..RADIX_BUCKETS).map(|_| FixedTable::new()).collect(),
-            buckets: Buckets::new(),
             keys: Vec::new(),
             nulls: Vec::new(),
             scratch_keys: Vec::new(),
@@ -805,13 +817,11 @@ impl<const K: usize> FixedGroups<K> {
     /// The id of the group (`key`, `nulls`) of hash `hash`, adding it if new.
     #[inline]
     fn find_or_insert(&mut self, key: [u64; K], nulls: u32, hash: u64) -> u32 {
-        let bucket = radix(hash);
         let next = self.keys.len() as u32;
-        let (id, new) = self.tables[bucket].find_or_insert(key, nulls, hash, || next);
+        let (id, new) = self.tables[radix(hash)].find_or_insert(key, nulls, hash, || next);
         if new {
             self.keys.push(key);
             self.nulls.push(nulls);
-            self.buckets.push(bucket, id);
         }
         id
     }
@@ -906,7 +916,6 @@ impl<const K: usize> FixedGroups<K> {
             slot.id = id;
             self.keys.push(slot.key);
             self.nulls.push(slot.nulls);
-            self.buckets.push(b, id);
         }
         debug_assert_eq!(self.keys.len() as u32 - offset, src.len() as u32);
         self.tables[b] = table;
@@ -1045,7 +1054,6 @@ impl<const K: usize> FixedGroups<K> {
 
     fn size(&self) -> usize {
         self.tables.iter().map(FixedTable::size).sum::<usize>()
-            + self.buckets.size()
             + self.keys.capacity() * 8 * K
             + self.nulls.capacity() * 4
             + self.scratch_keys.capacity() * 8 * K
@@ -1452,25 +1460,25 @@ mod tests {
         let (mut src, mut map) = (Vec::new(), Vec::new());
         for b in 0..RADIX_BUCKETS {
             let base = (0..parts.len())
-                .max_by_key(|&p| parts[p].bucket(b).len())
+                .max_by_key(|&p| parts[p].bucket_len(b))
                 .unwrap();
             // sized for every part's groups of the bucket (by turns
             // exactly, too few and none: the tables must grow as needed)
             let expected = match b % 3 {
-                0 => parts.iter().map(|p| p.bucket(b).len()).sum(),
-                1 => parts[base].bucket(b).len(),
+                0 => parts.iter().map(|p| p.bucket_len(b)).sum(),
+                1 => parts[base].bucket_len(b),
                 _ => 0,
             };
             let offset = out.len() as u32;
             out.adopt(&parts[base], b, expected, &mut src).unwrap();
-            assert_eq!(src.len(), parts[base].bucket(b).len());
+            assert_eq!(src.len(), parts[base].bucket_len(b));
             for (i, &g) in src.iter().enumerate() {
                 maps[base].insert(g, offset + i as u32);
             }
             for (p, part) in parts.iter().enumerate() {
                 if p != base {
                     out.merge_bucket(part, b, &mut src, &mut map).unwrap();
-                    assert_eq!(src.len(), part.bucket(b).len());
+                    assert_eq!(src.len(), part.bucket_len(b));
                     for (&g, &m) in src.iter().zip(&map) {
                         maps[p].insert(g, m);
                     }
