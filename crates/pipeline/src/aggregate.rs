@@ -2220,7 +2220,7 @@ mod tests {
         let values: Vec<Option<i64>> = (0..rows)
             .map(|_| (rng.random_range(0..10) > 0).then(|| rng.random_range(-1000..1000)))
             .collect();
-        let mut want = vec![(0i128, 0i64); 5];
+        let mut want = [(0i128, 0i64); 5];
         for (v, &g) in values.iter().zip(&ids) {
             if let Some(v) = v {
                 want[g as usize].0 += i128::from(*v);
