@@ -97,13 +97,16 @@ fn shared_terms(inputs: Vec<AggInput>, width: usize) -> (Vec<Expr>, Vec<AggInput
             return;
         }
         f(e);
-        let computed_everywhere = match e {
+        if children_on_every_row(e) {
+            e.for_each_child(|c| each_term(c, f));
+        }
+    }
+    /// Whether `e` computes each of its children on every row.
+    fn children_on_every_row(e: &Expr) -> bool {
+        match e {
             Expr::Binary { op, .. } => op.is_arithmetic() || op.is_comparison(),
             Expr::Cast { .. } | Expr::Negative(_) | Expr::Not(_) => true,
             _ => false,
-        };
-        if computed_everywhere {
-            e.for_each_child(|c| each_term(c, f));
         }
     }
     let args = |input: &AggInput| -> Vec<Expr> {
@@ -136,12 +139,7 @@ fn shared_terms(inputs: Vec<AggInput>, width: usize) -> (Vec<Expr>, Vec<AggInput
             };
             return Expr::column(width + j, format!("__shared{j}"));
         }
-        let computed_everywhere = match &e {
-            Expr::Binary { op, .. } => op.is_arithmetic() || op.is_comparison(),
-            Expr::Cast { .. } | Expr::Negative(_) | Expr::Not(_) => true,
-            _ => false,
-        };
-        if !computed_everywhere {
+        if !children_on_every_row(&e) {
             return e;
         }
         let replaced = e.try_map_children(&mut |c| {
