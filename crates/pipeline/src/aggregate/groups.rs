@@ -438,18 +438,20 @@ fn half_width(t: &DataType) -> Option<bool> {
 /// included, which only errs towards a wider layout) lies within
 /// INTEGER's range, so that half a word holds it.
 fn fits_half(array: &dyn Array) -> bool {
-    fn within<T: ArrowNativeType + Into<i128>>(array: &dyn Array) -> bool {
-        let values = natives::<T>(array);
-        let (lo, hi) = values.iter().fold((i128::MAX, i128::MIN), |(lo, hi), &v| {
-            let v: i128 = v.into();
-            (lo.min(v), hi.max(v))
-        });
-        values.is_empty() || (lo >= i128::from(i32::MIN) && hi <= i128::from(i32::MAX))
-    }
+    // min/max folds in the values' own type, which vectorise
     match array.data_type() {
-        DataType::Int64 => within::<i64>(array),
-        DataType::UInt32 => within::<u32>(array),
-        DataType::UInt64 => within::<u64>(array),
+        DataType::Int64 => {
+            let (lo, hi) = natives::<i64>(array)
+                .iter()
+                .fold((i64::MAX, i64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            array.is_empty() || (lo >= i64::from(i32::MIN) && hi <= i64::from(i32::MAX))
+        }
+        DataType::UInt32 => {
+            natives::<u32>(array).iter().fold(0, |hi, &v| hi.max(v)) <= i32::MAX as u32
+        }
+        DataType::UInt64 => {
+            natives::<u64>(array).iter().fold(0, |hi, &v| hi.max(v)) <= i32::MAX as u64
+        }
         _ => true,
     }
 }
