@@ -1162,9 +1162,10 @@ struct LaneRun<'a> {
     /// The morsel being run and the rows it gave the sink so far (the
     /// input positions of its next rows).
     morsel: (usize, usize),
-    /// A sort lane's runs cut so far, and the source rows it took since
-    /// the last cut.
+    /// A sort lane's runs cut so far, a window lane's bucketed runs, and
+    /// the source rows it took since the last cut.
     runs: Vec<SortedRun>,
+    windows: WindowLane,
     taken: usize,
 }
 
@@ -1225,19 +1226,26 @@ impl LaneRun<'_> {
     /// sorted at the end, so a lane that started first could take every
     /// morsel before the others start and then sort them all alone; cut
     /// at its share, it sorts while the others take the rest.
+    /// A window lane likewise buckets and sorts what it holds.
     fn cut_run(&mut self, share: usize) -> Result<()> {
-        let (Breaker::Sort { sort }, LaneState::Batches(parts)) =
-            (&self.shared.pipeline.breaker, &mut self.state)
-        else {
+        let LaneState::Batches(parts) = &mut self.state else {
             return Ok(());
         };
-        if self.taken < share || parts.is_empty() {
+        let breaker = &self.shared.pipeline.breaker;
+        if !matches!(breaker, Breaker::Sort { .. } | Breaker::Window { .. })
+            || self.taken < share
+            || parts.is_empty()
+        {
             return Ok(());
         }
         let parts = std::mem::take(parts);
         self.taken = 0;
         let started = self.clock();
-        self.runs.push(SortedRun::new(sort, parts)?);
+        match breaker {
+            Breaker::Sort { sort } => self.runs.push(SortedRun::new(sort, parts)?),
+            Breaker::Window { plan } => self.windows.absorb(plan.scatter(parts)?),
+            _ => {}
+        }
         let at = self.shared.pipeline.ops.len() + 2;
         self.counters[at].record(self.worker, 0, 0, started);
         Ok(())
@@ -1337,6 +1345,7 @@ impl Lane {
             worker: ctx.worker(),
             morsel: (0, 0),
             runs: Vec::new(),
+            windows: WindowLane::default(),
             taken: 0,
         };
         let worker = ctx.worker();
@@ -1438,6 +1447,7 @@ impl Lane {
             state,
             mut counters,
             runs: mut run_runs,
+            windows: mut run_windows,
             ..
         } = run;
         // the lane's share of the breaker: partition, sort or cut its
@@ -1457,7 +1467,10 @@ impl Lane {
                 LaneOutput::Runs(runs)
             }
             (LaneState::Batches(parts), Breaker::Window { plan }) => {
-                LaneOutput::Window(plan.scatter(parts)?)
+                if !parts.is_empty() {
+                    run_windows.absorb(plan.scatter(parts)?);
+                }
+                LaneOutput::Window(run_windows)
             }
             (LaneState::Batches(parts), _) => LaneOutput::Batches(parts),
             (LaneState::TopN(_), _) => {

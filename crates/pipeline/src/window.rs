@@ -61,10 +61,12 @@ pub(crate) struct WindowPlan {
 }
 
 /// A lane's rows, cut into buckets.
+#[derive(Default)]
 pub(crate) struct WindowLane {
-    /// Per bucket, the lane's `work` rows sorted by (partition keys, order
-    /// keys, position), if it has any.
-    pub(crate) buckets: Vec<Option<SortedRun>>,
+    /// Per bucket, the lane's `work` rows as runs sorted by (partition
+    /// keys, order keys, position): one per share of the source the lane
+    /// cut (see `LaneRun::cut_run`).
+    pub(crate) buckets: Vec<Vec<SortedRun>>,
 }
 
 impl WindowLane {
@@ -74,6 +76,17 @@ impl WindowLane {
 
     pub(crate) fn rows(&self) -> usize {
         self.buckets.iter().flatten().map(SortedRun::num_rows).sum()
+    }
+
+    /// Adds the runs of `other` (of the same plan) to this lane's.
+    pub(crate) fn absorb(&mut self, other: WindowLane) {
+        if self.buckets.is_empty() {
+            *self = other;
+            return;
+        }
+        for (mine, theirs) in self.buckets.iter_mut().zip(other.buckets) {
+            mine.extend(theirs);
+        }
     }
 }
 
@@ -228,9 +241,9 @@ impl WindowPlan {
             .into_iter()
             .map(|parts| {
                 if parts.is_empty() {
-                    Ok(None)
+                    Ok(Vec::new())
                 } else {
-                    SortedRun::new(&self.sort, parts).map(Some)
+                    SortedRun::new(&self.sort, parts).map(|r| vec![r])
                 }
             })
             .collect::<Result<_>>()?;
@@ -241,7 +254,8 @@ impl WindowPlan {
     pub(crate) fn compute(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
         let runs: Vec<&SortedRun> = lanes
             .iter()
-            .filter_map(|l| l.buckets[b].as_ref())
+            .filter_map(|l| l.buckets.get(b))
+            .flatten()
             .filter(|r| r.num_rows() > 0)
             .collect();
         if runs.is_empty() {
