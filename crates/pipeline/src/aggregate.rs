@@ -443,8 +443,9 @@ impl AggregateState {
             compact
         } else {
             let mut columns = compact.columns().to_vec();
-            for term in &plan.shared {
-                columns.push(evaluate(term, &compact)?);
+            let types = plan.shared_schema.fields()[columns.len()..].iter();
+            for (term, field) in plan.shared.iter().zip(types) {
+                columns.push(conform(evaluate(term, &compact)?, field.data_type())?);
             }
             RecordBatch::try_new(Arc::clone(&plan.shared_schema), columns).map_err(Error::arrow)?
         };
