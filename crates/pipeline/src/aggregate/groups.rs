@@ -144,7 +144,7 @@ impl GroupTable {
         // the narrowest layout gives small integers half a word each, when
         // that takes fewer words than whole ones
         let halves =
-            strings == TINY_STRING && types.iter().filter(|t| half_width(t).is_some()).count() > 1;
+            strings == TINY_STRING && types.iter().filter(|t| may_take_half(t)).count() > 1;
         let (columns, word) = Self::place(types, strings, halves);
         if fixed {
             match word {
@@ -169,7 +169,7 @@ impl GroupTable {
             let Some(words) = key_words(t, strings) else {
                 continue;
             };
-            let half = if halves && half_width(t).is_some() {
+            let half = if halves && may_take_half(t) {
                 match open_half.take() {
                     Some(w) => Some((w, 32)),
                     None => {
@@ -422,16 +422,15 @@ fn key_words(t: &DataType, strings: usize) -> Option<usize> {
 }
 
 /// Whether a key of type `t` may take half a word (32 bits) in the
-/// narrowest layout: `Some(false)` when every value fits, `Some(true)` when
-/// only values within INTEGER's range do (checked per batch), `None` when
-/// it never takes half a word.
-fn half_width(t: &DataType) -> Option<bool> {
+/// narrowest layout: always for the narrow integers, dates and booleans;
+/// for BIGINT, UINTEGER and UBIGINT while a batch's values fit INTEGER
+/// ([`fits_half`]).
+fn may_take_half(t: &DataType) -> bool {
     use DataType::*;
-    match t {
-        Boolean | Int8 | Int16 | Int32 | UInt8 | UInt16 | Date32 => Some(false),
-        Int64 | UInt32 | UInt64 => Some(true),
-        _ => None,
-    }
+    matches!(
+        t,
+        Boolean | Int8 | Int16 | Int32 | UInt8 | UInt16 | Date32 | Int64 | UInt32 | UInt64
+    )
 }
 
 /// Whether every value of `array` (an integer column; values behind NULLs
