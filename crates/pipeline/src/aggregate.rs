@@ -1036,6 +1036,34 @@ struct NarrowSum {
     count: i64,
 }
 
+impl NarrowSum {
+    /// Adds `sum` (of `count` values) if the total stays within 64 bits;
+    /// false (and nothing added) if it would not.
+    #[inline]
+    fn try_add(&mut self, sum: i128, count: i64) -> bool {
+        match i64::try_from(sum)
+            .ok()
+            .and_then(|v| self.sum.checked_add(v))
+        {
+            Some(s) => {
+                self.sum = s;
+                self.count += count;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl From<NarrowSum> for SumState {
+    fn from(n: NarrowSum) -> Self {
+        SumState {
+            sum: i128::from(n.sum),
+            count: n.count,
+        }
+    }
+}
+
 /// The groups' states: narrow until a value or a sum leaves i64, then
 /// every group wide from that row on (the sum is exact either way).
 enum SumStates {
@@ -1047,13 +1075,7 @@ impl SumStates {
     /// The wide states, widening the narrow ones first.
     fn wide(&mut self) -> &mut Vec<SumState> {
         if let SumStates::Narrow(narrow) = self {
-            let wide = narrow
-                .iter()
-                .map(|n| SumState {
-                    sum: i128::from(n.sum),
-                    count: n.count,
-                })
-                .collect();
+            let wide = narrow.iter().copied().map(SumState::from).collect();
             *self = SumStates::Wide(wide);
         }
         match self {
@@ -1070,20 +1092,15 @@ impl SumStates {
         };
         narrow
             .iter()
-            .map(|n| SumState {
-                sum: i128::from(n.sum),
-                count: n.count,
-            })
+            .copied()
+            .map(SumState::from)
             .chain(wide.iter().copied())
     }
 
     /// Group `g`'s state.
     fn get(&self, g: usize) -> SumState {
         match self {
-            SumStates::Narrow(n) => SumState {
-                sum: i128::from(n[g].sum),
-                count: n[g].count,
-            },
+            SumStates::Narrow(n) => n[g].into(),
             SumStates::Wide(w) => w[g],
         }
     }
@@ -1099,20 +1116,8 @@ fn add_narrow<N: Copy>(
     states: &mut [NarrowSum],
     widen: impl Fn(N) -> i128,
 ) -> Option<usize> {
-    for i in rows {
-        let state = &mut states[ids[i] as usize];
-        match i64::try_from(widen(values[i]))
-            .ok()
-            .and_then(|v| state.sum.checked_add(v))
-        {
-            Some(s) => {
-                state.sum = s;
-                state.count += 1;
-            }
-            None => return Some(i),
-        }
-    }
-    None
+    rows.into_iter()
+        .find(|&i| !states[ids[i] as usize].try_add(widen(values[i]), 1))
 }
 
 impl SumAcc {
@@ -1224,16 +1229,10 @@ impl SumAcc {
     /// Adds a sum of `add.count` values to group `g`, widening the states
     /// if the group's sum leaves 64 bits.
     fn add_to(&mut self, g: usize, add: SumState) -> Result<()> {
-        if let SumStates::Narrow(states) = &mut self.groups {
-            let state = &mut states[g];
-            if let Some(s) = i64::try_from(add.sum)
-                .ok()
-                .and_then(|v| state.sum.checked_add(v))
-            {
-                state.sum = s;
-                state.count += add.count;
-                return Ok(());
-            }
+        if let SumStates::Narrow(states) = &mut self.groups
+            && states[g].try_add(add.sum, add.count)
+        {
+            return Ok(());
         }
         let kind = self.kind;
         let state = &mut self.groups.wide()[g];
@@ -1291,17 +1290,8 @@ impl Accumulator for SumAcc {
         if let (SumStates::Narrow(mine), SumStates::Narrow(theirs)) =
             (&mut self.groups, &other.groups)
         {
-            let stop = pairs(src, dst).position(|(s, g)| {
-                let (theirs, mine) = (theirs[s], &mut mine[g]);
-                match mine.sum.checked_add(theirs.sum) {
-                    Some(sum) => {
-                        mine.sum = sum;
-                        mine.count += theirs.count;
-                        false
-                    }
-                    None => true,
-                }
-            });
+            let stop = pairs(src, dst)
+                .position(|(s, g)| !mine[g].try_add(i128::from(theirs[s].sum), theirs[s].count));
             match stop {
                 None => return Ok(()),
                 Some(k) => from = k,
