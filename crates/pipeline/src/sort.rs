@@ -634,7 +634,10 @@ struct PackedColumn {
     /// Bits of the code, and where it sits in the word.
     bits: u32,
     at: u32,
+    /// Codes count from here: the run's smallest ordered value.
     min: u64,
+    /// The run's smallest and largest ordered values, if any is not NULL.
+    range: Option<(u64, u64)>,
     /// The code of NULL, if the run has NULLs in this column.
     null_code: Option<u64>,
     /// Added to `value - min` (1 when NULL is code 0).
@@ -670,6 +673,7 @@ impl PackedColumn {
             bits,
             at: 0,
             min: if non_null { min } else { 0 },
+            range: non_null.then_some((min, max)),
             null_code,
             offset,
         })
@@ -694,6 +698,111 @@ impl PackedColumn {
             global_part(self.key, false, code - self.offset + self.min)
         }
     }
+}
+
+/// One packed column of one run, recoded into the code that every run of
+/// a merge shares for it, at its place in the merge key.
+#[derive(Clone, Copy, Debug)]
+struct Recode {
+    /// Where the run's code sits in its words, and its mask.
+    at: u32,
+    mask: u64,
+    /// The run's code of NULL, if it has NULLs, and the shared one.
+    null_code: Option<u64>,
+    shared_null: u64,
+    /// Added (wrapping) to a value's code in the run: its shared code.
+    delta: u64,
+    /// Where the shared code sits in the merge key.
+    to: u32,
+}
+
+impl Recode {
+    #[inline]
+    fn code(&self, word: u64) -> u64 {
+        let code = (word >> self.at) & self.mask;
+        let shared = if self.null_code == Some(code) {
+            self.shared_null
+        } else {
+            code.wrapping_add(self.delta)
+        };
+        shared << self.to
+    }
+}
+
+/// How each run's words become one 64-bit merge key, the same for every
+/// run: per key column a code counted from the smallest value of all
+/// runs, NULL first or last, the first column most significant. Two rows'
+/// merge keys compare as their sort keys do, so a merge compares words,
+/// not keys decoded to 128 bits. `None` unless every run is packed and
+/// the shared codes fit in 64 bits.
+fn shared_codes(runs: &[&SortedRun]) -> Option<Vec<Vec<Recode>>> {
+    let columns: Vec<&[PackedColumn]> = runs
+        .iter()
+        .map(|r| match &r.keys {
+            RunKeys::Packed { columns, .. } => Some(columns.as_slice()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let width = columns.first()?.len();
+    // per column: the smallest value, the shared code of NULL, what a
+    // value's code adds to its distance from the smallest, and the bits
+    let mut shared = Vec::with_capacity(width);
+    let mut total = 0;
+    for c in 0..width {
+        let ranges = columns.iter().filter_map(|cols| cols[c].range);
+        let lo = ranges.clone().map(|r| r.0).min();
+        let hi = ranges.map(|r| r.1).max();
+        let nulls = columns.iter().any(|cols| cols[c].null_code.is_some());
+        let span = match (lo, hi) {
+            (Some(lo), Some(hi)) => u128::from(hi - lo) + 1,
+            _ => 0,
+        };
+        let codes = span + u128::from(nulls);
+        let bits = u128::BITS - codes.saturating_sub(1).leading_zeros();
+        let (null, offset) = if columns[0][c].key.nulls_first {
+            (0, u64::from(nulls))
+        } else {
+            (span as u64, 0)
+        };
+        total += bits;
+        shared.push((lo.unwrap_or(0), null, offset, bits));
+    }
+    if total > 64 {
+        return None;
+    }
+    Some(
+        columns
+            .iter()
+            .map(|cols| {
+                let mut to = total;
+                cols.iter()
+                    .zip(&shared)
+                    // a column of one value in every run orders nothing
+                    .filter(|(_, s)| s.3 > 0)
+                    .map(|(col, &(lo, null, offset, bits))| {
+                        to -= bits;
+                        Recode {
+                            at: col.at,
+                            mask: value_mask(col.bits),
+                            null_code: col.null_code,
+                            shared_null: null,
+                            delta: col
+                                .min
+                                .wrapping_sub(col.offset)
+                                .wrapping_sub(lo)
+                                .wrapping_add(offset),
+                            to,
+                        }
+                    })
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+#[inline]
+fn merge_key(codes: &[Recode], word: u64) -> u64 {
+    codes.iter().fold(0, |k, c| k | c.code(word))
 }
 
 /// Sorts `v` by an LSD radix sort of its bytes, stable. The bytes wholly
@@ -1021,6 +1130,15 @@ impl SortedRun {
         }
     }
 
+    /// The sorted words of a packed run, and the mask of their row
+    /// numbers.
+    fn words(&self) -> (&[u64], u64) {
+        match &self.keys {
+            RunKeys::Packed { shift, words, .. } => (words, (1 << shift) - 1),
+            _ => (&[], 0),
+        }
+    }
+
     /// The first position whose key is not below `key`.
     fn lower_bound(&self, key: &OwnedKey) -> usize {
         let (mut lo, mut hi) = (0, self.num_rows());
@@ -1041,6 +1159,8 @@ impl SortedRun {
 pub(crate) struct MergePlan {
     pub(crate) partitions: usize,
     bounds: Vec<Vec<usize>>,
+    /// Per run, how its words become merge keys ([`shared_codes`]).
+    codes: Option<Vec<Vec<Recode>>>,
 }
 
 impl MergePlan {
@@ -1079,9 +1199,11 @@ impl MergePlan {
                 b
             })
             .collect();
+        let runs: Vec<&SortedRun> = runs.iter().map(Borrow::borrow).collect();
         MergePlan {
             partitions: splitters.len() + 1,
             bounds,
+            codes: shared_codes(&runs),
         }
     }
 
@@ -1105,7 +1227,9 @@ impl MergePlan {
             return Ok(Some(runs[r].batch.slice(lo, hi - lo)));
         }
         let mut indices: Vec<(usize, usize)> = Vec::with_capacity(total);
-        if let [a, b] = live[..] {
+        if let Some(codes) = &self.codes {
+            merge_words(&runs, codes, &ranges, &live, &mut indices);
+        } else if let [a, b] = live[..] {
             let (ra, rb) = (&runs[a], &runs[b]);
             let ((mut i, i_end), (mut j, j_end)) = (ranges[a], ranges[b]);
             let (mut ka, mut kb) = (ra.key(i), rb.key(j));
@@ -1144,6 +1268,65 @@ impl MergePlan {
         interleave_record_batch(&batches, &indices)
             .map(Some)
             .map_err(Error::arrow)
+    }
+}
+
+/// Merges the ranges of the `live` packed runs by their merge keys
+/// ([`shared_codes`]); equal keys go in input order.
+fn merge_words(
+    runs: &[&SortedRun],
+    codes: &[Vec<Recode>],
+    ranges: &[(usize, usize)],
+    live: &[usize],
+    indices: &mut Vec<(usize, usize)>,
+) {
+    if let [a, b] = live[..] {
+        let ((ra, ca), (rb, cb)) = ((runs[a], &codes[a]), (runs[b], &codes[b]));
+        let ((wa, row_a), (wb, row_b)) = (ra.words(), rb.words());
+        let ((mut i, i_end), (mut j, j_end)) = (ranges[a], ranges[b]);
+        let (mut ka, mut kb) = (merge_key(ca, wa[i]), merge_key(cb, wb[j]));
+        loop {
+            let a_first = ka < kb
+                || (ka == kb
+                    && ra.position((wa[i] & row_a) as u32) < rb.position((wb[j] & row_b) as u32));
+            if a_first {
+                indices.push((a, i));
+                i += 1;
+                if i == i_end {
+                    break;
+                }
+                ka = merge_key(ca, wa[i]);
+            } else {
+                indices.push((b, j));
+                j += 1;
+                if j == j_end {
+                    break;
+                }
+                kb = merge_key(cb, wb[j]);
+            }
+        }
+        indices.extend((i..i_end).map(|i| (a, i)));
+        indices.extend((j..j_end).map(|j| (b, j)));
+        return;
+    }
+    // more runs: a heap of each run's next row, by merge key, then input
+    // position
+    let head = |r: usize, i: usize| {
+        let (words, row) = runs[r].words();
+        let w = words[i];
+        Reverse((
+            merge_key(&codes[r], w),
+            runs[r].position((w & row) as u32),
+            r,
+            i,
+        ))
+    };
+    let mut heap: BinaryHeap<_> = live.iter().map(|&r| head(r, ranges[r].0)).collect();
+    while let Some(Reverse((_, _, r, i))) = heap.pop() {
+        indices.push((r, i));
+        if i + 1 < ranges[r].1 {
+            heap.push(head(r, i + 1));
+        }
     }
 }
 
@@ -1401,6 +1584,130 @@ mod tests {
                         })
                         .collect();
                     assert_eq!(got, want, "{keys:?} lanes={lanes} partitions={partitions}");
+                }
+            }
+        }
+    }
+
+    /// Morsels `0..40` of 50 rows, each of lane `m % 6`'s kind: the
+    /// lanes' runs pack their keys from different smallest values and with
+    /// or without NULLs.
+    fn lane_morsels() -> Vec<(usize, RecordBatch)> {
+        let mut rng = StdRng::seed_from_u64(9);
+        let big = 999_999_999_999_999;
+        (0..40)
+            .map(|m| {
+                let n = 50;
+                let (a, d): (Vec<Option<i32>>, Vec<Option<i128>>) = (0..n)
+                    .map(|i| match m % 6 {
+                        // small values and NULLs
+                        0 => (
+                            rng.random_bool(0.8).then(|| rng.random_range(-3..4)),
+                            rng.random_bool(0.8).then(|| rng.random_range(-500..500)),
+                        ),
+                        // larger ones, no NULL
+                        1 => (
+                            Some(rng.random_range(1000..1010)),
+                            Some(rng.random_range(10_000..10_100)),
+                        ),
+                        // one value
+                        2 => (Some(2), Some(7)),
+                        // only NULLs
+                        3 => (None, None),
+                        // the two ends of each type: each run alone packs,
+                        // together their codes need more than 64 bits
+                        4 => (
+                            Some(i32::MIN + (i & 1) as i32),
+                            Some(-big + (i & 1) as i128),
+                        ),
+                        _ => (Some(i32::MAX - (i & 1) as i32), Some(big - (i & 1) as i128)),
+                    })
+                    .unzip();
+                let ids = (0..n).map(|i| (m * n + i) as i64);
+                let columns: Vec<ArrayRef> = vec![
+                    Arc::new(arrow::array::Int32Array::from(a)),
+                    Arc::new(arrow::array::Float64Array::from(vec![None; n])),
+                    Arc::new(arrow::array::StringArray::from(vec![None::<&str>; n])),
+                    Arc::new(Int64Array::from(vec![None; n])),
+                    Arc::new(
+                        arrow::array::Decimal128Array::from(d)
+                            .with_precision_and_scale(15, 2)
+                            .unwrap(),
+                    ),
+                    Arc::new(Int64Array::from_iter_values(ids)),
+                ];
+                (m, RecordBatch::try_new(mixed_schema(), columns).unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn runs_packed_from_different_values_merge_on_shared_codes() {
+        let parts = lane_morsels();
+        let k = |name: &str, index: usize, asc: bool, nulls_first: bool| SortKey {
+            expr: Expr::column(index, name),
+            asc,
+            nulls_first,
+        };
+        let keys = [
+            vec![k("a", 0, true, false)],
+            vec![k("d", 4, false, true)],
+            vec![k("a", 0, false, true), k("d", 4, true, false)],
+            vec![k("a", 0, true, true), k("d", 4, false, false)],
+        ];
+        // (the lanes merged, whether their codes share 64 bits)
+        let merges: [(&[usize], bool); 9] = [
+            (&[0, 1], true),
+            (&[1, 3], true),
+            (&[2, 3], true),
+            (&[0, 2], true),
+            (&[1, 2, 3], true),
+            (&[0, 1, 2, 3], true),
+            (&[4, 5], false),
+            (&[0, 4, 5], false),
+            (&[2, 4], false),
+        ];
+        for keys in &keys {
+            let spec = SortSpec::new(keys, mixed_schema()).unwrap();
+            for (lanes, shared) in merges {
+                let mine: Vec<(usize, RecordBatch)> = parts
+                    .iter()
+                    .filter(|(m, _)| lanes.contains(&(m % 6)))
+                    .cloned()
+                    .collect();
+                let runs: Vec<SortedRun> = lanes
+                    .iter()
+                    .map(|lane| {
+                        let of_lane = mine.iter().filter(|(m, _)| m % 6 == *lane).cloned();
+                        SortedRun::new(&spec, of_lane.collect()).unwrap()
+                    })
+                    .collect();
+                assert!(
+                    runs.iter()
+                        .all(|r| matches!(r.keys, RunKeys::Packed { .. })),
+                    "{keys:?} {lanes:?}"
+                );
+                let want = expected_by_rows(&mine, keys);
+                for partitions in [1, 4] {
+                    let plan = MergePlan::new(&runs, partitions);
+                    // a single-column key of one lane pair fits whatever
+                    // the values
+                    let fits = shared || keys.len() == 1;
+                    assert_eq!(plan.codes.is_some(), fits, "{keys:?} {lanes:?}");
+                    let merged: Vec<RecordBatch> = (0..plan.partitions)
+                        .filter_map(|p| plan.merge(&runs, p).unwrap())
+                        .collect();
+                    let got: Vec<i64> = merged
+                        .iter()
+                        .flat_map(|b| {
+                            let id = b.column(5).as_any().downcast_ref::<Int64Array>().unwrap();
+                            id.values().to_vec()
+                        })
+                        .collect();
+                    assert_eq!(
+                        got, want,
+                        "{keys:?} lanes={lanes:?} partitions={partitions}"
+                    );
                 }
             }
         }
