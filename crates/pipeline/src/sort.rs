@@ -206,6 +206,7 @@ impl TopN {
         if self.k == 0 || n == 0 {
             return Ok(());
         }
+        self.first_bound(spec, &batch)?;
         let (batch, seq) = match self.prefilter(spec, &batch)? {
             None => (batch, seq),
             Some(mask) => {
@@ -233,6 +234,7 @@ impl TopN {
         if self.k == 0 || n == 0 {
             return Ok(());
         }
+        self.first_bound(spec, &batch)?;
         let (batch, seq) = match self.prefilter(spec, &batch)? {
             None => (
                 batch,
@@ -316,6 +318,60 @@ impl TopN {
         Some(move |z: &Zone| {
             (if asc { z.min <= t } else { z.max >= t }) || (nulls_first && z.nulls)
         })
+    }
+
+    /// Before the first compaction, a batch of more than `k` rows gives
+    /// the first key's threshold: its `k`-th best value of that key (a
+    /// partial sort of one column). At least `k` rows seen are not worse
+    /// than it, so a row whose first key is worse cannot make the cut, and
+    /// the prefilter drops it before any row is encoded.
+    fn first_bound(&mut self, spec: &SortSpec, batch: &RecordBatch) -> Result<()> {
+        if self.threshold_first.is_some() || batch.num_rows() <= self.k {
+            return Ok(());
+        }
+        let key = &spec.keys[0];
+        let column = conform(evaluate(&key.expr, batch)?, &spec.types[0])?;
+        let Some(kind) = FixedKind::of(column.data_type()) else {
+            let options = SortOptions {
+                descending: !key.asc,
+                nulls_first: key.nulls_first,
+            };
+            let order = arrow::compute::sort_to_indices(&column, Some(options), Some(self.k))
+                .map_err(Error::arrow)?;
+            let kth = column.slice(order.value(self.k - 1) as usize, 1);
+            // a NULL k-th value bounds nothing the prefilter can test
+            if !kth.is_null(0) {
+                self.threshold_first = Some(kth);
+            }
+            return Ok(());
+        };
+        // NULLS FIRST: the NULLs are the best rows, the rest of the k
+        // come from the values
+        let nulls = column.logical_nulls().filter(|n| n.null_count() > 0);
+        let k = match (&nulls, key.nulls_first) {
+            (Some(n), true) => match self.k.checked_sub(n.null_count()) {
+                Some(k) if k > 0 => k,
+                _ => return Ok(()),
+            },
+            _ => self.k,
+        };
+        let mut ordered = Vec::with_capacity(column.len());
+        ordered_values(kind, column.as_ref(), &mut ordered)?;
+        // smaller is better
+        let better = |v: u64| if key.asc { v } else { !v };
+        let mut values: Vec<u64> = match &nulls {
+            None => ordered.iter().map(|&v| better(v)).collect(),
+            Some(n) => n.valid_indices().map(|i| better(ordered[i])).collect(),
+        };
+        if values.len() < k {
+            return Ok(());
+        }
+        let (_, &mut kth, _) = values.select_nth_unstable(k - 1);
+        let row = (0..column.len())
+            .find(|&i| better(ordered[i]) == kth && nulls.as_ref().is_none_or(|n| n.is_valid(i)))
+            .ok_or_else(|| Error::Internal("the k-th best first key is in no row".into()))?;
+        self.threshold_first = Some(column.slice(row, 1));
+        Ok(())
     }
 
     /// The rows of `batch` whose first key is not worse than the
@@ -1349,9 +1405,14 @@ mod tests {
     /// Morsels of `(k, id)` with `id` the row's input position; `k` has
     /// many ties and some NULLs.
     fn morsels(rows: usize, per: usize, seed: u64) -> Vec<(usize, RecordBatch)> {
+        morsels_of(rows, per, seed, 50)
+    }
+
+    /// Morsels of keys from `0..span`, one in ten NULL.
+    fn morsels_of(rows: usize, per: usize, seed: u64, span: i64) -> Vec<(usize, RecordBatch)> {
         let mut rng = StdRng::seed_from_u64(seed);
         let keys: Vec<Option<i64>> = (0..rows)
-            .map(|_| (rng.random_range(0..10) > 0).then(|| rng.random_range(0..50)))
+            .map(|_| (rng.random_range(0..10) > 0).then(|| rng.random_range(0..span)))
             .collect();
         keys.chunks(per)
             .enumerate()
@@ -1786,13 +1847,24 @@ mod tests {
 
     #[test]
     fn top_n_is_the_head_of_the_stable_sort() {
-        let parts = morsels(3000, 50, 11);
-        for k in [0, 1, 10, 333, 5000] {
-            for (asc, nulls_first) in [(false, false), (true, true), (true, false), (false, true)] {
+        // keys with many ties, keys nearly all distinct, and one morsel
+        // (whose own k-th key decides)
+        for (k, parts) in [0, 1, 10, 333, 5000].into_iter().flat_map(|k| {
+            [
+                (k, morsels(3000, 50, 11)),
+                (k, morsels_of(3000, 50, 11, 1 << 20)),
+                (k, morsels_of(60, 60, 5, 1 << 20)),
+            ]
+        }) {
+            for ((asc, nulls_first), n) in
+                [(false, false), (true, true), (true, false), (false, true)]
+                    .into_iter()
+                    .flat_map(|d| [(d, 1), (d, 2)])
+            {
                 let spec = SortSpec::new(&key(asc, nulls_first), schema()).unwrap();
-                let mut lanes: Vec<TopN> = (0..2).map(|_| TopN::new(&spec, k).unwrap()).collect();
+                let mut lanes: Vec<TopN> = (0..n).map(|_| TopN::new(&spec, k).unwrap()).collect();
                 for (m, b) in &parts {
-                    lanes[m % 2]
+                    lanes[m % n]
                         .push(&spec, b.clone(), positions(*m, b.num_rows()))
                         .unwrap();
                 }
@@ -1804,7 +1876,7 @@ mod tests {
                 let (out, _) = merged.finish(&spec).unwrap();
                 let mut want = expected(&parts, asc, nulls_first);
                 want.truncate(k);
-                assert_eq!(ids(&[out]), want, "k={k} asc={asc}");
+                assert_eq!(ids(&[out]), want, "k={k} asc={asc} lanes={n}");
             }
         }
     }
