@@ -16,6 +16,7 @@ use arrow::array::{
     Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, Decimal128Array, Float64Array,
     Int64Array, PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray,
 };
+use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::cast;
 use arrow::datatypes::{
     ArrowNativeTypeOp, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type,
@@ -1084,19 +1085,6 @@ impl SumStates {
         }
     }
 
-    /// Every group's state, in group order.
-    fn iter(&self) -> impl Iterator<Item = SumState> + '_ {
-        let (narrow, wide) = match self {
-            SumStates::Narrow(n) => (n.as_slice(), &[][..]),
-            SumStates::Wide(w) => (&[][..], w.as_slice()),
-        };
-        narrow
-            .iter()
-            .copied()
-            .map(SumState::from)
-            .chain(wide.iter().copied())
-    }
-
     /// Group `g`'s state.
     fn get(&self, g: usize) -> SumState {
         match self {
@@ -1318,53 +1306,63 @@ impl Accumulator for SumAcc {
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        // a group without a value sums to NULL
+        let nulls = {
+            let valid = match &self.groups {
+                SumStates::Narrow(n) => BooleanBuffer::collect_bool(n.len(), |g| n[g].count > 0),
+                SumStates::Wide(w) => BooleanBuffer::collect_bool(w.len(), |g| w[g].count > 0),
+            };
+            Some(NullBuffer::new(valid)).filter(|n| n.null_count() > 0)
+        };
         if self.avg {
             let div = match self.kind {
                 SumKind::Int => 1.0,
                 SumKind::Decimal(s) => 10f64.powi(i32::from(s)),
             };
-            let values: Float64Array = self
-                .groups
-                .iter()
-                .map(|SumState { sum: s, count: c }| (c > 0).then(|| s as f64 / div / c as f64))
-                .collect();
-            return Ok(Arc::new(values));
+            let avg = |sum: f64, count: i64| {
+                if count > 0 {
+                    sum / div / count as f64
+                } else {
+                    0.0
+                }
+            };
+            let values: Vec<f64> = match &self.groups {
+                SumStates::Narrow(n) => n.iter().map(|x| avg(x.sum as f64, x.count)).collect(),
+                SumStates::Wide(w) => w.iter().map(|x| avg(x.sum as f64, x.count)).collect(),
+            };
+            return Ok(Arc::new(Float64Array::new(values.into(), nulls)));
         }
-        match self.kind {
-            SumKind::Int => {
-                let values = self
-                    .groups
-                    .iter()
-                    .map(|SumState { sum: s, count: c }| {
-                        if c == 0 {
-                            Ok(None)
-                        } else {
-                            i64::try_from(s).map(Some).map_err(|_| overflow("BIGINT"))
-                        }
-                    })
-                    .collect::<Result<Int64Array>>()?;
-                Ok(Arc::new(values))
+        match (self.kind, &self.groups) {
+            (SumKind::Int, SumStates::Narrow(n)) => {
+                let values: Vec<i64> = n.iter().map(|x| x.sum).collect();
+                Ok(Arc::new(Int64Array::new(values.into(), nulls)))
             }
-            SumKind::Decimal(scale) => {
-                const MAX: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
-                let values = self
-                    .groups
+            (SumKind::Int, SumStates::Wide(w)) => {
+                // (a group without values sums to 0)
+                let values = w
                     .iter()
-                    .map(|SumState { sum: s, count: c }| {
-                        if c == 0 {
-                            Ok(None)
-                        } else if s.abs() > MAX {
-                            Err(overflow("DECIMAL"))
-                        } else {
-                            Ok(Some(s))
+                    .map(|x| i64::try_from(x.sum).map_err(|_| overflow("BIGINT")))
+                    .collect::<Result<Vec<i64>>>()?;
+                Ok(Arc::new(Int64Array::new(values.into(), nulls)))
+            }
+            (SumKind::Decimal(scale), groups) => {
+                const MAX: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
+                let values: Vec<i128> = match groups {
+                    // within 64 bits: far inside 38 digits
+                    SumStates::Narrow(n) => n.iter().map(|x| i128::from(x.sum)).collect(),
+                    SumStates::Wide(w) => {
+                        if w.iter().any(|x| x.sum.abs() > MAX) {
+                            return Err(overflow("DECIMAL"));
                         }
-                    })
-                    .collect::<Result<Decimal128Array>>()?;
+                        w.iter().map(|x| x.sum).collect()
+                    }
+                };
                 let out = match self.output {
                     DataType::Decimal128(p, s) => DataType::Decimal128(p, s),
                     _ => DataType::Decimal128(38, scale),
                 };
-                let values = values.with_data_type(DataType::Decimal128(38, scale));
+                let values = Decimal128Array::new(values.into(), nulls)
+                    .with_data_type(DataType::Decimal128(38, scale));
                 conform(Arc::new(values), &out)
             }
         }
@@ -2168,7 +2166,10 @@ mod tests {
 
     /// The sums of `acc`'s groups, as the i128 of their states.
     fn sums(acc: &SumAcc) -> Vec<(i128, i64)> {
-        acc.groups.iter().map(|s| (s.sum, s.count)).collect()
+        (0..acc.len())
+            .map(|g| acc.groups.get(g))
+            .map(|s| (s.sum, s.count))
+            .collect()
     }
 
     #[test]
