@@ -480,8 +480,24 @@ struct FixedSlot<const K: usize> {
 /// The id of an empty slot.
 const EMPTY: u32 = u32::MAX;
 
-/// Rows whose home slots are read before any of them is probed.
+/// How many rows ahead of the one probed its home slot is fetched.
 const PROBE_AHEAD: usize = 16;
+
+/// Asks the processor to bring `value`'s cache line in, without waiting
+/// for it.
+#[inline]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint to the cache: it reads no memory into
+    // the program and cannot fault, whatever the address (here a valid
+    // reference)
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
 
 /// Groups from which on the home slots are read ahead (below, every
 /// table sits in the cache).
@@ -858,29 +874,24 @@ impl<const K: usize> FixedGroups<K> {
         }
         hashes.clear();
         hashes.extend(keys.iter().zip(&nulls).map(|(k, &m)| hash_fixed(k, m)));
-        for (chunk, start) in hashes.chunks(PROBE_AHEAD).zip((0..).step_by(PROBE_AHEAD)) {
-            // read the home slot of each row of the chunk first: the loads
-            // are independent, so their cache misses overlap instead of
-            // each probe below waiting for its own
-            {
-                let mut touched = 0u32;
-                for &h in chunk {
-                    let slots = &self.tables[radix(h)].slots;
-                    if !slots.is_empty() {
-                        touched ^= slots[h as usize & (slots.len() - 1)].id;
-                    }
+        for (i, &h) in hashes.iter().enumerate() {
+            // ask for the home slot of the row `PROBE_AHEAD` on: by the
+            // time it is probed its line is in the cache, and the misses
+            // of the rows in between overlap instead of each probe
+            // waiting for its own
+            if let Some(&ahead) = hashes.get(i + PROBE_AHEAD) {
+                let slots = &self.tables[radix(ahead)].slots;
+                if !slots.is_empty() {
+                    prefetch(&slots[ahead as usize & (slots.len() - 1)]);
                 }
-                std::hint::black_box(touched);
             }
-            for (i, &h) in (start..).zip(chunk) {
-                let (key, mask) = (keys[i], nulls[i]);
-                let id = match last {
-                    Some((k, m, id)) if k == key && m == mask => id,
-                    _ => self.find_or_insert(key, mask, h),
-                };
-                last = Some((key, mask, id));
-                ids.push(id);
-            }
+            let (key, mask) = (keys[i], nulls[i]);
+            let id = match last {
+                Some((k, m, id)) if k == key && m == mask => id,
+                _ => self.find_or_insert(key, mask, h),
+            };
+            last = Some((key, mask, id));
+            ids.push(id);
         }
         self.scratch_keys = keys;
         self.scratch_nulls = nulls;
