@@ -1340,26 +1340,16 @@ fn merge_words(
         let ((ra, ca), (rb, cb)) = ((runs[a], &codes[a]), (runs[b], &codes[b]));
         let ((wa, row_a), (wb, row_b)) = (ra.words(), rb.words());
         let ((mut i, i_end), (mut j, j_end)) = (ranges[a], ranges[b]);
-        let (mut ka, mut kb) = (merge_key(ca, wa[i]), merge_key(cb, wb[j]));
-        loop {
+        // which run goes first is a coin toss for random keys: the loop
+        // selects and advances without branching on it
+        while i < i_end && j < j_end {
+            let (ka, kb) = (merge_key(ca, wa[i]), merge_key(cb, wb[j]));
             let a_first = ka < kb
                 || (ka == kb
                     && ra.position((wa[i] & row_a) as u32) < rb.position((wb[j] & row_b) as u32));
-            if a_first {
-                indices.push((a, i));
-                i += 1;
-                if i == i_end {
-                    break;
-                }
-                ka = merge_key(ca, wa[i]);
-            } else {
-                indices.push((b, j));
-                j += 1;
-                if j == j_end {
-                    break;
-                }
-                kb = merge_key(cb, wb[j]);
-            }
+            indices.push(if a_first { (a, i) } else { (b, j) });
+            i += usize::from(a_first);
+            j += usize::from(!a_first);
         }
         indices.extend((i..i_end).map(|i| (a, i)));
         indices.extend((j..j_end).map(|j| (b, j)));
