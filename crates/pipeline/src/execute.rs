@@ -3,7 +3,7 @@
 //! one node each.
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -264,7 +264,9 @@ struct PendingBuild {
     index: usize,
 }
 
-type Tables = (Arc<Vec<BuildChunk>>, TaskHandle<BuildPart>, u64, Instant);
+/// The build's chunks, its table job, its rows, and the time spent
+/// before that job (assembling the build side, the keys job).
+type Tables = (Arc<Vec<BuildChunk>>, TaskHandle<BuildPart>, u64, Duration);
 
 impl PendingBuild {
     fn finish(
@@ -273,7 +275,9 @@ impl PendingBuild {
         ops: &Slot<Vec<(usize, OperatorProfile)>>,
         analyze: bool,
     ) -> Result<()> {
-        let (chunks, handle, rows, started) = take(&self.tables, "a join's hash tables")?;
+        let (chunks, handle, rows, spent) = take(&self.tables, "a join's hash tables")?;
+        let started = Instant::now();
+        let spent = spent + handle.busy();
         let parts = handle.results()?;
         let built = self.probe.spec.finish_build(&chunks, parts)?;
         memory.grow(built.size());
@@ -290,7 +294,8 @@ impl PendingBuild {
                     ),
                     rows_in: rows,
                     rows_out: rows,
-                    time: started.elapsed(),
+                    // the work, not the wait for the probe side to start
+                    time: spent + started.elapsed(),
                     parallel: true,
                     ..OperatorProfile::default()
                 },
@@ -700,7 +705,7 @@ impl<'a> DagBuild<'a> {
 
         // 1. the build side's batches with their keys and hashes, their
         // rows grouped by partition
-        let chunks: Slot<(TaskHandle<BuildChunk>, u64, usize, Instant)> =
+        let chunks: Slot<(TaskHandle<BuildChunk>, u64, usize, Duration)> =
             Arc::new(Mutex::new(None));
         {
             let (slots, spec, chunks) = (slots.clone(), Arc::clone(&spec), Arc::clone(&chunks));
@@ -730,7 +735,7 @@ impl<'a> DagBuild<'a> {
                                 spec.build_chunk(batch, partitions)
                             },
                         );
-                        *lock(&chunks) = Some((handle, rows, partitions, started));
+                        *lock(&chunks) = Some((handle, rows, partitions, started.elapsed()));
                         Ok(job)
                     })
                 })
@@ -750,8 +755,10 @@ impl<'a> DagBuild<'a> {
             self.dag.push(
                 Node::lazy(format!("{name} build table"), move || {
                     slots.record(|| {
-                        let (handle, rows, partitions, started) =
+                        let (handle, rows, partitions, spent) =
                             take(&chunks, "a join's build keys")?;
+                        let started = Instant::now();
+                        let spent = spent + handle.busy();
                         let chunks = Arc::new(handle.results()?);
                         memory.grow(chunks.iter().map(BuildChunk::size).sum());
                         let parts = Arc::clone(&chunks);
@@ -764,7 +771,7 @@ impl<'a> DagBuild<'a> {
                             &slots.error,
                             move |t| spec.build_part(&parts, t, partitions),
                         );
-                        *lock(&tables) = Some((chunks, handle, rows, started));
+                        *lock(&tables) = Some((chunks, handle, rows, spent + started.elapsed()));
                         Ok(job)
                     })
                 })
@@ -848,9 +855,17 @@ impl AfterAll for Node {
 /// The results of a [`task_job`], read once its job ran.
 struct TaskHandle<T> {
     results: Arc<Mutex<Vec<Option<T>>>>,
+    /// Nanoseconds the tasks ran, summed over the workers.
+    busy: Arc<AtomicU64>,
 }
 
 impl<T> TaskHandle<T> {
+    /// The time the tasks ran, summed over the workers (as EXPLAIN
+    /// ANALYZE sums an operator's time over its lanes).
+    fn busy(&self) -> Duration {
+        Duration::from_nanos(self.busy.load(Ordering::Relaxed))
+    }
+
     fn results(self) -> Result<Vec<T>> {
         std::mem::take(&mut *lock(&self.results))
             .into_iter()
@@ -870,14 +885,17 @@ fn task_job<T: Send + 'static>(
     task: impl Fn(usize) -> Result<T> + Send + Sync + 'static,
 ) -> (Job, TaskHandle<T>) {
     let results = Arc::new(Mutex::new((0..tasks).map(|_| None).collect::<Vec<_>>()));
+    let busy = Arc::new(AtomicU64::new(0));
     let shared = Arc::new(TaskShared {
         cursor: AtomicUsize::new(0),
         results: Mutex::new((0..tasks).map(|_| None).collect()),
         error: Arc::clone(error),
         task: {
-            let results = Arc::clone(&results);
+            let (results, busy) = (Arc::clone(&results), Arc::clone(&busy));
             move |i: usize| -> Result<()> {
+                let started = Instant::now();
                 let v = task(i)?;
+                busy.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 lock(&results)[i] = Some(v);
                 Ok(())
             }
@@ -892,7 +910,7 @@ fn task_job<T: Send + 'static>(
             move |step: &StepContext<'_>| shared.run(step),
         )));
     }
-    (job, TaskHandle { results })
+    (job, TaskHandle { results, busy })
 }
 
 fn count_rows(batches: &[RecordBatch]) -> u64 {

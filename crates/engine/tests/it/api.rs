@@ -377,6 +377,52 @@ fn explain_shows_the_join_dag_and_analyze_its_build_and_probe() {
     );
 }
 
+/// The time on an EXPLAIN ANALYZE line, in milliseconds.
+fn line_ms(line: &str) -> f64 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_suffix("ms")?.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {line}"))
+}
+
+#[test]
+fn a_join_build_reports_its_work_not_its_wait_for_the_probe() {
+    let db = Database::with_config(Config {
+        threads: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    db.execute("CREATE TABLE big AS SELECT range AS k, range % 7 AS v FROM range(2000000)")
+        .unwrap();
+    db.execute("CREATE TABLE small AS SELECT range * 3 AS k FROM range(10)")
+        .unwrap();
+    // every build holds ten rows (`small`, or the ten rows of `big` that
+    // join it); the grouping of `big` takes far longer, and a build whose
+    // probe side waits for it must not count the wait
+    let analyzed = db
+        .execute(
+            "EXPLAIN ANALYZE SELECT count(*) FROM big b JOIN small s ON b.k = s.k \
+             JOIN (SELECT v, count(*) AS c FROM big GROUP BY v) g ON b.v = g.v",
+        )
+        .unwrap()
+        .to_string();
+    let grouping = analyzed
+        .lines()
+        .find(|l| l.contains("partial Aggregate: groupBy=[v]"))
+        .unwrap_or_else(|| panic!("no grouping in {analyzed}"));
+    let builds: Vec<&str> = analyzed
+        .lines()
+        .filter(|l| l.contains("build hash table"))
+        .collect();
+    assert!(builds.len() >= 2, "{analyzed}");
+    for build in builds {
+        assert!(
+            build.split_whitespace().any(|w| w == "10")
+                && line_ms(build) * 10.0 < line_ms(grouping),
+            "{build}\n{grouping}\n{analyzed}"
+        );
+    }
+}
+
 #[test]
 fn a_cte_named_twice_is_computed_once() {
     let db = Database::new().unwrap();
