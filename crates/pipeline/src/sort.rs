@@ -322,7 +322,8 @@ impl TopN {
 
     /// Before the first compaction, a batch of more than `k` rows gives
     /// the first key's threshold: its `k`-th best value of that key (a
-    /// partial sort of one column). At least `k` rows seen are not worse
+    /// selection over the key's ordered values; a partial sort for keys
+    /// without a fixed width). At least `k` rows seen are not worse
     /// than it, so a row whose first key is worse cannot make the cut, and
     /// the prefilter drops it before any row is encoded.
     fn first_bound(&mut self, spec: &SortSpec, batch: &RecordBatch) -> Result<()> {

@@ -499,7 +499,7 @@ fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
-/// Groups from which on the home slots are read ahead (below, every
+/// Groups from which on the home slots are prefetched (below, every
 /// table sits in the cache).
 const PROBE_AHEAD_FROM: usize = 1 << 15;
 
