@@ -1520,6 +1520,51 @@ mod tests {
     /// Morsels over [`mixed_schema`]: few distinct values (many ties),
     /// NULLs in every key, -0.0, 0.0 and NaN among the doubles, `w`
     /// spanning all of i64; `id` is the input position.
+    /// A batch of [`mixed_schema`], its ids counting from `first_id`.
+    fn mixed_batch(
+        a: Vec<Option<i32>>,
+        f: Vec<Option<f64>>,
+        st: Vec<Option<String>>,
+        w: Vec<Option<i64>>,
+        d: Vec<Option<i128>>,
+        first_id: usize,
+    ) -> RecordBatch {
+        let ids = (0..a.len()).map(|i| (first_id + i) as i64);
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(arrow::array::Int32Array::from(a)),
+            Arc::new(arrow::array::Float64Array::from(f)),
+            Arc::new(arrow::array::StringArray::from(st)),
+            Arc::new(Int64Array::from(w)),
+            Arc::new(
+                arrow::array::Decimal128Array::from(d)
+                    .with_precision_and_scale(15, 2)
+                    .unwrap(),
+            ),
+            Arc::new(Int64Array::from_iter_values(ids)),
+        ];
+        RecordBatch::try_new(mixed_schema(), columns).unwrap()
+    }
+
+    /// A sort key on column `index` of [`mixed_schema`].
+    fn mixed_key(name: &str, index: usize, asc: bool, nulls_first: bool) -> SortKey {
+        SortKey {
+            expr: Expr::column(index, name),
+            asc,
+            nulls_first,
+        }
+    }
+
+    /// The ids of merged [`mixed_schema`] batches, in order.
+    fn mixed_ids(merged: &[RecordBatch]) -> Vec<i64> {
+        merged
+            .iter()
+            .flat_map(|b| {
+                let id = b.column(5).as_any().downcast_ref::<Int64Array>().unwrap();
+                id.values().to_vec()
+            })
+            .collect()
+    }
+
     fn mixed_morsels(rows: usize, per: usize, seed: u64) -> Vec<(usize, RecordBatch)> {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut some = move |p: u32| rng.random_range(0..10) >= p;
@@ -1540,20 +1585,7 @@ mod tests {
                     w.push(some(1).then(|| [i64::MIN, -1, 0, 7, i64::MAX][rng.random_range(0..5)]));
                     d.push(some(1).then(|| i128::from(rng.random_range(-500..500i64))));
                 }
-                let ids = (0..n).map(|i| (m * per + i) as i64);
-                let columns: Vec<ArrayRef> = vec![
-                    Arc::new(arrow::array::Int32Array::from(a)),
-                    Arc::new(arrow::array::Float64Array::from(f)),
-                    Arc::new(arrow::array::StringArray::from(st)),
-                    Arc::new(Int64Array::from(w)),
-                    Arc::new(
-                        arrow::array::Decimal128Array::from(d)
-                            .with_precision_and_scale(15, 2)
-                            .unwrap(),
-                    ),
-                    Arc::new(Int64Array::from_iter_values(ids)),
-                ];
-                (m, RecordBatch::try_new(mixed_schema(), columns).unwrap())
+                (m, mixed_batch(a, f, st, w, d, m * per))
             })
             .collect()
     }
@@ -1582,11 +1614,7 @@ mod tests {
         // morsels of 100 rows: positions are (morsel << 32 | row), ids
         // count rows, so give each morsel its own id range
         let parts = mixed_morsels(3000, 100, 3);
-        let k = |name: &str, index: usize, asc: bool, nulls_first: bool| SortKey {
-            expr: Expr::column(index, name),
-            asc,
-            nulls_first,
-        };
+        let k = mixed_key;
         let cases: Vec<(Vec<SortKey>, &str)> = vec![
             (vec![k("a", 0, true, false)], "packed"),
             (vec![k("d", 4, false, true)], "packed"),
@@ -1628,13 +1656,7 @@ mod tests {
                     let merged: Vec<RecordBatch> = (0..plan.partitions)
                         .filter_map(|p| plan.merge(&runs, p).unwrap())
                         .collect();
-                    let got: Vec<i64> = merged
-                        .iter()
-                        .flat_map(|b| {
-                            let id = b.column(5).as_any().downcast_ref::<Int64Array>().unwrap();
-                            id.values().to_vec()
-                        })
-                        .collect();
+                    let got = mixed_ids(&merged);
                     assert_eq!(got, want, "{keys:?} lanes={lanes} partitions={partitions}");
                 }
             }
@@ -1675,20 +1697,8 @@ mod tests {
                         _ => (Some(i32::MAX - (i & 1) as i32), Some(big - (i & 1) as i128)),
                     })
                     .unzip();
-                let ids = (0..n).map(|i| (m * n + i) as i64);
-                let columns: Vec<ArrayRef> = vec![
-                    Arc::new(arrow::array::Int32Array::from(a)),
-                    Arc::new(arrow::array::Float64Array::from(vec![None; n])),
-                    Arc::new(arrow::array::StringArray::from(vec![None::<&str>; n])),
-                    Arc::new(Int64Array::from(vec![None; n])),
-                    Arc::new(
-                        arrow::array::Decimal128Array::from(d)
-                            .with_precision_and_scale(15, 2)
-                            .unwrap(),
-                    ),
-                    Arc::new(Int64Array::from_iter_values(ids)),
-                ];
-                (m, RecordBatch::try_new(mixed_schema(), columns).unwrap())
+                let (f, st, w) = (vec![None; n], vec![None; n], vec![None; n]);
+                (m, mixed_batch(a, f, st, w, d, m * n))
             })
             .collect()
     }
@@ -1696,11 +1706,7 @@ mod tests {
     #[test]
     fn runs_packed_from_different_values_merge_on_shared_codes() {
         let parts = lane_morsels();
-        let k = |name: &str, index: usize, asc: bool, nulls_first: bool| SortKey {
-            expr: Expr::column(index, name),
-            asc,
-            nulls_first,
-        };
+        let k = mixed_key;
         let keys = [
             vec![k("a", 0, true, false)],
             vec![k("d", 4, false, true)],
@@ -1749,13 +1755,7 @@ mod tests {
                     let merged: Vec<RecordBatch> = (0..plan.partitions)
                         .filter_map(|p| plan.merge(&runs, p).unwrap())
                         .collect();
-                    let got: Vec<i64> = merged
-                        .iter()
-                        .flat_map(|b| {
-                            let id = b.column(5).as_any().downcast_ref::<Int64Array>().unwrap();
-                            id.values().to_vec()
-                        })
-                        .collect();
+                    let got = mixed_ids(&merged);
                     assert_eq!(
                         got, want,
                         "{keys:?} lanes={lanes:?} partitions={partitions}"
