@@ -1807,11 +1807,11 @@ mod tests {
         for ((asc, nulls_first), lanes) in
             [(true, false), (false, false), (true, true), (false, true)]
                 .into_iter()
-                .flat_map(|d| [(d, 2), (d, 3)])
+                .flat_map(|d| [(d, 2), (d, 3), (d, 6)])
         {
             let spec = SortSpec::new(&key(asc, nulls_first), schema()).unwrap();
-            // the lanes took morsels round robin (two lanes merge pairwise,
-            // three by a heap)
+            // the lanes took morsels round robin (two runs merge pairwise,
+            // more by a heap)
             let runs: Vec<SortedRun> = (0..lanes)
                 .map(|lane| {
                     let mine = parts
