@@ -1242,7 +1242,11 @@ impl LaneRun<'_> {
         self.taken = 0;
         let started = self.clock();
         match breaker {
-            Breaker::Sort { sort } => self.runs.push(SortedRun::new(sort, parts)?),
+            // one lane's run is the result; several lanes' runs are merged
+            Breaker::Sort { sort } => {
+                let gather = self.shared.pipeline.lanes <= 1;
+                self.runs.push(SortedRun::new(sort, parts, gather)?)
+            }
             Breaker::Window { plan } => self.windows.absorb(plan.scatter(parts)?),
             _ => {}
         }
@@ -1462,7 +1466,7 @@ impl Lane {
             (LaneState::Batches(parts), Breaker::Sort { sort }) => {
                 let mut runs = std::mem::take(&mut run_runs);
                 if !parts.is_empty() || runs.is_empty() {
-                    runs.push(SortedRun::new(sort, parts)?);
+                    runs.push(SortedRun::new(sort, parts, p.lanes <= 1)?);
                 }
                 LaneOutput::Runs(runs)
             }

@@ -924,11 +924,12 @@ enum RunKeys {
 /// the permutation that sorts them. Payload columns are copied once, by
 /// the merge, into sorted order.
 pub(crate) struct SortedRun {
-    /// The rows, in key order (row `i` is at sorted position `i`): the
-    /// lane gathers them while the others still sort, so the merge reads
-    /// each run front to back and a run merged alone is sliced, not
-    /// gathered.
+    /// The rows: in key order (row `i` at sorted position `i`) when the
+    /// lane gathered them, which a run merged alone (one lane) is sliced
+    /// from; else in input order, and the merge gathers them straight
+    /// into its output, one copy instead of two.
     batch: RecordBatch,
+    in_order: bool,
     keys: RunKeys,
     /// The first row of each morsel in `batch`, and the morsel's index:
     /// a row's input position breaks ties of fixed-width keys.
@@ -1018,8 +1019,13 @@ enum OwnedKey {
 }
 
 impl SortedRun {
-    /// Sorts the morsels a lane collected (`(morsel index, batch)`).
-    pub(crate) fn new(spec: &SortSpec, mut parts: Vec<(usize, RecordBatch)>) -> Result<Self> {
+    /// Sorts the morsels a lane collected (`(morsel index, batch)`);
+    /// with `gather`, also puts the rows in key order.
+    pub(crate) fn new(
+        spec: &SortSpec,
+        mut parts: Vec<(usize, RecordBatch)>,
+        gather: bool,
+    ) -> Result<Self> {
         parts.sort_by_key(|(i, _)| *i);
         let mut starts = Vec::with_capacity(parts.len());
         let mut morsels = Vec::with_capacity(parts.len());
@@ -1117,13 +1123,16 @@ impl SortedRun {
         }
         let mut run = SortedRun {
             batch,
+            in_order: false,
             keys,
             starts,
             morsels,
             block_part,
         };
-        let order = UInt32Array::from_iter_values((0..rows).map(|i| run.input_row(i)));
-        run.batch = arrow::compute::take_record_batch(&run.batch, &order).map_err(Error::arrow)?;
+        if gather {
+            run.batch = run.rows_in_order(0..rows)?;
+            run.in_order = true;
+        }
         Ok(run)
     }
 
@@ -1150,6 +1159,15 @@ impl SortedRun {
             RunKeys::Wide(pairs) => pairs[i].1,
             RunKeys::Rows { order, .. } => order[i],
         }
+    }
+
+    /// The rows at sorted positions `range`, in that order.
+    fn rows_in_order(&self, range: std::ops::Range<usize>) -> Result<RecordBatch> {
+        if self.in_order {
+            return Ok(self.batch.slice(range.start, range.len()));
+        }
+        let order = UInt32Array::from_iter_values(range.map(|i| self.input_row(i)));
+        arrow::compute::take_record_batch(&self.batch, &order).map_err(Error::arrow)
     }
 
     /// The input position of row `row` of `batch`.
@@ -1281,7 +1299,7 @@ impl MergePlan {
             .collect();
         if let [r] = live[..] {
             let (lo, hi) = ranges[r];
-            return Ok(Some(runs[r].batch.slice(lo, hi - lo)));
+            return runs[r].rows_in_order(lo..hi).map(Some);
         }
         let mut indices: Vec<(usize, usize)> = Vec::with_capacity(total);
         if let Some(codes) = &self.codes {
@@ -1319,6 +1337,12 @@ impl MergePlan {
                 if i + 1 < ranges[r].1 {
                     heap.push(Reverse((runs[r].key(i + 1), r, i + 1)));
                 }
+            }
+        }
+        // a run in input order is read where its rows are
+        for (r, i) in indices.iter_mut() {
+            if !runs[*r].in_order {
+                *i = runs[*r].input_row(*i) as usize;
             }
         }
         let batches: Vec<&RecordBatch> = runs.iter().map(|r| &r.batch).collect();
@@ -1642,7 +1666,8 @@ mod tests {
                             .filter(|(m, _)| m % lanes == lane)
                             .cloned()
                             .collect();
-                        SortedRun::new(&spec, mine).unwrap()
+                        // runs in key order and in input order, mixed
+                        SortedRun::new(&spec, mine, lane % 2 == 1).unwrap()
                     })
                     .collect();
                 let got_layout = match &runs[0].keys {
@@ -1737,7 +1762,7 @@ mod tests {
                     .iter()
                     .map(|lane| {
                         let of_lane = mine.iter().filter(|(m, _)| m % 6 == *lane).cloned();
-                        SortedRun::new(&spec, of_lane.collect()).unwrap()
+                        SortedRun::new(&spec, of_lane.collect(), lane % 2 == 0).unwrap()
                     })
                     .collect();
                 assert!(
@@ -1819,7 +1844,7 @@ mod tests {
                         .filter(|(m, _)| m % lanes == lane)
                         .cloned()
                         .collect();
-                    SortedRun::new(&spec, mine).unwrap()
+                    SortedRun::new(&spec, mine, lane % 2 == 0).unwrap()
                 })
                 .collect();
             for partitions in [1, 2, 7, 64] {
