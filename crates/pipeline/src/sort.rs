@@ -1477,10 +1477,15 @@ mod tests {
     }
 
     fn ids(batches: &[RecordBatch]) -> Vec<i64> {
+        ids_at(batches, 1)
+    }
+
+    /// The values of BIGINT column `c` of `batches`, in order.
+    fn ids_at(batches: &[RecordBatch], c: usize) -> Vec<i64> {
         batches
             .iter()
             .flat_map(|b| {
-                let id = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+                let id = b.column(c).as_any().downcast_ref::<Int64Array>().unwrap();
                 id.values().to_vec()
             })
             .collect()
@@ -1580,13 +1585,7 @@ mod tests {
 
     /// The ids of merged [`mixed_schema`] batches, in order.
     fn mixed_ids(merged: &[RecordBatch]) -> Vec<i64> {
-        merged
-            .iter()
-            .flat_map(|b| {
-                let id = b.column(5).as_any().downcast_ref::<Int64Array>().unwrap();
-                id.values().to_vec()
-            })
-            .collect()
+        ids_at(merged, 5)
     }
 
     fn mixed_morsels(rows: usize, per: usize, seed: u64) -> Vec<(usize, RecordBatch)> {
