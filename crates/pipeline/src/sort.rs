@@ -20,11 +20,16 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar, UInt32Array, UInt64Array};
+use arrow::array::{
+    Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, BooleanBufferBuilder,
+    PrimitiveArray, RecordBatch, RecordBatchOptions, Scalar, UInt32Array, UInt64Array,
+    downcast_primitive,
+};
+use arrow::buffer::NullBuffer;
 use arrow::compute::kernels::cmp::{gt_eq, lt_eq};
 use arrow::compute::{
-    SortOptions, concat, concat_batches, filter, filter_record_batch, interleave_record_batch,
-    is_null, or, prep_null_mask_filter, take,
+    SortOptions, concat, concat_batches, filter, filter_record_batch, interleave, is_null, or,
+    prep_null_mask_filter, take,
 };
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
@@ -792,7 +797,7 @@ impl Recode {
 /// merge keys compare as their sort keys do, so a merge compares words,
 /// not keys decoded to 128 bits. `None` unless every run is packed and
 /// the shared codes fit in 64 bits.
-fn shared_codes(runs: &[&SortedRun]) -> Option<Vec<Vec<Recode>>> {
+fn shared_codes(runs: &[&SortedRun]) -> Option<MergeCodes> {
     let columns: Vec<&[PackedColumn]> = runs
         .iter()
         .map(|r| match &r.keys {
@@ -827,34 +832,75 @@ fn shared_codes(runs: &[&SortedRun]) -> Option<Vec<Vec<Recode>>> {
     if total > 64 {
         return None;
     }
-    Some(
-        columns
+    let per_run = columns
+        .iter()
+        .map(|cols| {
+            let mut to = total;
+            cols.iter()
+                .zip(&shared)
+                // a column of one value in every run orders nothing
+                .filter(|(_, s)| s.3 > 0)
+                .map(|(col, &(lo, null, offset, bits))| {
+                    to -= bits;
+                    Recode {
+                        at: col.at,
+                        mask: value_mask(col.bits),
+                        null_code: col.null_code,
+                        shared_null: null,
+                        delta: col
+                            .min
+                            .wrapping_sub(col.offset)
+                            .wrapping_sub(lo)
+                            .wrapping_add(offset),
+                        to,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Some(MergeCodes {
+        position: PositionBits::new(runs, total),
+        runs: per_run,
+    })
+}
+
+/// The merge keys of packed runs ([`shared_codes`]).
+struct MergeCodes {
+    /// Per run, how its words become merge keys.
+    runs: Vec<Vec<Recode>>,
+    /// Where the codes leave room for it, each row's input position sits
+    /// below its code: every merge key is then unique, in the order of the
+    /// stable sort, and a merge compares one word per row.
+    position: Option<PositionBits>,
+}
+
+/// How a row's input position (its morsel's index, then the row in the
+/// morsel) is packed below its shared code.
+#[derive(Clone, Copy, Debug)]
+struct PositionBits {
+    /// Bits of the row in its morsel.
+    row: u32,
+    /// Bits of the whole position: the shift of the code.
+    total: u32,
+}
+
+impl PositionBits {
+    /// The layout for `runs` whose shared codes take `code_bits`, if the
+    /// merge key leaves its top bit clear (`u64::MAX` ends a run's keys).
+    fn new(runs: &[&SortedRun], code_bits: u32) -> Option<Self> {
+        let bits = |n: u64| u64::BITS - n.leading_zeros();
+        let last_morsel = runs.iter().flat_map(|r| r.morsels.iter()).max();
+        let longest = runs
             .iter()
-            .map(|cols| {
-                let mut to = total;
-                cols.iter()
-                    .zip(&shared)
-                    // a column of one value in every run orders nothing
-                    .filter(|(_, s)| s.3 > 0)
-                    .map(|(col, &(lo, null, offset, bits))| {
-                        to -= bits;
-                        Recode {
-                            at: col.at,
-                            mask: value_mask(col.bits),
-                            null_code: col.null_code,
-                            shared_null: null,
-                            delta: col
-                                .min
-                                .wrapping_sub(col.offset)
-                                .wrapping_sub(lo)
-                                .wrapping_add(offset),
-                            to,
-                        }
-                    })
-                    .collect()
+            .flat_map(|r| {
+                let ends = r.starts.iter().skip(1).copied().chain([r.num_rows()]);
+                r.starts.iter().zip(ends).map(|(s, e)| e - s)
             })
-            .collect(),
-    )
+            .max();
+        let row = bits(longest.unwrap_or(1).saturating_sub(1) as u64);
+        let total = bits(last_morsel.copied().unwrap_or(0) as u64) + row;
+        (code_bits + total < 64).then_some(PositionBits { row, total })
+    }
 }
 
 #[inline]
@@ -1173,12 +1219,31 @@ impl SortedRun {
     /// The input position of row `row` of `batch`.
     #[inline]
     fn position(&self, row: u32) -> u64 {
+        self.packed_position(row, 32)
+    }
+
+    /// The input position of row `row` of `batch`: its morsel's index,
+    /// then the row in the morsel in the low `row_bits`.
+    #[inline]
+    fn packed_position(&self, row: u32, row_bits: u32) -> u64 {
         let row = row as usize;
         let mut part = self.block_part[row / BLOCK_ROWS] as usize;
         while self.starts.get(part + 1).is_some_and(|&s| s <= row) {
             part += 1;
         }
-        ((self.morsels[part] as u64) << 32) | (row - self.starts[part]) as u64
+        ((self.morsels[part] as u64) << row_bits) | (row - self.starts[part]) as u64
+    }
+
+    /// Where the merge finds the row at sorted position `i` of run `r`:
+    /// `r` in the high half, the row of `batch` in the low.
+    #[inline]
+    fn pick(&self, r: usize, i: usize) -> u64 {
+        let row = if self.in_order {
+            i as u64
+        } else {
+            u64::from(self.input_row(i))
+        };
+        ((r as u64) << 32) | row
     }
 
     /// The key at sorted position `i`.
@@ -1234,8 +1299,8 @@ impl SortedRun {
 pub(crate) struct MergePlan {
     pub(crate) partitions: usize,
     bounds: Vec<Vec<usize>>,
-    /// Per run, how its words become merge keys ([`shared_codes`]).
-    codes: Option<Vec<Vec<Recode>>>,
+    /// How the runs' words become merge keys ([`shared_codes`]).
+    codes: Option<MergeCodes>,
 }
 
 impl MergePlan {
@@ -1301,84 +1366,151 @@ impl MergePlan {
             let (lo, hi) = ranges[r];
             return runs[r].rows_in_order(lo..hi).map(Some);
         }
-        let mut indices: Vec<(usize, usize)> = Vec::with_capacity(total);
-        if let Some(codes) = &self.codes {
-            merge_words(&runs, codes, &ranges, &live, &mut indices);
-        } else if let [a, b] = live[..] {
-            let (ra, rb) = (&runs[a], &runs[b]);
-            let ((mut i, i_end), (mut j, j_end)) = (ranges[a], ranges[b]);
-            let (mut ka, mut kb) = (ra.key(i), rb.key(j));
-            loop {
-                if ka <= kb {
-                    indices.push((a, i));
-                    i += 1;
-                    if i == i_end {
-                        break;
-                    }
-                    ka = ra.key(i);
-                } else {
-                    indices.push((b, j));
-                    j += 1;
-                    if j == j_end {
-                        break;
-                    }
-                    kb = rb.key(j);
-                }
-            }
-            indices.extend((i..i_end).map(|i| (a, i)));
-            indices.extend((j..j_end).map(|j| (b, j)));
-        } else {
-            let mut heap = BinaryHeap::with_capacity(live.len());
-            for &r in &live {
-                heap.push(Reverse((runs[r].key(ranges[r].0), r, ranges[r].0)));
-            }
-            while let Some(Reverse((_, r, i))) = heap.pop() {
-                indices.push((r, i));
-                if i + 1 < ranges[r].1 {
-                    heap.push(Reverse((runs[r].key(i + 1), r, i + 1)));
-                }
-            }
-        }
-        // a run in input order is read where its rows are
-        for (r, i) in indices.iter_mut() {
-            if !runs[*r].in_order {
-                *i = runs[*r].input_row(*i) as usize;
-            }
-        }
+        let picks = match &self.codes {
+            Some(codes) => merge_words(&runs, codes, &ranges, &live),
+            None => merge_keys(&runs, &ranges, &live),
+        };
         let batches: Vec<&RecordBatch> = runs.iter().map(|r| &r.batch).collect();
-        interleave_record_batch(&batches, &indices)
-            .map(Some)
-            .map_err(Error::arrow)
+        gather(&batches, &picks).map(Some)
     }
 }
 
+/// Merges the ranges of the `live` runs by their keys, comparing
+/// [`KeyRef`]s: [`SortedRun::pick`]s in key order, ties in input order.
+fn merge_keys(runs: &[&SortedRun], ranges: &[(usize, usize)], live: &[usize]) -> Vec<u64> {
+    let total = live.iter().map(|&r| ranges[r].1 - ranges[r].0).sum();
+    let mut picks = Vec::with_capacity(total);
+    if let [a, b] = live[..] {
+        let (ra, rb) = (runs[a], runs[b]);
+        let ((mut i, i_end), (mut j, j_end)) = (ranges[a], ranges[b]);
+        let (mut ka, mut kb) = (ra.key(i), rb.key(j));
+        loop {
+            if ka <= kb {
+                picks.push(ra.pick(a, i));
+                i += 1;
+                if i == i_end {
+                    break;
+                }
+                ka = ra.key(i);
+            } else {
+                picks.push(rb.pick(b, j));
+                j += 1;
+                if j == j_end {
+                    break;
+                }
+                kb = rb.key(j);
+            }
+        }
+        picks.extend((i..i_end).map(|i| ra.pick(a, i)));
+        picks.extend((j..j_end).map(|j| rb.pick(b, j)));
+        return picks;
+    }
+    let mut heap = BinaryHeap::with_capacity(live.len());
+    for &r in live {
+        heap.push(Reverse((runs[r].key(ranges[r].0), r, ranges[r].0)));
+    }
+    while let Some(Reverse((_, r, i))) = heap.pop() {
+        picks.push(runs[r].pick(r, i));
+        if i + 1 < ranges[r].1 {
+            heap.push(Reverse((runs[r].key(i + 1), r, i + 1)));
+        }
+    }
+    picks
+}
+
 /// Merges the ranges of the `live` packed runs by their merge keys
-/// ([`shared_codes`]); equal keys go in input order.
+/// ([`shared_codes`]): [`SortedRun::pick`]s in key order, equal keys in
+/// input order.
 fn merge_words(
+    runs: &[&SortedRun],
+    codes: &MergeCodes,
+    ranges: &[(usize, usize)],
+    live: &[usize],
+) -> Vec<u64> {
+    let total = live.iter().map(|&r| ranges[r].1 - ranges[r].0).sum();
+    let mut picks = Vec::with_capacity(total);
+    let Some(position) = codes.position else {
+        return merge_tied_words(runs, &codes.runs, ranges, live, picks);
+    };
+    // per live run: its unique merge keys and its picks, each ended by a
+    // sentinel that sorts after every key
+    let heads: Vec<(Vec<u64>, Vec<u64>)> = live
+        .iter()
+        .map(|&r| {
+            let (run, recode) = (runs[r], &codes.runs[r]);
+            let (words, row) = run.words();
+            let (lo, hi) = ranges[r];
+            let keys = words[lo..hi]
+                .iter()
+                .map(|&w| {
+                    merge_key(recode, w) << position.total
+                        | run.packed_position((w & row) as u32, position.row)
+                })
+                .chain([u64::MAX])
+                .collect();
+            let mine = (lo..hi).map(|i| run.pick(r, i)).chain([0]).collect();
+            (keys, mine)
+        })
+        .collect();
+    if let [(ka, pa), (kb, pb)] = &heads[..] {
+        // which run goes first is a coin toss for random keys: the loop
+        // selects and advances without branching on it
+        let (mut i, mut j) = (0, 0);
+        for _ in 0..total {
+            let a_first = ka[i] < kb[j];
+            picks.push(if a_first { pa[i] } else { pb[j] });
+            i += usize::from(a_first);
+            j += usize::from(!a_first);
+        }
+        return picks;
+    }
+    let mut at = vec![0; heads.len()];
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = heads
+        .iter()
+        .enumerate()
+        .map(|(h, (keys, _))| Reverse((keys[0], h)))
+        .collect();
+    while let Some(Reverse((key, h))) = heap.pop() {
+        if key == u64::MAX {
+            break;
+        }
+        let (keys, mine) = &heads[h];
+        picks.push(mine[at[h]]);
+        at[h] += 1;
+        heap.push(Reverse((keys[at[h]], h)));
+    }
+    picks
+}
+
+/// [`merge_words`] where the merge keys leave no room for the input
+/// position: equal keys look their rows' positions up.
+fn merge_tied_words(
     runs: &[&SortedRun],
     codes: &[Vec<Recode>],
     ranges: &[(usize, usize)],
     live: &[usize],
-    indices: &mut Vec<(usize, usize)>,
-) {
+    mut picks: Vec<u64>,
+) -> Vec<u64> {
     if let [a, b] = live[..] {
         let ((ra, ca), (rb, cb)) = ((runs[a], &codes[a]), (runs[b], &codes[b]));
         let ((wa, row_a), (wb, row_b)) = (ra.words(), rb.words());
         let ((mut i, i_end), (mut j, j_end)) = (ranges[a], ranges[b]);
-        // which run goes first is a coin toss for random keys: the loop
-        // selects and advances without branching on it
         while i < i_end && j < j_end {
             let (ka, kb) = (merge_key(ca, wa[i]), merge_key(cb, wb[j]));
             let a_first = ka < kb
                 || (ka == kb
                     && ra.position((wa[i] & row_a) as u32) < rb.position((wb[j] & row_b) as u32));
-            indices.push(if a_first { (a, i) } else { (b, j) });
+            picks.push(if a_first {
+                ra.pick(a, i)
+            } else {
+                rb.pick(b, j)
+            });
             i += usize::from(a_first);
             j += usize::from(!a_first);
         }
-        indices.extend((i..i_end).map(|i| (a, i)));
-        indices.extend((j..j_end).map(|j| (b, j)));
-        return;
+        picks.extend((i..i_end).map(|i| ra.pick(a, i)));
+        picks.extend((j..j_end).map(|j| rb.pick(b, j)));
+        return picks;
     }
     // more runs: a heap of each run's next row, by merge key, then input
     // position
@@ -1394,11 +1526,79 @@ fn merge_words(
     };
     let mut heap: BinaryHeap<_> = live.iter().map(|&r| head(r, ranges[r].0)).collect();
     while let Some(Reverse((_, _, r, i))) = heap.pop() {
-        indices.push((r, i));
+        picks.push(runs[r].pick(r, i));
         if i + 1 < ranges[r].1 {
             heap.push(head(r, i + 1));
         }
     }
+    picks
+}
+
+/// The rows `picks` ([`SortedRun::pick`]) of `batches`, in that order: the
+/// one copy the merge makes of the payload. Fixed-width columns are read
+/// straight from their runs' buffers; others go through Arrow's
+/// `interleave`.
+fn gather(batches: &[&RecordBatch], picks: &[u64]) -> Result<RecordBatch> {
+    let schema = batches[0].schema();
+    let mut pairs: Option<Vec<(usize, usize)>> = None;
+    let columns = (0..schema.fields().len())
+        .map(|c| {
+            let arrays: Vec<&ArrayRef> = batches.iter().map(|b| b.column(c)).collect();
+            if let Some(array) = gather_fixed(&arrays, picks) {
+                return Ok(array);
+            }
+            let pairs = pairs.get_or_insert_with(|| {
+                picks
+                    .iter()
+                    .map(|&p| ((p >> 32) as usize, (p & u64::from(u32::MAX)) as usize))
+                    .collect()
+            });
+            let arrays: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+            interleave(&arrays, pairs).map_err(Error::arrow)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let options = RecordBatchOptions::new().with_row_count(Some(picks.len()));
+    RecordBatch::try_new_with_options(schema, columns, &options).map_err(Error::arrow)
+}
+
+macro_rules! gather_primitive_helper {
+    ($t:ty, $arrays:expr, $picks:expr) => {
+        gather_primitive::<$t>($arrays, $picks)
+    };
+}
+
+/// [`gather`] for a fixed-width column; `None` for other types.
+fn gather_fixed(arrays: &[&ArrayRef], picks: &[u64]) -> Option<ArrayRef> {
+    downcast_primitive! {
+        arrays[0].data_type() => (gather_primitive_helper, arrays, picks),
+        _ => None,
+    }
+}
+
+fn gather_primitive<T: ArrowPrimitiveType>(
+    arrays: &[&ArrayRef],
+    picks: &[u64],
+) -> Option<ArrayRef> {
+    let typed: Vec<&PrimitiveArray<T>> = arrays
+        .iter()
+        .map(|a| a.as_primitive_opt::<T>())
+        .collect::<Option<_>>()?;
+    let values: Vec<&[T::Native]> = typed.iter().map(|a| a.values().as_ref()).collect();
+    let row = |p: u64| (p & u64::from(u32::MAX)) as usize;
+    let out: Vec<T::Native> = picks
+        .iter()
+        .map(|&p| values[(p >> 32) as usize][row(p)])
+        .collect();
+    let nulls = typed.iter().any(|a| a.null_count() > 0).then(|| {
+        let mut valid = BooleanBufferBuilder::new(picks.len());
+        for &p in picks {
+            valid.append(typed[(p >> 32) as usize].is_valid(row(p)));
+        }
+        NullBuffer::new(valid.finish())
+    });
+    let array =
+        PrimitiveArray::<T>::new(out.into(), nulls).with_data_type(arrays[0].data_type().clone());
+    Some(Arc::new(array))
 }
 
 #[cfg(test)]
@@ -1776,6 +1976,12 @@ mod tests {
                     // the values
                     let fits = shared || keys.len() == 1;
                     assert_eq!(plan.codes.is_some(), fits, "{keys:?} {lanes:?}");
+                    // and every such merge key has room for the position
+                    assert_eq!(
+                        plan.codes.as_ref().map(|c| c.position.is_some()),
+                        fits.then_some(true),
+                        "{keys:?} {lanes:?}"
+                    );
                     let merged: Vec<RecordBatch> = (0..plan.partitions)
                         .filter_map(|p| plan.merge(&runs, p).unwrap())
                         .collect();
@@ -1848,6 +2054,49 @@ mod tests {
                 .collect();
             for partitions in [1, 2, 7, 64] {
                 let plan = MergePlan::new(&runs, partitions);
+                let merged: Vec<RecordBatch> = (0..plan.partitions)
+                    .filter_map(|p| plan.merge(&runs, p).unwrap())
+                    .collect();
+                assert_eq!(
+                    ids(&merged),
+                    expected(&parts, asc, nulls_first),
+                    "asc={asc} nulls_first={nulls_first} lanes={lanes} partitions={partitions}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn merge_keys_without_room_for_the_position_still_keep_ties_in_input_order() {
+        // five keys spread over 2^50: their shared codes fit 64 bits, but
+        // not beside a position (136 morsels of 37 rows), so equal keys
+        // compare their positions one by one
+        let parts: Vec<(usize, RecordBatch)> = morsels(5000, 37, 3)
+            .into_iter()
+            .map(|(m, b)| {
+                let k = b.column(0).as_primitive::<arrow::datatypes::Int64Type>();
+                let spread: Int64Array = k.unary(|v| (v % 5) << 48);
+                let batch =
+                    RecordBatch::try_new(schema(), vec![Arc::new(spread), b.column(1).clone()])
+                        .unwrap();
+                (m, batch)
+            })
+            .collect();
+        for ((asc, nulls_first), lanes) in [(true, false), (false, true)]
+            .into_iter()
+            .flat_map(|d| [(d, 2), (d, 3)])
+        {
+            let spec = SortSpec::new(&key(asc, nulls_first), schema()).unwrap();
+            let runs: Vec<SortedRun> = (0..lanes)
+                .map(|lane| {
+                    let mine = parts.iter().filter(|(m, _)| m % lanes == lane).cloned();
+                    SortedRun::new(&spec, mine.collect(), lane == 0).unwrap()
+                })
+                .collect();
+            for partitions in [1, 3] {
+                let plan = MergePlan::new(&runs, partitions);
+                let codes = plan.codes.as_ref().expect("the codes fit 64 bits");
+                assert!(codes.position.is_none(), "no room for the position");
                 let merged: Vec<RecordBatch> = (0..plan.partitions)
                     .filter_map(|p| plan.merge(&runs, p).unwrap())
                     .collect();
