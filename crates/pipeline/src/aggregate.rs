@@ -31,8 +31,8 @@ use crate::error::{Error, Result};
 mod holistic;
 use crate::eval::evaluate;
 
-use self::groups::GroupTable;
 pub(crate) use self::groups::RADIX_BUCKETS;
+use self::groups::{EMPTY as EMPTY_GROUP, GroupTable};
 use crate::hash::FxHashSet;
 use crate::step::{PipelineBatch, Selection, remap_columns};
 
@@ -549,8 +549,16 @@ impl AggregateState {
 
 /// Brings the lanes' group tables to one layout before they merge: the
 /// widest any lane needed (one lane met a string key too long for one
-/// word, or for the fixed-width layout).
+/// word, or for the fixed-width layout). Unless every lane found its
+/// groups by value ([`by_value`]), every group goes in its radix bucket.
 pub(crate) fn unify_layouts(lanes: &mut [PartitionedState]) -> Result<()> {
+    if by_value(lanes).is_none() {
+        for lane in lanes.iter_mut() {
+            if let Some(groups) = &mut lane.state.groups {
+                groups.seal();
+            }
+        }
+    }
     let widest = lanes
         .iter()
         .filter_map(|l| l.state.groups.as_ref().map(GroupTable::layout))
@@ -574,6 +582,9 @@ pub(crate) fn merge_partition(
     lanes: &[PartitionedState],
     buckets: std::ops::Range<usize>,
 ) -> Result<(RecordBatch, usize)> {
+    if let Some(maps) = by_value(lanes) {
+        return merge_by_value(plan, lanes, &maps, buckets);
+    }
     let mut merged = plan.new_state()?;
     // the lanes share one layout (`unify_layouts`); so does the merge
     if let (Some(groups), Some(first)) = (
@@ -609,6 +620,82 @@ pub(crate) fn merge_partition(
                 }
             }
         }
+    }
+    let size = merged.size();
+    Ok((merged.finish(plan)?, size))
+}
+
+/// Per lane its direct map (`GroupTable::direct_map`), if every lane
+/// found its groups by the value of a one-word key and together the maps
+/// span at most [`BY_VALUE_SPAN`] values.
+fn by_value(lanes: &[PartitionedState]) -> Option<Vec<(u64, &[u32], u32)>> {
+    let maps: Vec<(u64, &[u32], u32)> = lanes
+        .iter()
+        .map(|l| l.state.groups.as_ref()?.direct_map())
+        .collect::<Option<_>>()?;
+    let spans = maps.iter().filter(|(_, ids, _)| !ids.is_empty());
+    let lo = spans.clone().map(|(base, _, _)| *base).min();
+    let hi = spans.map(|(base, ids, _)| base + ids.len() as u64).max();
+    match (lo, hi) {
+        (Some(lo), Some(hi)) if hi - lo > BY_VALUE_SPAN => None,
+        _ => Some(maps),
+    }
+}
+
+/// The most values lanes' direct maps may span together for a merge by
+/// value (lanes that saw values far apart merge by hash).
+const BY_VALUE_SPAN: u64 = 1 << 23;
+
+/// [`merge_partition`] of lanes that found their groups by value: the
+/// values the lanes' maps span are cut into [`RADIX_BUCKETS`] even
+/// ranges, and the partition of `buckets` merges the groups of its
+/// ranges by reading each lane's map there, in value order; no key is
+/// hashed or compared. NULL goes with bucket 0.
+fn merge_by_value(
+    plan: &AggregatePlan,
+    lanes: &[PartitionedState],
+    maps: &[(u64, &[u32], u32)],
+    buckets: std::ops::Range<usize>,
+) -> Result<(RecordBatch, usize)> {
+    let mut merged = plan.new_state()?;
+    let spans = maps.iter().filter(|(_, ids, _)| !ids.is_empty());
+    let lo = spans.clone().map(|(base, _, _)| *base).min().unwrap_or(0);
+    let hi = spans
+        .map(|(base, ids, _)| base + ids.len() as u64)
+        .max()
+        .unwrap_or(0);
+    let cut = |b: usize| lo + ((hi - lo) as u128 * b as u128 / RADIX_BUCKETS as u128) as u64;
+    let (from, to) = (cut(buckets.start), cut(buckets.end));
+    let mut ours = vec![EMPTY_GROUP; (to - from) as usize];
+    let mut null_group = EMPTY_GROUP;
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
+    for (lane, &(base, ids, null)) in lanes.iter().zip(maps) {
+        src.clear();
+        dst.clear();
+        let Some(groups) = &mut merged.groups else {
+            return Err(Error::Internal("a merge by value without groups".into()));
+        };
+        let end = base + ids.len() as u64;
+        for v in from.max(base)..to.min(end) {
+            let id = ids[(v - base) as usize];
+            if id == EMPTY_GROUP {
+                continue;
+            }
+            let group = &mut ours[(v - from) as usize];
+            if *group == EMPTY_GROUP {
+                *group = groups.push_by_value(v, false)?;
+            }
+            src.push(id);
+            dst.push(*group);
+        }
+        if buckets.contains(&0) && null != EMPTY_GROUP {
+            if null_group == EMPTY_GROUP {
+                null_group = groups.push_by_value(0, true)?;
+            }
+            src.push(null);
+            dst.push(null_group);
+        }
+        merged.merge_accumulators(&lane.state, &src, &dst)?;
     }
     let size = merged.size();
     Ok((merged.finish(plan)?, size))

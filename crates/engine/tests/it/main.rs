@@ -5,6 +5,7 @@ mod cells;
 mod differential;
 mod fairness;
 mod files;
+mod groups;
 mod sniff;
 mod tpch;
 mod tpch_queries;

@@ -312,7 +312,48 @@ impl GroupTable {
         self.empty_at(self.layout())
     }
 
-    /// Number of groups in radix bucket `b`.
+    /// The [`Direct`] map of a one-word key, if the table finds its groups
+    /// by one: the first value, the group of each value from there
+    /// ([`EMPTY`] for none), and the group of NULL ([`EMPTY`] for none).
+    pub(crate) fn direct_map(&self) -> Option<(u64, &[u32], u32)> {
+        match self {
+            GroupTable::Fixed1(FixedGroups {
+                direct: Direct::Window { base, ids },
+                null_group,
+                ..
+            }) => Some((*base, ids, *null_group)),
+            _ => None,
+        }
+    }
+
+    /// Adds the group of one-word key `word` (NULL when `null`), which the
+    /// table does not hold, to a table that merges by value
+    /// ([`Self::direct_map`]) and is finished next: it goes in no bucket.
+    pub(crate) fn push_by_value(&mut self, word: u64, null: bool) -> Result<u32> {
+        let GroupTable::Fixed1(t) = self else {
+            return Err(Error::Internal(
+                "a merge by value into a table of more than one word".into(),
+            ));
+        };
+        let id = t.keys.len() as u32;
+        t.keys.push([if null { 0 } else { word }]);
+        t.nulls.push(u32::from(null));
+        Ok(id)
+    }
+
+    /// Puts every group in its radix bucket's table: a lane's table
+    /// before it merges by bucket ([`FixedGroups::place_new`]).
+    pub(crate) fn seal(&mut self) {
+        match self {
+            GroupTable::Rows(_) => {}
+            GroupTable::Fixed1(t) => t.place_new(),
+            GroupTable::Fixed2(t) => t.place_new(),
+            GroupTable::Fixed3(t) => t.place_new(),
+            GroupTable::Fixed4(t) => t.place_new(),
+        }
+    }
+
+    /// Number of groups in radix bucket `b` (of a sealed table).
     pub(crate) fn bucket_len(&self, b: usize) -> usize {
         match self {
             GroupTable::Rows(t) => t.buckets.ids[b].len(),
@@ -478,7 +519,7 @@ struct FixedSlot<const K: usize> {
 }
 
 /// The id of an empty slot.
-const EMPTY: u32 = u32::MAX;
+pub(crate) const EMPTY: u32 = u32::MAX;
 
 /// How many rows ahead of the one probed its home slot is fetched.
 const PROBE_AHEAD: usize = 16;
@@ -550,6 +591,43 @@ impl<const K: usize> FixedTable<K> {
         }
     }
 
+    /// Makes room for `more` groups beyond those held, rehashing at most
+    /// once.
+    fn fit(&mut self, more: usize) {
+        if 4 * (self.len + more) <= 3 * self.slots.len() {
+            return;
+        }
+        let capacity = ((self.len + more) * 4 / 3 + 1).next_power_of_two().max(16);
+        let old = std::mem::replace(
+            &mut self.slots,
+            vec![
+                FixedSlot {
+                    key: [0; K],
+                    nulls: 0,
+                    id: EMPTY,
+                };
+                capacity
+            ],
+        );
+        self.len = 0;
+        for slot in old.into_iter().filter(|s| s.id != EMPTY) {
+            self.place(slot, hash_fixed(&slot.key, slot.nulls));
+        }
+    }
+
+    /// Puts `slot`, whose key the table does not hold, in its place; the
+    /// table has room ([`Self::fit`]).
+    #[inline]
+    fn place(&mut self, slot: FixedSlot<K>, hash: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        while self.slots[i].id != EMPTY {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = slot;
+        self.len += 1;
+    }
+
     /// Makes room for `groups` groups in all (an empty table only).
     fn reserve(&mut self, groups: usize) {
         debug_assert_eq!(self.len, 0);
@@ -606,6 +684,95 @@ pub(crate) struct FixedGroups<const K: usize> {
     scratch_keys: Vec<[u64; K]>,
     scratch_nulls: Vec<u32>,
     scratch_hashes: Vec<u64>,
+    /// For a one-word key: its groups by the key's value, while the
+    /// values fall in a window small enough (see [`Direct`]).
+    direct: Direct,
+    /// Groups from this id on are in no bucket's table yet: while the
+    /// [`Direct`] map finds the groups, new ones are only numbered, and
+    /// [`Self::place_new`] puts them in their buckets at once (sized
+    /// tables, no key compared) when the map is given up or the lane ends.
+    placed: usize,
+    /// With the map on, the group of the NULL key, if any.
+    null_group: u32,
+}
+
+/// A one-word key's group ids indexed by the key's value less `base`: a
+/// probe is one load from a dense array instead of a hash and a search.
+/// Every group is still in its bucket's hash table (the merge reads
+/// those); this only finds it again. It follows the window of values
+/// seen, growing it with room to spare, and is given up for good once a
+/// batch would need more than [`DIRECT_MAX`] slots, or more than
+/// [`DIRECT_SPARSE`] slots per group (a hash table of so few groups sits
+/// in the cache anyway).
+#[derive(Debug)]
+enum Direct {
+    Window { base: u64, ids: Vec<u32> },
+    Off,
+}
+
+/// The most slots of a [`Direct`] map: 8 MiB of ids.
+const DIRECT_MAX: u64 = 1 << 21;
+
+/// A [`Direct`] map of more slots than this many per group (the groups so
+/// far plus the batch's rows) is given up, unless it is small.
+const DIRECT_SPARSE: u64 = 4;
+
+/// Slots a [`Direct`] map may have whatever the groups (1 MiB of ids:
+/// a lane's first batch may be its last, short morsel).
+const DIRECT_SMALL: u64 = 1 << 18;
+
+impl Direct {
+    /// Makes the window hold `lo..=hi`, the non-NULL values of a batch of
+    /// `rows` rows into a table of `groups` groups; false (and `Off`) if
+    /// it may not.
+    fn cover(&mut self, lo: u64, hi: u64, groups: usize, rows: usize) -> bool {
+        let Direct::Window { base, ids } = self else {
+            return false;
+        };
+        let end = *base + ids.len() as u64;
+        if lo >= *base && hi < end {
+            return true;
+        }
+        let (lo, hi) = if ids.is_empty() {
+            (lo, hi)
+        } else {
+            (lo.min(*base), hi.max(end - 1))
+        };
+        let span = (hi - lo).saturating_add(1);
+        let dense = (groups + rows) as u64 * DIRECT_SPARSE;
+        // (the window ends before the last word, so its end fits a word)
+        if span > DIRECT_MAX || (span > DIRECT_SMALL && span > dense) || hi == u64::MAX {
+            *self = Direct::Off;
+            return false;
+        }
+        // room to grow on the side that grew (both, at first), within the
+        // limit
+        let room = (span / 2).min(DIRECT_MAX - span);
+        let grew_lo = ids.is_empty() || lo < *base;
+        let grew_hi = ids.is_empty() || hi >= end;
+        let (room_lo, room_hi) = match (grew_lo, grew_hi) {
+            (true, true) => (room / 2, room - room / 2),
+            (true, false) => (room, 0),
+            (false, _) => (0, room),
+        };
+        let new_lo = lo.saturating_sub(room_lo);
+        let new_hi = hi.saturating_add(room_hi).min(u64::MAX - 1);
+        let mut grown = vec![EMPTY; (new_hi - new_lo + 1) as usize];
+        if !ids.is_empty() {
+            let at = (*base - new_lo) as usize;
+            grown[at..at + ids.len()].copy_from_slice(ids);
+        }
+        *base = new_lo;
+        *ids = grown;
+        true
+    }
+
+    fn size(&self) -> usize {
+        match self {
+            Direct::Window { ids, .. } => ids.capacity() * 4,
+            Direct::Off => 0,
+        }
+    }
 }
 
 #[inline]
@@ -703,6 +870,16 @@ impl<const K: usize> FixedGroups<K> {
             scratch_keys: Vec::new(),
             scratch_nulls: Vec::new(),
             scratch_hashes: Vec::new(),
+            direct: if K == 1 {
+                Direct::Window {
+                    base: 0,
+                    ids: Vec::new(),
+                }
+            } else {
+                Direct::Off
+            },
+            placed: 0,
+            null_group: EMPTY,
         }
     }
 
@@ -835,16 +1012,21 @@ impl<const K: usize> FixedGroups<K> {
     #[inline]
     fn find_or_insert(&mut self, key: [u64; K], nulls: u32, hash: u64) -> u32 {
         let next = self.keys.len() as u32;
+        debug_assert_eq!(self.placed, self.keys.len(), "groups left unplaced");
         let (id, new) = self.tables[radix(hash)].find_or_insert(key, nulls, hash, || next);
         if new {
             self.keys.push(key);
             self.nulls.push(nulls);
+            self.placed += 1;
         }
         id
     }
 
     fn group_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
         self.encode(columns)?;
+        if self.direct_ids(ids) {
+            return Ok(());
+        }
         let keys = std::mem::take(&mut self.scratch_keys);
         let nulls = std::mem::take(&mut self.scratch_nulls);
         let mut hashes = std::mem::take(&mut self.scratch_hashes);
@@ -899,6 +1081,106 @@ impl<const K: usize> FixedGroups<K> {
         Ok(())
     }
 
+    /// [`Self::group_ids`] of the encoded batch through the [`Direct`]
+    /// map, if its window may cover the batch.
+    fn direct_ids(&mut self, ids: &mut Vec<u32>) -> bool {
+        if matches!(self.direct, Direct::Off) {
+            return false;
+        }
+        let keys = std::mem::take(&mut self.scratch_keys);
+        let nulls = std::mem::take(&mut self.scratch_nulls);
+        let (lo, hi) = keys
+            .iter()
+            .zip(&nulls)
+            .filter(|(_, m)| **m == 0)
+            .fold((u64::MAX, 0), |(lo, hi), (k, _)| {
+                (lo.min(k[0]), hi.max(k[0]))
+            });
+        let mut direct = std::mem::replace(&mut self.direct, Direct::Off);
+        let covered = lo > hi || direct.cover(lo, hi, self.keys.len(), keys.len());
+        if let (true, Direct::Window { base, ids: map }) = (covered, &mut direct) {
+            // first every row's group as the map has it; then, in row
+            // order, the rows it lacked (new groups, NULLs) are looked up
+            // in the hash table, their home slots read ahead
+            let mut misses = std::mem::take(&mut self.scratch_hashes);
+            misses.clear();
+            ids.clear();
+            ids.extend(
+                keys.iter()
+                    .zip(&nulls)
+                    .enumerate()
+                    .map(|(i, (key, &mask))| {
+                        let id = if mask == 0 {
+                            map[(key[0] - *base) as usize]
+                        } else {
+                            EMPTY
+                        };
+                        if id == EMPTY {
+                            misses.push(i as u64);
+                        }
+                        id
+                    }),
+            );
+            for &i in &misses {
+                let (key, mask) = (keys[i as usize], nulls[i as usize]);
+                let group = if mask == 0 {
+                    &mut map[(key[0] - *base) as usize]
+                } else {
+                    &mut self.null_group
+                };
+                if *group == EMPTY {
+                    *group = self.keys.len() as u32;
+                    self.keys.push(key);
+                    self.nulls.push(mask);
+                }
+                ids[i as usize] = *group;
+            }
+            self.scratch_hashes = misses;
+        }
+        self.direct = direct;
+        self.scratch_keys = keys;
+        self.scratch_nulls = nulls;
+        if matches!(self.direct, Direct::Off) {
+            // from here on the hash tables find the groups
+            self.place_new();
+            return false;
+        }
+        true
+    }
+
+    /// Puts the groups the [`Direct`] map numbered in their buckets'
+    /// tables: each bucket made room for its new groups once, each key
+    /// placed without a compare (they are distinct).
+    fn place_new(&mut self) {
+        let (from, to) = (self.placed, self.keys.len());
+        if from == to {
+            return;
+        }
+        let hashes: Vec<u64> = (from..to)
+            .map(|g| hash_fixed(&self.keys[g], self.nulls[g]))
+            .collect();
+        let mut counts = vec![0usize; RADIX_BUCKETS];
+        for &h in &hashes {
+            counts[radix(h)] += 1;
+        }
+        for (table, &more) in self.tables.iter_mut().zip(&counts) {
+            table.fit(more);
+        }
+        for (n, (g, &h)) in (from..to).zip(&hashes).enumerate() {
+            if let Some(&ahead) = hashes.get(n + PROBE_AHEAD) {
+                let slots = &self.tables[radix(ahead)].slots;
+                prefetch(&slots[ahead as usize & (slots.len() - 1)]);
+            }
+            let slot = FixedSlot {
+                key: self.keys[g],
+                nulls: self.nulls[g],
+                id: g as u32,
+            };
+            self.tables[radix(h)].place(slot, h);
+        }
+        self.placed = to;
+    }
+
     /// The groups are taken in the order of the bucket's slots, which
     /// hold their keys: the base's key list (in id order, so scattered
     /// for one bucket) is never read.
@@ -931,6 +1213,7 @@ impl<const K: usize> FixedGroups<K> {
         }
         debug_assert_eq!(self.keys.len() as u32 - offset, src.len() as u32);
         self.tables[b] = table;
+        self.placed = self.keys.len();
     }
 
     fn merge_bucket(
@@ -1071,6 +1354,7 @@ impl<const K: usize> FixedGroups<K> {
             + self.scratch_keys.capacity() * 8 * K
             + self.scratch_nulls.capacity() * 4
             + self.scratch_hashes.capacity() * 8
+            + self.direct.size()
     }
 }
 
@@ -1294,6 +1578,89 @@ mod tests {
                     .join("|")
             })
             .collect()
+    }
+
+    #[test]
+    fn a_one_word_key_finds_its_groups_by_value_while_the_values_stay_close() {
+        // batches of BIGINT keys: a window that grows below and above,
+        // NULLs, a batch of one value, then one far off that ends the map
+        // (or values either side of zero, whose words are far apart); the
+        // ids must be the hash table's, first come first numbered
+        let mut rng = StdRng::seed_from_u64(21);
+        let mut near = |lo: i64, hi: i64, n: usize| -> Vec<Option<i64>> {
+            (0..n)
+                .map(|_| (rng.random_range(0..8) > 0).then(|| rng.random_range(lo..hi)))
+                .collect()
+        };
+        let first = [
+            near(1000, 3000, 500),
+            near(0, 1500, 500),
+            near(2500, 60_000, 2000),
+            vec![Some(7); 40],
+            vec![None; 10],
+        ];
+        // a first batch of the last word alone (-1): no window ends past it
+        let mut t = table(&[DataType::Int64]);
+        let mut ids = Vec::new();
+        let column: ArrayRef = Arc::new(Int64Array::from(vec![Some(-1), None, Some(-1)]));
+        t.group_ids(&[column], &mut ids).unwrap();
+        assert_eq!(ids, [0, 1, 0]);
+        // (too wide, across zero, too sparse for its groups; or near, and
+        // the map stays on to the end)
+        let lasts = [
+            (vec![Some(1 << 40), Some(5)], false),
+            (vec![Some(-3), Some(3)], false),
+            (near(0, 1_000_000, 100), false),
+            (near(100, 200, 50), true),
+        ];
+        for (last, stays) in lasts {
+            let mut t = table(&[DataType::Int64]);
+            let mut want: HashMap<Option<i64>, u32> = HashMap::new();
+            let mut ids = Vec::new();
+            for (b, keys) in first.iter().chain([&last]).enumerate() {
+                let column: ArrayRef = Arc::new(Int64Array::from(keys.clone()));
+                t.group_ids(&[column], &mut ids).unwrap();
+                let expected: Vec<u32> = keys
+                    .iter()
+                    .map(|k| {
+                        let next = want.len() as u32;
+                        *want.entry(*k).or_insert(next)
+                    })
+                    .collect();
+                assert_eq!(ids, expected, "batch {b}");
+                let GroupTable::Fixed1(f) = &t else {
+                    panic!("a BIGINT key is one word")
+                };
+                let on = matches!(f.direct, Direct::Window { .. });
+                assert_eq!(on, b < first.len() || stays, "batch {b}: the map is on");
+                // groups the map numbered wait for their buckets until it
+                // is given up
+                let placed = (0..RADIX_BUCKETS).map(|b| t.bucket_len(b)).sum::<usize>();
+                assert_eq!(placed, if on { 0 } else { want.len() }, "batch {b}");
+            }
+            // sealed: each group once, in id order, in the buckets the
+            // merge reads
+            t.seal();
+            let mut by_id: Vec<(u32, Option<i64>)> =
+                want.into_iter().map(|(k, i)| (i, k)).collect();
+            by_id.sort_unstable();
+            let buckets: usize = (0..RADIX_BUCKETS).map(|b| t.bucket_len(b)).sum();
+            assert_eq!(buckets, by_id.len());
+            let mut seen = HashSet::new();
+            if let GroupTable::Fixed1(f) = &t {
+                for table in &f.tables {
+                    for slot in table.slots.iter().filter(|s| s.id != EMPTY) {
+                        assert_eq!(f.keys[slot.id as usize], slot.key);
+                        assert!(seen.insert(slot.id), "group {} placed twice", slot.id);
+                    }
+                }
+            }
+            assert_eq!(seen.len(), by_id.len());
+            let keys = t.finish().unwrap();
+            let got = keys[0].as_primitive::<arrow::datatypes::Int64Type>();
+            let got: Vec<Option<i64>> = got.iter().collect();
+            assert_eq!(got, by_id.into_iter().map(|(_, k)| k).collect::<Vec<_>>());
+        }
     }
 
     #[test]

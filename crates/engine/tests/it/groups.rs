@@ -1,0 +1,103 @@
+//! GROUP BY over many morsels and lanes: whichever way the lanes find
+//! their groups (a map by value, hash tables) and merge them (by value
+//! ranges, by radix buckets), every thread count gives the same groups.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, AsArray, Int64Array, RecordBatch};
+use arrow::datatypes::{DataType, Field, Int64Type, Schema};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use weir_engine::Database;
+
+/// `(count(*), sum(v))` per key.
+type Groups = HashMap<Option<i64>, (i64, i64)>;
+
+fn table(db: &Database, keys: &[Option<i64>]) -> Groups {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, true),
+        Field::new("v", DataType::Int64, false),
+    ]));
+    let batches = keys
+        .chunks(10_000)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let v = (0..chunk.len()).map(|i| (c * 10_000 + i) as i64 % 1000);
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(Int64Array::from(chunk.to_vec())),
+                    Arc::new(Int64Array::from_iter_values(v)),
+                ],
+            )
+            .unwrap()
+        })
+        .collect();
+    db.register_batches("t", schema, batches).unwrap();
+    let mut want = Groups::new();
+    for (i, k) in keys.iter().enumerate() {
+        let e = want.entry(*k).or_default();
+        e.0 += 1;
+        e.1 += i as i64 % 1000;
+    }
+    want
+}
+
+fn groups(db: &Database) -> Groups {
+    let result = db
+        .execute("SELECT k, count(*), sum(v)::BIGINT FROM t GROUP BY k")
+        .unwrap();
+    let mut got = Groups::new();
+    for b in result.batches() {
+        let (k, n, s) = (
+            b.column(0).as_primitive::<Int64Type>(),
+            b.column(1).as_primitive::<Int64Type>(),
+            b.column(2).as_primitive::<Int64Type>(),
+        );
+        for i in 0..b.num_rows() {
+            let key = k.is_valid(i).then(|| k.value(i));
+            let old = got.insert(key, (n.value(i), s.value(i)));
+            assert!(old.is_none(), "group {key:?} twice");
+        }
+    }
+    got
+}
+
+#[test]
+fn integer_keys_group_alike_on_any_number_of_lanes() {
+    let mut rng = StdRng::seed_from_u64(17);
+    let rows = 600_000;
+    let close: Vec<Option<i64>> = (0..rows)
+        .map(|_| (rng.random_range(0..50) > 0).then(|| 1000 + rng.random_range(0..150_000)))
+        .collect();
+    // the same, then one value far off near the end: one lane gives its
+    // map up, so every lane merges by hash
+    let mut far = close.clone();
+    far[rows - 5] = Some(1 << 40);
+    // either side of zero (words far apart), and sorted runs that only
+    // grow (the map's window grows with them)
+    let signed: Vec<Option<i64>> = (0..rows)
+        .map(|_| Some(rng.random_range(-500..500)))
+        .collect();
+    let rising: Vec<Option<i64>> = (0..rows as i64).map(|i| Some(i / 3)).collect();
+    for (name, keys) in [
+        ("close", close),
+        ("far", far),
+        ("signed", signed),
+        ("rising", rising),
+    ] {
+        let db = Database::new().unwrap();
+        let want = table(&db, &keys);
+        for threads in [1, 2, 4] {
+            db.set_threads(threads).unwrap();
+            assert!(groups(&db) == want, "{name} on {threads} threads");
+            let distinct = db.execute("SELECT count(DISTINCT k) FROM t").unwrap();
+            let n = distinct.batches()[0]
+                .column(0)
+                .as_primitive::<Int64Type>()
+                .value(0);
+            let non_null = want.keys().filter(|k| k.is_some()).count();
+            assert_eq!(n as usize, non_null, "{name} on {threads} threads");
+        }
+    }
+}
