@@ -710,12 +710,12 @@ enum Direct {
     Off,
 }
 
-/// The most slots of a [`Direct`] map: 8 MiB of ids.
-const DIRECT_MAX: u64 = 1 << 21;
+/// The most slots of a [`Direct`] map: 32 MiB of ids.
+const DIRECT_MAX: u64 = 1 << 23;
 
 /// A [`Direct`] map of more slots than this many per group (the groups so
 /// far plus the batch's rows) is given up, unless it is small.
-const DIRECT_SPARSE: u64 = 4;
+const DIRECT_SPARSE: u64 = 8;
 
 /// Slots a [`Direct`] map may have whatever the groups (1 MiB of ids:
 /// a lane's first batch may be its last, short morsel).
