@@ -18,7 +18,7 @@ use crate::fairness::YieldPoint;
 use crate::join::ProbeOp;
 use crate::memory::MemoryAccountant;
 use crate::options::{ExecOptions, Progress};
-use crate::sort::{SortSpec, SortedRun, TOP_N_MAX, TopN, position_base};
+use crate::sort::{SharedBound, SortSpec, SortedRun, TOP_N_MAX, TopN, position_base};
 use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 use crate::window::{WindowLane, WindowPlan};
@@ -1034,6 +1034,8 @@ pub(crate) struct LaneShared {
     pub(crate) error: Mutex<Option<Error>>,
     /// Lanes made over all phases: the reports the merge waits for.
     pub(crate) lanes_made: AtomicUsize,
+    /// A top-N's best threshold over its lanes.
+    top_bound: SharedBound,
 }
 
 impl LaneShared {
@@ -1068,6 +1070,7 @@ impl LaneShared {
             memory,
             error: Mutex::new(None),
             lanes_made: AtomicUsize::new(0),
+            top_bound: SharedBound::default(),
         })
     }
 
@@ -1317,7 +1320,9 @@ impl LaneRun<'_> {
                 agg.update(plan, &PipelineBatch::new(rows))?;
             }
             (Breaker::TopN { sort, .. }, LaneState::TopN(top)) => {
+                top.share_bound(sort, &shared.top_bound)?;
                 top.push_morsel(sort, rows, position_base(index, first_row))?;
+                top.share_bound(sort, &shared.top_bound)?;
             }
             (_, LaneState::Batches(out)) => {
                 if p.early_stop.is_some() {

@@ -18,12 +18,12 @@
 use std::borrow::Borrow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow::array::{
     Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, BooleanBufferBuilder,
     PrimitiveArray, RecordBatch, RecordBatchOptions, Scalar, UInt32Array, UInt64Array,
-    downcast_primitive,
+    downcast_primitive, make_comparator,
 };
 use arrow::buffer::NullBuffer;
 use arrow::compute::kernels::cmp::{gt_eq, lt_eq};
@@ -174,6 +174,13 @@ pub(crate) fn part_positions(parts: &[(usize, RecordBatch)]) -> Vec<UInt64Array>
     out
 }
 
+/// The best first-key threshold the lanes of one top-N have found. A
+/// lane's threshold bounds every lane's rows (that lane holds `k` rows not
+/// worse than it), so each lane publishes its own and takes a better one:
+/// a lane skips the zones and rows another lane's candidates already beat.
+#[derive(Default)]
+pub(crate) struct SharedBound(Mutex<Option<ArrayRef>>);
+
 /// A lane's top-N: at most `k` best rows once compacted.
 pub(crate) struct TopN {
     k: usize,
@@ -198,6 +205,36 @@ impl TopN {
             threshold: None,
             threshold_first: None,
         })
+    }
+
+    /// Trades first-key thresholds with the other lanes: publishes this
+    /// lane's if it beats the shared one, takes the shared one if it beats
+    /// this lane's. (A NULL threshold bounds nothing and is not shared.)
+    pub(crate) fn share_bound(&mut self, spec: &SortSpec, shared: &SharedBound) -> Result<()> {
+        let mine = self.threshold_first.as_ref().filter(|t| !t.is_null(0));
+        let mut best = shared.0.lock().unwrap_or_else(|e| e.into_inner());
+        match (mine, best.as_ref()) {
+            (None, None) => {}
+            (Some(mine), None) => *best = Some(Arc::clone(mine)),
+            (None, Some(theirs)) => self.threshold_first = Some(Arc::clone(theirs)),
+            (Some(mine), Some(theirs)) => {
+                let key = &spec.keys[0];
+                let options = SortOptions {
+                    descending: !key.asc,
+                    nulls_first: key.nulls_first,
+                };
+                let order = make_comparator(mine.as_ref(), theirs.as_ref(), options)
+                    .map_err(Error::arrow)?(0, 0);
+                match order {
+                    std::cmp::Ordering::Less => *best = Some(Arc::clone(mine)),
+                    std::cmp::Ordering::Greater => {
+                        self.threshold_first = Some(Arc::clone(theirs));
+                    }
+                    std::cmp::Ordering::Equal => {}
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Offers the rows of `batch`, at input positions `seq`.
@@ -2110,6 +2147,46 @@ mod tests {
     }
 
     #[test]
+    fn lanes_share_the_best_first_key_bound() {
+        let one = |v: Option<i64>| -> ArrayRef { Arc::new(Int64Array::from(vec![v])) };
+        // (ascending, the two lanes' bounds, the better one)
+        for (asc, a, b, best) in [
+            (false, 100, 50, 100),
+            (false, 50, 100, 100),
+            (true, 100, 50, 50),
+        ] {
+            let spec = SortSpec::new(&key(asc, false), schema()).unwrap();
+            let shared = SharedBound::default();
+            let mut lanes = [TopN::new(&spec, 3).unwrap(), TopN::new(&spec, 3).unwrap()];
+            lanes[0].threshold_first = Some(one(Some(a)));
+            lanes[1].threshold_first = Some(one(Some(b)));
+            for i in [0, 1, 0] {
+                lanes[i].share_bound(&spec, &shared).unwrap();
+            }
+            for lane in &lanes {
+                assert_eq!(
+                    lane.threshold_first.as_ref().unwrap().to_data(),
+                    one(Some(best)).to_data(),
+                    "asc={asc} {a} {b}"
+                );
+            }
+            // a NULL bound is neither published nor taken
+            let mut third = TopN::new(&spec, 3).unwrap();
+            third.threshold_first = Some(one(None));
+            third.share_bound(&spec, &shared).unwrap();
+            assert_eq!(
+                third.threshold_first.unwrap().to_data(),
+                one(Some(best)).to_data()
+            );
+            let nulls = SharedBound::default();
+            let mut fourth = TopN::new(&spec, 3).unwrap();
+            fourth.threshold_first = Some(one(None));
+            fourth.share_bound(&spec, &nulls).unwrap();
+            assert!(nulls.0.lock().unwrap().is_none());
+        }
+    }
+
+    #[test]
     fn top_n_is_the_head_of_the_stable_sort() {
         // keys with many ties, keys nearly all distinct, and one morsel
         // (whose own k-th key decides)
@@ -2123,14 +2200,29 @@ mod tests {
             for ((asc, nulls_first), n) in
                 [(false, false), (true, true), (true, false), (false, true)]
                     .into_iter()
-                    .flat_map(|d| [(d, 1), (d, 2)])
+                    .flat_map(|d| [(d, 1), (d, 2), (d, 3)])
             {
                 let spec = SortSpec::new(&key(asc, nulls_first), schema()).unwrap();
                 let mut lanes: Vec<TopN> = (0..n).map(|_| TopN::new(&spec, k).unwrap()).collect();
+                // the lanes trade thresholds around each morsel, as the
+                // pipeline's lanes do
+                let shared = SharedBound::default();
                 for (m, b) in &parts {
-                    lanes[m % n]
-                        .push(&spec, b.clone(), positions(*m, b.num_rows()))
+                    let lane = &mut lanes[m % n];
+                    lane.share_bound(&spec, &shared).unwrap();
+                    lane.push(&spec, b.clone(), positions(*m, b.num_rows()))
                         .unwrap();
+                    lane.share_bound(&spec, &shared).unwrap();
+                }
+                for lane in &mut lanes {
+                    lane.share_bound(&spec, &shared).unwrap();
+                }
+                // every lane ends with the shared threshold
+                if let Some(best) = shared.0.lock().unwrap().clone() {
+                    for lane in &lanes {
+                        let mine = lane.threshold_first.as_ref().map(|t| t.to_data());
+                        assert_eq!(mine, Some(best.to_data()), "k={k} asc={asc} lanes={n}");
+                    }
                 }
                 let mut merged = TopN::new(&spec, k).unwrap();
                 for lane in lanes {
