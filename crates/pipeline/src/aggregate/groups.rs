@@ -698,12 +698,13 @@ pub(crate) struct FixedGroups<const K: usize> {
 
 /// A one-word key's group ids indexed by the key's value less `base`: a
 /// probe is one load from a dense array instead of a hash and a search.
-/// Every group is still in its bucket's hash table (the merge reads
-/// those); this only finds it again. It follows the window of values
-/// seen, growing it with room to spare, and is given up for good once a
-/// batch would need more than [`DIRECT_MAX`] slots, or more than
-/// [`DIRECT_SPARSE`] slots per group (a hash table of so few groups sits
-/// in the cache anyway).
+/// While it runs, new groups are only numbered: they reach their buckets'
+/// hash tables when it is given up or before a merge by buckets
+/// ([`FixedGroups::place_new`]); lanes that all kept their maps merge by
+/// value instead. It follows the window of values seen, growing it with
+/// room to spare, and is given up for good once a batch would need more
+/// than [`DIRECT_MAX`] slots, or more than [`DIRECT_SMALL`] slots and
+/// more than [`DIRECT_SPARSE`] per group.
 #[derive(Debug)]
 enum Direct {
     Window { base: u64, ids: Vec<u32> },
@@ -714,8 +715,11 @@ enum Direct {
 const DIRECT_MAX: u64 = 1 << 23;
 
 /// A [`Direct`] map of more slots than this many per group (the groups so
-/// far plus the batch's rows) is given up, unless it is small.
-const DIRECT_SPARSE: u64 = 8;
+/// far plus the batch's rows) is given up, unless it is small: 64 bytes
+/// per group, one to three times a hash table's, so that lanes that split
+/// a key's values between them (each holding its share of the groups over
+/// the whole span) keep their maps on two to four lanes.
+const DIRECT_SPARSE: u64 = 16;
 
 /// Slots a [`Direct`] map may have whatever the groups (1 MiB of ids:
 /// a lane's first batch may be its last, short morsel).
