@@ -1491,11 +1491,14 @@ fn merge_words(
         .collect();
     if let [(ka, pa), (kb, pb)] = &heads[..] {
         // which run goes first is a coin toss for random keys: the loop
-        // selects and advances without branching on it
+        // selects and advances without branching on it (over slices and a
+        // sized output, so no length is reloaded per row)
+        let (ka, pa, kb, pb) = (&ka[..], &pa[..], &kb[..], &pb[..]);
         let (mut i, mut j) = (0, 0);
-        for _ in 0..total {
+        picks.resize(total, 0);
+        for pick in picks.iter_mut() {
             let a_first = ka[i] < kb[j];
-            picks.push(if a_first { pa[i] } else { pb[j] });
+            *pick = if a_first { pa[i] } else { pb[j] };
             i += usize::from(a_first);
             j += usize::from(!a_first);
         }
