@@ -552,13 +552,6 @@ impl AggregateState {
 /// word, or for the fixed-width layout). Unless every lane found its
 /// groups by value ([`by_value`]), every group goes in its radix bucket.
 pub(crate) fn unify_layouts(lanes: &mut [PartitionedState]) -> Result<()> {
-    if by_value(lanes).is_none() {
-        for lane in lanes.iter_mut() {
-            if let Some(groups) = &mut lane.state.groups {
-                groups.seal();
-            }
-        }
-    }
     let widest = lanes
         .iter()
         .filter_map(|l| l.state.groups.as_ref().map(GroupTable::layout))
@@ -567,6 +560,14 @@ pub(crate) fn unify_layouts(lanes: &mut [PartitionedState]) -> Result<()> {
         for lane in lanes.iter_mut() {
             if let Some(groups) = &mut lane.state.groups {
                 groups.widen_to(widest)?;
+            }
+        }
+    }
+    // (after widening: a widened table numbers its groups anew)
+    if by_value(lanes).is_none() {
+        for lane in lanes.iter_mut() {
+            if let Some(groups) = &mut lane.state.groups {
+                groups.seal();
             }
         }
     }

@@ -101,3 +101,70 @@ fn integer_keys_group_alike_on_any_number_of_lanes() {
         }
     }
 }
+
+#[test]
+fn keys_of_two_small_columns_group_alike_on_any_number_of_lanes() {
+    // a one-letter VARCHAR and a small integer (as TPC-H Q1's flags): a
+    // map over both words; then the same with NULLs from some row on,
+    // which give the map up mid-way (a key of two words with a NULL)
+    let rows = 400_000;
+    let flags = ["A", "N", "R", "F", "O"];
+    let mut rng = StdRng::seed_from_u64(29);
+    let letters: Vec<&str> = (0..rows).map(|_| flags[rng.random_range(0..5)]).collect();
+    let small: Vec<Option<i64>> = (0..rows).map(|_| Some(rng.random_range(0..40))).collect();
+    let mut late_nulls = small.clone();
+    for (i, v) in late_nulls.iter_mut().enumerate().skip(300_000) {
+        if i % 7 == 0 {
+            *v = None;
+        }
+    }
+    for (name, numbers) in [("plain", small), ("late NULLs", late_nulls)] {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("f", DataType::Utf8, false),
+            Field::new("n", DataType::Int64, true),
+        ]));
+        let batches = (0..rows)
+            .step_by(10_000)
+            .map(|at| {
+                let end = (at + 10_000).min(rows);
+                RecordBatch::try_new(
+                    schema.clone(),
+                    vec![
+                        Arc::new(arrow::array::StringArray::from(letters[at..end].to_vec())),
+                        Arc::new(Int64Array::from(numbers[at..end].to_vec())),
+                    ],
+                )
+                .unwrap()
+            })
+            .collect();
+        let db = Database::new().unwrap();
+        db.register_batches("t", schema, batches).unwrap();
+        let mut want: HashMap<(String, Option<i64>), i64> = HashMap::new();
+        for (f, n) in letters.iter().zip(&numbers) {
+            *want.entry((f.to_string(), *n)).or_default() += 1;
+        }
+        for threads in [1, 2, 4] {
+            db.set_threads(threads).unwrap();
+            let result = db
+                .execute("SELECT f, n, count(*) FROM t GROUP BY f, n")
+                .unwrap();
+            let mut got: HashMap<(String, Option<i64>), i64> = HashMap::new();
+            for b in result.batches() {
+                let f = arrow::compute::cast(b.column(0), &DataType::Utf8).unwrap();
+                let f = f.as_string::<i32>();
+                let (n, c) = (
+                    b.column(1).as_primitive::<Int64Type>(),
+                    b.column(2).as_primitive::<Int64Type>(),
+                );
+                for i in 0..b.num_rows() {
+                    let key = (f.value(i).to_owned(), n.is_valid(i).then(|| n.value(i)));
+                    assert!(
+                        got.insert(key, c.value(i)).is_none(),
+                        "{name}: a group twice"
+                    );
+                }
+            }
+            assert!(got == want, "{name} on {threads} threads");
+        }
+    }
+}

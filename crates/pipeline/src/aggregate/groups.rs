@@ -318,10 +318,10 @@ impl GroupTable {
     pub(crate) fn direct_map(&self) -> Option<(u64, &[u32], u32)> {
         match self {
             GroupTable::Fixed1(FixedGroups {
-                direct: Direct::Window { base, ids },
+                direct: Direct::Window { base, ids, .. },
                 null_group,
                 ..
-            }) => Some((*base, ids, *null_group)),
+            }) => Some((base[0], ids, *null_group)),
             _ => None,
         }
     }
@@ -686,7 +686,7 @@ pub(crate) struct FixedGroups<const K: usize> {
     scratch_hashes: Vec<u64>,
     /// For a one-word key: its groups by the key's value, while the
     /// values fall in a window small enough (see [`Direct`]).
-    direct: Direct,
+    direct: Direct<K>,
     /// Groups from this id on are in no bucket's table yet: while the
     /// [`Direct`] map finds the groups, new ones are only numbered, and
     /// [`Self::place_new`] puts them in their buckets at once (sized
@@ -706,8 +706,14 @@ pub(crate) struct FixedGroups<const K: usize> {
 /// than [`DIRECT_MAX`] slots, or more than [`DIRECT_SMALL`] slots and
 /// more than [`DIRECT_SPARSE`] per group.
 #[derive(Debug)]
-enum Direct {
-    Window { base: u64, ids: Vec<u32> },
+enum Direct<const K: usize> {
+    /// Per key word the window's first value and its number of values;
+    /// the slot of a key counts in mixed radix, the last word lowest.
+    Window {
+        base: [u64; K],
+        radix: [u64; K],
+        ids: Vec<u32>,
+    },
     Off,
 }
 
@@ -725,48 +731,105 @@ const DIRECT_SPARSE: u64 = 16;
 /// a lane's first batch may be its last, short morsel).
 const DIRECT_SMALL: u64 = 1 << 18;
 
-impl Direct {
-    /// Makes the window hold `lo..=hi`, the non-NULL values of a batch of
-    /// `rows` rows into a table of `groups` groups; false (and `Off`) if
-    /// it may not.
-    fn cover(&mut self, lo: u64, hi: u64, groups: usize, rows: usize) -> bool {
-        let Direct::Window { base, ids } = self else {
+impl<const K: usize> Direct<K> {
+    fn new() -> Self {
+        Direct::Window {
+            base: [0; K],
+            radix: [0; K],
+            ids: Vec::new(),
+        }
+    }
+
+    /// The slot of `key` in a window (every word inside it).
+    #[inline]
+    fn slot(base: &[u64; K], radix: &[u64; K], key: &[u64; K]) -> usize {
+        let mut slot = 0;
+        for c in 0..K {
+            slot = slot * radix[c] + (key[c] - base[c]);
+        }
+        slot as usize
+    }
+
+    /// Makes the window hold every word `c` in `lo[c]..=hi[c]`, the
+    /// non-NULL keys of a batch of `rows` rows into a table whose groups
+    /// are `keys` (NULL masks `nulls`); false (and `Off`) if it may not.
+    /// A grown map is filled again from the groups' keys.
+    fn cover(
+        &mut self,
+        lo: [u64; K],
+        hi: [u64; K],
+        keys: &[[u64; K]],
+        nulls: &[u32],
+        rows: usize,
+    ) -> bool {
+        let Direct::Window { base, radix, ids } = self else {
             return false;
         };
-        let end = *base + ids.len() as u64;
-        if lo >= *base && hi < end {
+        let fresh = ids.is_empty();
+        let inside = |c: usize| lo[c] >= base[c] && hi[c] - base[c] < radix[c];
+        if !fresh && (0..K).all(inside) {
             return true;
         }
-        let (lo, hi) = if ids.is_empty() {
-            (lo, hi)
-        } else {
-            (lo.min(*base), hi.max(end - 1))
-        };
-        let span = (hi - lo).saturating_add(1);
-        let dense = (groups + rows) as u64 * DIRECT_SPARSE;
-        // (the window ends before the last word, so its end fits a word)
-        if span > DIRECT_MAX || (span > DIRECT_SMALL && span > dense) || hi == u64::MAX {
-            *self = Direct::Off;
-            return false;
+        // per word the values seen, with room on the side that grew (both,
+        // at first): half the span again
+        let mut window = [(0u64, 0u64); K];
+        let mut roomy = [(0u64, 0u64); K];
+        for c in 0..K {
+            let (l, h) = if fresh {
+                (lo[c], hi[c])
+            } else {
+                (lo[c].min(base[c]), hi[c].max(base[c] + radix[c] - 1))
+            };
+            if h == u64::MAX {
+                // (a window's end must fit a word)
+                *self = Direct::Off;
+                return false;
+            }
+            window[c] = (l, h);
+            let room = (h - l).saturating_add(1) / 2;
+            let (down, up) = match (fresh || l < base[c], fresh || h >= base[c] + radix[c]) {
+                (true, true) => (room / 2, room - room / 2),
+                (true, false) => (room, 0),
+                (false, true) => (0, room),
+                (false, false) => (0, 0),
+            };
+            roomy[c] = (
+                l.saturating_sub(down),
+                h.saturating_add(up).min(u64::MAX - 1),
+            );
         }
-        // room to grow on the side that grew (both, at first), within the
-        // limit
-        let room = (span / 2).min(DIRECT_MAX - span);
-        let grew_lo = ids.is_empty() || lo < *base;
-        let grew_hi = ids.is_empty() || hi >= end;
-        let (room_lo, room_hi) = match (grew_lo, grew_hi) {
-            (true, true) => (room / 2, room - room / 2),
-            (true, false) => (room, 0),
-            (false, _) => (0, room),
+        let slots = |w: &[(u64, u64); K]| {
+            w.iter()
+                .try_fold(1u64, |n, (l, h)| n.checked_mul(h - l + 1))
         };
-        let new_lo = lo.saturating_sub(room_lo);
-        let new_hi = hi.saturating_add(room_hi).min(u64::MAX - 1);
-        let mut grown = vec![EMPTY; (new_hi - new_lo + 1) as usize];
-        if !ids.is_empty() {
-            let at = (*base - new_lo) as usize;
+        let dense = (keys.len() + rows) as u64 * DIRECT_SPARSE;
+        let allowed = |n: u64| n <= DIRECT_MAX && (n <= DIRECT_SMALL || n <= dense);
+        let chosen = match (slots(&roomy), slots(&window)) {
+            (Some(n), _) if allowed(n) => roomy,
+            (_, Some(n)) if allowed(n) => window,
+            _ => {
+                *self = Direct::Off;
+                return false;
+            }
+        };
+        let old_base = base[0];
+        for c in 0..K {
+            base[c] = chosen[c].0;
+            radix[c] = chosen[c].1 - chosen[c].0 + 1;
+        }
+        let total = radix.iter().product::<u64>() as usize;
+        let mut grown = vec![EMPTY; total];
+        if K == 1 && !fresh {
+            // one word: the old window is a run of the new one
+            let at = (old_base - base[0]) as usize;
             grown[at..at + ids.len()].copy_from_slice(ids);
+        } else {
+            for (g, (key, &mask)) in keys.iter().zip(nulls).enumerate() {
+                if mask == 0 {
+                    grown[Self::slot(base, radix, key)] = g as u32;
+                }
+            }
         }
-        *base = new_lo;
         *ids = grown;
         true
     }
@@ -874,14 +937,7 @@ impl<const K: usize> FixedGroups<K> {
             scratch_keys: Vec::new(),
             scratch_nulls: Vec::new(),
             scratch_hashes: Vec::new(),
-            direct: if K == 1 {
-                Direct::Window {
-                    base: 0,
-                    ids: Vec::new(),
-                }
-            } else {
-                Direct::Off
-            },
+            direct: Direct::new(),
             placed: 0,
             null_group: EMPTY,
         }
@@ -1086,23 +1142,46 @@ impl<const K: usize> FixedGroups<K> {
     }
 
     /// [`Self::group_ids`] of the encoded batch through the [`Direct`]
-    /// map, if its window may cover the batch.
+    /// map, if its window may cover the batch. (Kept out of line: the
+    /// hash path's loop in `group_ids` compiles as it did without it.)
+    #[inline(never)]
     fn direct_ids(&mut self, ids: &mut Vec<u32>) -> bool {
         if matches!(self.direct, Direct::Off) {
             return false;
         }
         let keys = std::mem::take(&mut self.scratch_keys);
         let nulls = std::mem::take(&mut self.scratch_nulls);
-        let (lo, hi) = keys
-            .iter()
-            .zip(&nulls)
-            .filter(|(_, m)| **m == 0)
-            .fold((u64::MAX, 0), |(lo, hi), (k, _)| {
-                (lo.min(k[0]), hi.max(k[0]))
-            });
         let mut direct = std::mem::replace(&mut self.direct, Direct::Off);
-        let covered = lo > hi || direct.cover(lo, hi, self.keys.len(), keys.len());
-        if let (true, Direct::Window { base, ids: map }) = (covered, &mut direct) {
+        // per word the least and greatest value of the non-NULL keys; a
+        // key of several words with a NULL gives the map up
+        let mut lo = [u64::MAX; K];
+        let mut hi = [0; K];
+        let mut null_rows = false;
+        for (key, &mask) in keys.iter().zip(&nulls) {
+            if mask != 0 {
+                null_rows = true;
+                continue;
+            }
+            for c in 0..K {
+                lo[c] = lo[c].min(key[c]);
+                hi[c] = hi[c].max(key[c]);
+            }
+        }
+        let covered = if K > 1 && null_rows {
+            direct = Direct::Off;
+            false
+        } else {
+            lo[0] > hi[0] || direct.cover(lo, hi, &self.keys, &self.nulls, keys.len())
+        };
+        if let (
+            true,
+            Direct::Window {
+                base,
+                radix,
+                ids: map,
+            },
+        ) = (covered, &mut direct)
+        {
             // first every row's group as the map has it; then, in row
             // order, the rows it lacked (new groups, NULLs) are looked up
             // in the hash table, their home slots read ahead
@@ -1115,7 +1194,7 @@ impl<const K: usize> FixedGroups<K> {
                     .enumerate()
                     .map(|(i, (key, &mask))| {
                         let id = if mask == 0 {
-                            map[(key[0] - *base) as usize]
+                            map[Direct::slot(base, radix, key)]
                         } else {
                             EMPTY
                         };
@@ -1128,7 +1207,7 @@ impl<const K: usize> FixedGroups<K> {
             for &i in &misses {
                 let (key, mask) = (keys[i as usize], nulls[i as usize]);
                 let group = if mask == 0 {
-                    &mut map[(key[0] - *base) as usize]
+                    &mut map[Direct::slot(base, radix, &key)]
                 } else {
                     &mut self.null_group
                 };
@@ -1914,6 +1993,7 @@ mod tests {
             if parts.iter().any(GroupTable::is_rows) {
                 parts.iter_mut().for_each(|p| p.become_rows().unwrap());
             }
+            parts.iter_mut().for_each(GroupTable::seal);
             let (out, maps) = merged(&parts);
             let keys = out.finish().unwrap();
             let out_text = rendered(&keys);
@@ -2071,6 +2151,7 @@ mod tests {
             for p in &mut parts {
                 p.widen_to(layout).unwrap();
                 assert_eq!(p.layout(), layout);
+                p.seal();
             }
             let (out, _) = merged(&parts);
             let mut text = rendered(&out.finish().unwrap());
