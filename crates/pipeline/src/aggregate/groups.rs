@@ -1153,7 +1153,7 @@ impl<const K: usize> FixedGroups<K> {
         let nulls = std::mem::take(&mut self.scratch_nulls);
         let mut direct = std::mem::replace(&mut self.direct, Direct::Off);
         // per word the least and greatest value of the non-NULL keys; a
-        // key of several words with a NULL gives the map up
+        // key of several columns with a NULL gives the map up
         let mut lo = [u64::MAX; K];
         let mut hi = [0; K];
         let mut null_rows = false;
@@ -1167,7 +1167,9 @@ impl<const K: usize> FixedGroups<K> {
                 hi[c] = hi[c].max(key[c]);
             }
         }
-        let covered = if K > 1 && null_rows {
+        // (one group for NULL holds for a key of one column only: in
+        // several, each column is NULL or not on its own)
+        let covered = if null_rows && (K > 1 || self.columns.len() > 1) {
             direct = Direct::Off;
             false
         } else {
