@@ -2094,16 +2094,21 @@ mod tests {
                 .collect();
             for partitions in [1, 2, 7, 64] {
                 let plan = MergePlan::new(&runs, partitions);
-                let merged: Vec<RecordBatch> = (0..plan.partitions)
-                    .filter_map(|p| plan.merge(&runs, p).unwrap())
-                    .collect();
                 assert_eq!(
-                    ids(&merged),
+                    merged_ids(&plan, &runs),
                     expected(&parts, asc, nulls_first),
                     "asc={asc} nulls_first={nulls_first} lanes={lanes} partitions={partitions}"
                 );
             }
         }
+    }
+
+    /// The ids of every partition of `plan` merged, in order.
+    fn merged_ids(plan: &MergePlan, runs: &[SortedRun]) -> Vec<i64> {
+        let merged: Vec<RecordBatch> = (0..plan.partitions)
+            .filter_map(|p| plan.merge(runs, p).unwrap())
+            .collect();
+        ids(&merged)
     }
 
     #[test]
@@ -2137,11 +2142,8 @@ mod tests {
                 let plan = MergePlan::new(&runs, partitions);
                 let codes = plan.codes.as_ref().expect("the codes fit 64 bits");
                 assert!(codes.position.is_none(), "no room for the position");
-                let merged: Vec<RecordBatch> = (0..plan.partitions)
-                    .filter_map(|p| plan.merge(&runs, p).unwrap())
-                    .collect();
                 assert_eq!(
-                    ids(&merged),
+                    merged_ids(&plan, &runs),
                     expected(&parts, asc, nulls_first),
                     "asc={asc} nulls_first={nulls_first} lanes={lanes} partitions={partitions}"
                 );

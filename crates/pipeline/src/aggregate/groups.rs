@@ -594,21 +594,26 @@ impl<const K: usize> FixedTable<K> {
     /// Makes room for `more` groups beyond those held, rehashing at most
     /// once.
     fn fit(&mut self, more: usize) {
-        if 4 * (self.len + more) <= 3 * self.slots.len() {
-            return;
+        if 4 * (self.len + more) > 3 * self.slots.len() {
+            self.rehash(((self.len + more) * 4 / 3 + 1).next_power_of_two().max(16));
         }
-        let capacity = ((self.len + more) * 4 / 3 + 1).next_power_of_two().max(16);
-        let old = std::mem::replace(
-            &mut self.slots,
-            vec![
-                FixedSlot {
-                    key: [0; K],
-                    nulls: 0,
-                    id: EMPTY,
-                };
-                capacity
-            ],
-        );
+    }
+
+    /// `capacity` empty slots.
+    fn empty_slots(capacity: usize) -> Vec<FixedSlot<K>> {
+        vec![
+            FixedSlot {
+                key: [0; K],
+                nulls: 0,
+                id: EMPTY,
+            };
+            capacity
+        ]
+    }
+
+    /// Puts every key back into `capacity` slots.
+    fn rehash(&mut self, capacity: usize) {
+        let old = std::mem::replace(&mut self.slots, Self::empty_slots(capacity));
         self.len = 0;
         for slot in old.into_iter().filter(|s| s.id != EMPTY) {
             self.place(slot, hash_fixed(&slot.key, slot.nulls));
@@ -632,38 +637,12 @@ impl<const K: usize> FixedTable<K> {
     fn reserve(&mut self, groups: usize) {
         debug_assert_eq!(self.len, 0);
         let capacity = (groups * 4 / 3 + 1).next_power_of_two().max(16);
-        self.slots = vec![
-            FixedSlot {
-                key: [0; K],
-                nulls: 0,
-                id: EMPTY,
-            };
-            capacity
-        ];
+        self.slots = Self::empty_slots(capacity);
     }
 
     /// Doubles the slots (at least 16) and puts every key back.
     fn grow(&mut self) {
-        let capacity = (self.slots.len() * 2).max(16);
-        let old = std::mem::replace(
-            &mut self.slots,
-            vec![
-                FixedSlot {
-                    key: [0; K],
-                    nulls: 0,
-                    id: EMPTY,
-                };
-                capacity
-            ],
-        );
-        let mask = capacity - 1;
-        for slot in old.into_iter().filter(|s| s.id != EMPTY) {
-            let mut i = hash_fixed(&slot.key, slot.nulls) as usize & mask;
-            while self.slots[i].id != EMPTY {
-                i = (i + 1) & mask;
-            }
-            self.slots[i] = slot;
-        }
+        self.rehash((self.slots.len() * 2).max(16));
     }
 
     fn size(&self) -> usize {
