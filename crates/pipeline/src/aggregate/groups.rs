@@ -1163,43 +1163,23 @@ impl<const K: usize> FixedGroups<K> {
             },
         ) = (covered, &mut direct)
         {
-            // first every row's group as the map has it; then, in row
-            // order, the rows it lacked (new groups, NULLs) are looked up
-            // in the hash table, their home slots read ahead
-            let mut misses = std::mem::take(&mut self.scratch_hashes);
-            misses.clear();
+            // a row the map lacks is a new group (or NULL's): numbered, and
+            // in no hash table yet
             ids.clear();
-            ids.extend(
-                keys.iter()
-                    .zip(&nulls)
-                    .enumerate()
-                    .map(|(i, (key, &mask))| {
-                        let id = if mask == 0 {
-                            map[Direct::slot(base, radix, key)]
-                        } else {
-                            EMPTY
-                        };
-                        if id == EMPTY {
-                            misses.push(i as u64);
-                        }
-                        id
-                    }),
-            );
-            for &i in &misses {
-                let (key, mask) = (keys[i as usize], nulls[i as usize]);
+            ids.reserve(keys.len());
+            for (key, &mask) in keys.iter().zip(&nulls) {
                 let group = if mask == 0 {
-                    &mut map[Direct::slot(base, radix, &key)]
+                    &mut map[Direct::slot(base, radix, key)]
                 } else {
                     &mut self.null_group
                 };
                 if *group == EMPTY {
                     *group = self.keys.len() as u32;
-                    self.keys.push(key);
+                    self.keys.push(*key);
                     self.nulls.push(mask);
                 }
-                ids[i as usize] = *group;
+                ids.push(*group);
             }
-            self.scratch_hashes = misses;
         }
         self.direct = direct;
         self.scratch_keys = keys;
