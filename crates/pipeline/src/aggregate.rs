@@ -583,8 +583,8 @@ pub(crate) fn merge_partition(
     lanes: &[PartitionedState],
     buckets: std::ops::Range<usize>,
 ) -> Result<(RecordBatch, usize)> {
-    if let Some(maps) = by_value(lanes) {
-        return merge_by_value(plan, lanes, &maps, buckets);
+    if let Some(by) = by_value(lanes) {
+        return merge_by_value(plan, lanes, &by, buckets);
     }
     let mut merged = plan.new_state()?;
     // the lanes share one layout (`unify_layouts`); so does the merge
@@ -626,21 +626,29 @@ pub(crate) fn merge_partition(
     Ok((merged.finish(plan)?, size))
 }
 
-/// Per lane its direct map (`GroupTable::direct_map`), if every lane
-/// found its groups by the value of a one-word key and together the maps
+/// The lanes' direct maps (`GroupTable::direct_map`: first value, group
+/// per value, NULL's group), when every lane found its groups by the
+/// value of a one-word key; `lo..hi` the values they span together.
+struct ByValue<'a> {
+    maps: Vec<(u64, &'a [u32], u32)>,
+    lo: u64,
+    hi: u64,
+}
+
+/// The lanes' [`ByValue`] maps, if every lane kept one and together they
 /// span at most [`BY_VALUE_SPAN`] values.
-fn by_value(lanes: &[PartitionedState]) -> Option<Vec<(u64, &[u32], u32)>> {
+fn by_value(lanes: &[PartitionedState]) -> Option<ByValue<'_>> {
     let maps: Vec<(u64, &[u32], u32)> = lanes
         .iter()
         .map(|l| l.state.groups.as_ref()?.direct_map())
         .collect::<Option<_>>()?;
     let spans = maps.iter().filter(|(_, ids, _)| !ids.is_empty());
-    let lo = spans.clone().map(|(base, _, _)| *base).min();
-    let hi = spans.map(|(base, ids, _)| base + ids.len() as u64).max();
-    match (lo, hi) {
-        (Some(lo), Some(hi)) if hi - lo > BY_VALUE_SPAN => None,
-        _ => Some(maps),
-    }
+    let lo = spans.clone().map(|(base, _, _)| *base).min().unwrap_or(0);
+    let hi = spans
+        .map(|(base, ids, _)| base + ids.len() as u64)
+        .max()
+        .unwrap_or(0);
+    (hi - lo <= BY_VALUE_SPAN).then_some(ByValue { maps, lo, hi })
 }
 
 /// The most values lanes' direct maps may span together for a merge by
@@ -655,22 +663,17 @@ const BY_VALUE_SPAN: u64 = 1 << 23;
 fn merge_by_value(
     plan: &AggregatePlan,
     lanes: &[PartitionedState],
-    maps: &[(u64, &[u32], u32)],
+    by: &ByValue<'_>,
     buckets: std::ops::Range<usize>,
 ) -> Result<(RecordBatch, usize)> {
     let mut merged = plan.new_state()?;
-    let spans = maps.iter().filter(|(_, ids, _)| !ids.is_empty());
-    let lo = spans.clone().map(|(base, _, _)| *base).min().unwrap_or(0);
-    let hi = spans
-        .map(|(base, ids, _)| base + ids.len() as u64)
-        .max()
-        .unwrap_or(0);
+    let (lo, hi) = (by.lo, by.hi);
     let cut = |b: usize| lo + ((hi - lo) as u128 * b as u128 / RADIX_BUCKETS as u128) as u64;
     let (from, to) = (cut(buckets.start), cut(buckets.end));
     let mut ours = vec![EMPTY_GROUP; (to - from) as usize];
     let mut null_group = EMPTY_GROUP;
     let (mut src, mut dst) = (Vec::new(), Vec::new());
-    for (lane, &(base, ids, null)) in lanes.iter().zip(maps) {
+    for (lane, &(base, ids, null)) in lanes.iter().zip(&by.maps) {
         src.clear();
         dst.clear();
         let Some(groups) = &mut merged.groups else {

@@ -663,8 +663,8 @@ pub(crate) struct FixedGroups<const K: usize> {
     scratch_keys: Vec<[u64; K]>,
     scratch_nulls: Vec<u32>,
     scratch_hashes: Vec<u64>,
-    /// For a one-word key: its groups by the key's value, while the
-    /// values fall in a window small enough (see [`Direct`]).
+    /// The groups by the key's words, while their values fall in windows
+    /// small enough (see [`Direct`]).
     direct: Direct<K>,
     /// Groups from this id on are in no bucket's table yet: while the
     /// [`Direct`] map finds the groups, new ones are only numbered, and
@@ -675,8 +675,9 @@ pub(crate) struct FixedGroups<const K: usize> {
     null_group: u32,
 }
 
-/// A one-word key's group ids indexed by the key's value less `base`: a
-/// probe is one load from a dense array instead of a hash and a search.
+/// A fixed-width key's group ids indexed by each word's value less its
+/// window's first value: a probe is one load from a dense array instead of
+/// a hash and a search.
 /// While it runs, new groups are only numbered: they reach their buckets'
 /// hash tables when it is given up or before a merge by buckets
 /// ([`FixedGroups::place_new`]); lanes that all kept their maps merge by
