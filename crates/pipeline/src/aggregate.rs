@@ -32,7 +32,7 @@ mod holistic;
 use crate::eval::evaluate;
 
 pub(crate) use self::groups::RADIX_BUCKETS;
-use self::groups::{EMPTY as EMPTY_GROUP, GroupTable};
+use self::groups::{DIRECT_PAGE, DirectMap, EMPTY as EMPTY_GROUP, GroupTable};
 use crate::hash::FxHashSet;
 use crate::step::{PipelineBatch, Selection, remap_columns};
 
@@ -626,11 +626,11 @@ pub(crate) fn merge_partition(
     Ok((merged.finish(plan)?, size))
 }
 
-/// The lanes' direct maps (`GroupTable::direct_map`: first value, group
-/// per value, NULL's group), when every lane found its groups by the
-/// value of a one-word key; `lo..hi` the values they span together.
+/// The lanes' direct maps ([`GroupTable::direct_map`]), when every lane
+/// found its groups by the value of a one-word key; `lo..hi` the values
+/// they span together.
 struct ByValue<'a> {
-    maps: Vec<(u64, &'a [u32], u32)>,
+    maps: Vec<DirectMap<'a>>,
     lo: u64,
     hi: u64,
 }
@@ -638,16 +638,13 @@ struct ByValue<'a> {
 /// The lanes' [`ByValue`] maps, if every lane kept one and together they
 /// span at most [`BY_VALUE_SPAN`] values.
 fn by_value(lanes: &[PartitionedState]) -> Option<ByValue<'_>> {
-    let maps: Vec<(u64, &[u32], u32)> = lanes
+    let maps: Vec<DirectMap<'_>> = lanes
         .iter()
         .map(|l| l.state.groups.as_ref()?.direct_map())
         .collect::<Option<_>>()?;
-    let spans = maps.iter().filter(|(_, ids, _)| !ids.is_empty());
-    let lo = spans.clone().map(|(base, _, _)| *base).min().unwrap_or(0);
-    let hi = spans
-        .map(|(base, ids, _)| base + ids.len() as u64)
-        .max()
-        .unwrap_or(0);
+    let spans = maps.iter().filter(|m| m.end() > m.base);
+    let lo = spans.clone().map(|m| m.base).min().unwrap_or(0);
+    let hi = spans.map(DirectMap::end).max().unwrap_or(0);
     (hi - lo <= BY_VALUE_SPAN).then_some(ByValue { maps, lo, hi })
 }
 
@@ -658,8 +655,9 @@ const BY_VALUE_SPAN: u64 = 1 << 23;
 /// [`merge_partition`] of lanes that found their groups by value: the
 /// values the lanes' maps span are cut into [`RADIX_BUCKETS`] even
 /// ranges, and the partition of `buckets` merges the groups of its
-/// ranges by reading each lane's map there, in value order; no key is
-/// hashed or compared. NULL goes with bucket 0.
+/// ranges page by page, in value order; no key is hashed or compared. A
+/// page only one lane made is taken as it is; where several made it, a
+/// page of merged ids finds each value's group. NULL goes with bucket 0.
 fn merge_by_value(
     plan: &AggregatePlan,
     lanes: &[PartitionedState],
@@ -670,36 +668,85 @@ fn merge_by_value(
     let (lo, hi) = (by.lo, by.hi);
     let cut = |b: usize| lo + ((hi - lo) as u128 * b as u128 / RADIX_BUCKETS as u128) as u64;
     let (from, to) = (cut(buckets.start), cut(buckets.end));
-    let mut ours = vec![EMPTY_GROUP; (to - from) as usize];
-    let mut null_group = EMPTY_GROUP;
-    let (mut src, mut dst) = (Vec::new(), Vec::new());
-    for (lane, &(base, ids, null)) in lanes.iter().zip(&by.maps) {
-        src.clear();
-        dst.clear();
-        let Some(groups) = &mut merged.groups else {
-            return Err(Error::Internal("a merge by value without groups".into()));
-        };
-        let end = base + ids.len() as u64;
-        for v in from.max(base)..to.min(end) {
-            let id = ids[(v - base) as usize];
-            if id == EMPTY_GROUP {
-                continue;
+    // the merged groups' values, in the order they are numbered, and per
+    // lane its groups (`src`) and the merged groups they go to (`dst`):
+    // none without aggregates to fold (DISTINCT)
+    let folds = !merged.accumulators.is_empty();
+    let mut values: Vec<u64> = Vec::new();
+    let mut src: Vec<Vec<u32>> = vec![Vec::new(); lanes.len()];
+    let mut dst: Vec<Vec<u32>> = vec![Vec::new(); lanes.len()];
+    let mut ours = vec![EMPTY_GROUP; DIRECT_PAGE];
+    let mut held = Vec::with_capacity(lanes.len());
+    let mut start = from - from % DIRECT_PAGE as u64;
+    while start < to {
+        // this page's values in the range: `start + a .. start + b`
+        let a = (from.max(start) - start) as usize;
+        let b = (to - start).min(DIRECT_PAGE as u64) as usize;
+        held.clear();
+        held.extend(
+            by.maps
+                .iter()
+                .enumerate()
+                .filter_map(|(l, m)| Some((l, m.page(start)?))),
+        );
+        if let [(l, page)] = held[..] {
+            // one lane's groups: each is a merged group
+            let (src, dst) = (&mut src[l], &mut dst[l]);
+            values.reserve(b - a);
+            if folds {
+                src.reserve(b - a);
+                dst.reserve(b - a);
             }
-            let group = &mut ours[(v - from) as usize];
-            if *group == EMPTY_GROUP {
-                *group = groups.push_by_value(v, false)?;
+            for (v, &id) in (start + a as u64..).zip(&page[a..b]) {
+                if id != EMPTY_GROUP {
+                    if folds {
+                        src.push(id);
+                        dst.push(values.len() as u32);
+                    }
+                    values.push(v);
+                }
             }
-            src.push(id);
-            dst.push(*group);
+        } else if !held.is_empty() {
+            ours[a..b].fill(EMPTY_GROUP);
+            for &(l, page) in &held {
+                for (i, &id) in page.iter().enumerate().take(b).skip(a) {
+                    if id == EMPTY_GROUP {
+                        continue;
+                    }
+                    let group = &mut ours[i];
+                    if *group == EMPTY_GROUP {
+                        *group = values.len() as u32;
+                        values.push(start + i as u64);
+                    }
+                    if folds {
+                        src[l].push(id);
+                        dst[l].push(*group);
+                    }
+                }
+            }
         }
-        if buckets.contains(&0) && null != EMPTY_GROUP {
-            if null_group == EMPTY_GROUP {
-                null_group = groups.push_by_value(0, true)?;
+        start += DIRECT_PAGE as u64;
+    }
+    let Some(groups) = &mut merged.groups else {
+        return Err(Error::Internal("a merge by value without groups".into()));
+    };
+    groups.extend_by_value(&values)?;
+    if buckets.contains(&0) {
+        // NULL's group, after the values'
+        let mut null_group = EMPTY_GROUP;
+        for (l, m) in by.maps.iter().enumerate() {
+            if m.null != EMPTY_GROUP {
+                if null_group == EMPTY_GROUP {
+                    null_group = values.len() as u32;
+                    groups.push_null_by_value()?;
+                }
+                src[l].push(m.null);
+                dst[l].push(null_group);
             }
-            src.push(null);
-            dst.push(null_group);
         }
-        merged.merge_accumulators(&lane.state, &src, &dst)?;
+    }
+    for ((lane, src), dst) in lanes.iter().zip(&src).zip(&dst) {
+        merged.merge_accumulators(&lane.state, src, dst)?;
     }
     let size = merged.size();
     Ok((merged.finish(plan)?, size))

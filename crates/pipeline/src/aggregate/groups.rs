@@ -313,32 +313,48 @@ impl GroupTable {
     }
 
     /// The [`Direct`] map of a one-word key, if the table finds its groups
-    /// by one: the first value, the group of each value from there
-    /// ([`EMPTY`] for none), and the group of NULL ([`EMPTY`] for none).
-    pub(crate) fn direct_map(&self) -> Option<(u64, &[u32], u32)> {
+    /// by one.
+    pub(crate) fn direct_map(&self) -> Option<DirectMap<'_>> {
         match self {
             GroupTable::Fixed1(FixedGroups {
-                direct: Direct::Window { base, ids, .. },
+                direct: Direct::Window { base, pages, .. },
                 null_group,
                 ..
-            }) => Some((base[0], ids, *null_group)),
+            }) => Some(DirectMap {
+                base: base[0],
+                pages,
+                null: *null_group,
+            }),
             _ => None,
         }
     }
 
-    /// Adds the group of one-word key `word` (NULL when `null`), which the
-    /// table does not hold, to a table that merges by value
-    /// ([`Self::direct_map`]) and is finished next: it goes in no bucket.
-    pub(crate) fn push_by_value(&mut self, word: u64, null: bool) -> Result<u32> {
-        let GroupTable::Fixed1(t) = self else {
-            return Err(Error::Internal(
+    /// Adds a group for each one-word key of `words`, which the table
+    /// does not hold, to a table that merges by value
+    /// ([`Self::direct_map`]) and is finished next: they go in no bucket.
+    pub(crate) fn extend_by_value(&mut self, words: &[u64]) -> Result<()> {
+        let t = self.by_value()?;
+        t.keys.extend(words.iter().map(|&w| [w]));
+        t.nulls.resize(t.keys.len(), 0);
+        Ok(())
+    }
+
+    /// Adds the group of the NULL key to a table that merges by value, as
+    /// [`Self::extend_by_value`].
+    pub(crate) fn push_null_by_value(&mut self) -> Result<()> {
+        let t = self.by_value()?;
+        t.keys.push([0]);
+        t.nulls.push(1);
+        Ok(())
+    }
+
+    fn by_value(&mut self) -> Result<&mut FixedGroups<1>> {
+        match self {
+            GroupTable::Fixed1(t) => Ok(t),
+            _ => Err(Error::Internal(
                 "a merge by value into a table of more than one word".into(),
-            ));
-        };
-        let id = t.keys.len() as u32;
-        t.keys.push([if null { 0 } else { word }]);
-        t.nulls.push(u32::from(null));
-        Ok(id)
+            )),
+        }
     }
 
     /// Puts every group in its radix bucket's table: a lane's table
@@ -681,42 +697,83 @@ pub(crate) struct FixedGroups<const K: usize> {
 /// While it runs, new groups are only numbered: they reach their buckets'
 /// hash tables when it is given up or before a merge by buckets
 /// ([`FixedGroups::place_new`]); lanes that all kept their maps merge by
-/// value instead. It follows the window of values seen, growing it with
-/// room to spare, and is given up for good once a batch would need more
-/// than [`DIRECT_MAX`] slots, or more than [`DIRECT_SMALL`] slots and
-/// more than [`DIRECT_SPARSE`] per group.
+/// value instead. It follows the window of values seen, and is given up
+/// for good once the window would pass [`DIRECT_MAX`] slots, or its
+/// pages more than [`DIRECT_SMALL`] slots and more than
+/// [`DIRECT_SPARSE`] per group.
+///
+/// The ids lie in pages of [`DIRECT_PAGE`] slots, made when a batch's
+/// values first reach them: values no row of the lane took cost no
+/// memory, so lanes that split a key's values between them (morsels of a
+/// sorted key) each pay for their own share, and a one-word window grows
+/// by adding pages, never by copying ids.
 #[derive(Debug)]
 enum Direct<const K: usize> {
     /// Per key word the window's first value and its number of values;
     /// the slot of a key counts in mixed radix, the last word lowest.
+    /// A one-word window starts and ends on a page's edge, so a page
+    /// holds the same values in every lane ([`DirectMap`]).
     Window {
         base: [u64; K],
         radix: [u64; K],
-        ids: Vec<u32>,
+        pages: Vec<Option<Box<DirectPage>>>,
+        /// Pages made.
+        made: usize,
     },
     Off,
 }
 
-/// The most slots of a [`Direct`] map: 32 MiB of ids.
+/// Slots of a page of a [`Direct`] map (16 KiB of ids).
+pub(crate) const DIRECT_PAGE: usize = 1 << DIRECT_PAGE_BITS;
+const DIRECT_PAGE_BITS: u32 = 12;
+
+type DirectPage = [u32; DIRECT_PAGE];
+
+/// The most slots of a [`Direct`] map's window: 32 MiB of ids if every
+/// page is made.
 const DIRECT_MAX: u64 = 1 << 23;
 
-/// A [`Direct`] map of more slots than this many per group (the groups so
-/// far plus the batch's rows) is given up, unless it is small: 64 bytes
-/// per group, one to three times a hash table's, so that lanes that split
-/// a key's values between them (each holding its share of the groups over
-/// the whole span) keep their maps on two to four lanes.
+/// A [`Direct`] map whose pages hold more slots than this many per group
+/// (the groups so far plus the batch's rows) is given up, unless they
+/// are few: 64 bytes per group, one to three times a hash table's.
 const DIRECT_SPARSE: u64 = 16;
 
-/// Slots a [`Direct`] map may have whatever the groups (1 MiB of ids:
-/// a lane's first batch may be its last, short morsel).
+/// Slots a [`Direct`] map's pages may have whatever the groups (1 MiB of
+/// ids: a lane's first batch may be its last, short morsel).
 const DIRECT_SMALL: u64 = 1 << 18;
+
+/// A lane's one-word [`Direct`] map, as a merge by value reads it.
+#[derive(Clone, Copy)]
+pub(crate) struct DirectMap<'a> {
+    /// The first value of the window (a multiple of [`DIRECT_PAGE`]).
+    pub(crate) base: u64,
+    pages: &'a [Option<Box<DirectPage>>],
+    /// The group of NULL ([`EMPTY`] for none).
+    pub(crate) null: u32,
+}
+
+impl<'a> DirectMap<'a> {
+    /// One past the window's last value.
+    pub(crate) fn end(&self) -> u64 {
+        self.base + (self.pages.len() * DIRECT_PAGE) as u64
+    }
+
+    /// The ids of the page that starts at value `start` (a multiple of
+    /// [`DIRECT_PAGE`]), if the lane made it: the group of each value
+    /// from `start` on, [`EMPTY`] for none.
+    pub(crate) fn page(&self, start: u64) -> Option<&'a DirectPage> {
+        let p = start.checked_sub(self.base)? >> DIRECT_PAGE_BITS;
+        self.pages.get(usize::try_from(p).ok()?)?.as_deref()
+    }
+}
 
 impl<const K: usize> Direct<K> {
     fn new() -> Self {
         Direct::Window {
             base: [0; K],
             radix: [0; K],
-            ids: Vec::new(),
+            pages: Vec::new(),
+            made: 0,
         }
     }
 
@@ -730,10 +787,28 @@ impl<const K: usize> Direct<K> {
         slot as usize
     }
 
+    /// The id of slot `slot`, whose page is made.
+    #[inline]
+    fn id(pages: &mut [Option<Box<DirectPage>>], slot: usize) -> &mut u32 {
+        let page = pages[slot >> DIRECT_PAGE_BITS]
+            .as_deref_mut()
+            .expect("Direct::cover makes the pages of a batch's slots");
+        &mut page[slot & (DIRECT_PAGE - 1)]
+    }
+
+    fn empty_page() -> Box<DirectPage> {
+        vec![EMPTY; DIRECT_PAGE]
+            .into_boxed_slice()
+            .try_into()
+            .expect("a page's length")
+    }
+
     /// Makes the window hold every word `c` in `lo[c]..=hi[c]`, the
     /// non-NULL keys of a batch of `rows` rows into a table whose groups
-    /// are `keys` (NULL masks `nulls`); false (and `Off`) if it may not.
-    /// A grown map is filled again from the groups' keys.
+    /// are `keys` (NULL masks `nulls`), and makes the pages of the slots
+    /// between; false (and `Off`) if it may not. A grown window of one
+    /// word keeps its pages; one of several is filled again from the
+    /// groups' keys.
     fn cover(
         &mut self,
         lo: [u64; K],
@@ -742,81 +817,116 @@ impl<const K: usize> Direct<K> {
         nulls: &[u32],
         rows: usize,
     ) -> bool {
-        let Direct::Window { base, radix, ids } = self else {
+        let Direct::Window {
+            base,
+            radix,
+            pages,
+            made,
+        } = self
+        else {
             return false;
         };
-        let fresh = ids.is_empty();
+        let fresh = pages.is_empty();
         let inside = |c: usize| lo[c] >= base[c] && hi[c] - base[c] < radix[c];
-        if !fresh && (0..K).all(inside) {
-            return true;
-        }
-        // per word the values seen, with room on the side that grew (both,
-        // at first): half the span again
-        let mut window = [(0u64, 0u64); K];
-        let mut roomy = [(0u64, 0u64); K];
-        for c in 0..K {
-            let (l, h) = if fresh {
-                (lo[c], hi[c])
-            } else {
-                (lo[c].min(base[c]), hi[c].max(base[c] + radix[c] - 1))
-            };
-            if h == u64::MAX {
+        if fresh || !(0..K).all(inside) {
+            // per word the values seen, with room on the side that grew
+            // (both, at first): half the span again
+            let mut window = [(0u64, 0u64); K];
+            let mut roomy = [(0u64, 0u64); K];
+            for c in 0..K {
+                let (l, h) = if fresh {
+                    (lo[c], hi[c])
+                } else {
+                    (lo[c].min(base[c]), hi[c].max(base[c] + radix[c] - 1))
+                };
+                window[c] = (l, h);
+                let room = (h - l).saturating_add(1) / 2;
+                let (down, up) = match (fresh || l < base[c], fresh || h >= base[c] + radix[c]) {
+                    (true, true) => (room / 2, room - room / 2),
+                    (true, false) => (room, 0),
+                    (false, true) => (0, room),
+                    (false, false) => (0, 0),
+                };
+                roomy[c] = (l.saturating_sub(down), h.saturating_add(up));
+            }
+            if K == 1 {
+                // whole pages, no room: growing adds pages, copies nothing
+                let mask = DIRECT_PAGE as u64 - 1;
+                let (l, h) = (window[0].0 & !mask, window[0].1 | mask);
                 // (a window's end must fit a word)
-                *self = Direct::Off;
-                return false;
-            }
-            window[c] = (l, h);
-            let room = (h - l).saturating_add(1) / 2;
-            let (down, up) = match (fresh || l < base[c], fresh || h >= base[c] + radix[c]) {
-                (true, true) => (room / 2, room - room / 2),
-                (true, false) => (room, 0),
-                (false, true) => (0, room),
-                (false, false) => (0, 0),
-            };
-            roomy[c] = (
-                l.saturating_sub(down),
-                h.saturating_add(up).min(u64::MAX - 1),
-            );
-        }
-        let slots = |w: &[(u64, u64); K]| {
-            w.iter()
-                .try_fold(1u64, |n, (l, h)| n.checked_mul(h - l + 1))
-        };
-        let dense = (keys.len() + rows) as u64 * DIRECT_SPARSE;
-        let allowed = |n: u64| n <= DIRECT_MAX && (n <= DIRECT_SMALL || n <= dense);
-        let chosen = match (slots(&roomy), slots(&window)) {
-            (Some(n), _) if allowed(n) => roomy,
-            (_, Some(n)) if allowed(n) => window,
-            _ => {
-                *self = Direct::Off;
-                return false;
-            }
-        };
-        let old_base = base[0];
-        for c in 0..K {
-            base[c] = chosen[c].0;
-            radix[c] = chosen[c].1 - chosen[c].0 + 1;
-        }
-        let total = radix.iter().product::<u64>() as usize;
-        let mut grown = vec![EMPTY; total];
-        if K == 1 && !fresh {
-            // one word: the old window is a run of the new one
-            let at = (old_base - base[0]) as usize;
-            grown[at..at + ids.len()].copy_from_slice(ids);
-        } else {
-            for (g, (key, &mask)) in keys.iter().zip(nulls).enumerate() {
-                if mask == 0 {
-                    grown[Self::slot(base, radix, key)] = g as u32;
+                if h == u64::MAX || h - l >= DIRECT_MAX {
+                    *self = Direct::Off;
+                    return false;
+                }
+                let before = if fresh {
+                    0
+                } else {
+                    ((base[0] - l) >> DIRECT_PAGE_BITS) as usize
+                };
+                pages.splice(0..0, std::iter::repeat_with(|| None).take(before));
+                pages.resize_with(((h - l + 1) >> DIRECT_PAGE_BITS) as usize, || None);
+                base[0] = l;
+                radix[0] = h - l + 1;
+            } else {
+                let slots = |w: &[(u64, u64); K]| {
+                    w.iter()
+                        .try_fold(1u64, |n, (l, h)| {
+                            n.checked_mul(h.checked_sub(*l)?.checked_add(1)?)
+                        })
+                        .filter(|&n| n <= DIRECT_MAX)
+                };
+                let (chosen, total) = match (slots(&roomy), slots(&window)) {
+                    (Some(n), _) => (roomy, n),
+                    (_, Some(n)) => (window, n),
+                    _ => {
+                        *self = Direct::Off;
+                        return false;
+                    }
+                };
+                for c in 0..K {
+                    base[c] = chosen[c].0;
+                    radix[c] = chosen[c].1 - chosen[c].0 + 1;
+                }
+                pages.clear();
+                pages.resize_with((total as usize).div_ceil(DIRECT_PAGE), || None);
+                *made = 0;
+                for (g, (key, &mask)) in keys.iter().zip(nulls).enumerate() {
+                    if mask == 0 {
+                        let slot = Self::slot(base, radix, key);
+                        let page = &mut pages[slot >> DIRECT_PAGE_BITS];
+                        if page.is_none() {
+                            *page = Some(Self::empty_page());
+                            *made += 1;
+                        }
+                        *Self::id(pages, slot) = g as u32;
+                    }
                 }
             }
         }
-        *ids = grown;
+        // the batch's pages: every slot from its least key to its greatest
+        let first = Self::slot(base, radix, &lo) >> DIRECT_PAGE_BITS;
+        let last = Self::slot(base, radix, &hi) >> DIRECT_PAGE_BITS;
+        let new = pages[first..=last].iter().filter(|p| p.is_none()).count();
+        let slots = ((*made + new) * DIRECT_PAGE) as u64;
+        let dense = (keys.len() + rows) as u64 * DIRECT_SPARSE;
+        if slots > DIRECT_SMALL && slots > dense {
+            *self = Direct::Off;
+            return false;
+        }
+        for page in &mut pages[first..=last] {
+            if page.is_none() {
+                *page = Some(Self::empty_page());
+            }
+        }
+        *made += new;
         true
     }
 
     fn size(&self) -> usize {
         match self {
-            Direct::Window { ids, .. } => ids.capacity() * 4,
+            Direct::Window { pages, made, .. } => {
+                made * DIRECT_PAGE * 4 + pages.capacity() * std::mem::size_of::<usize>()
+            }
             Direct::Off => 0,
         }
     }
@@ -1158,9 +1268,7 @@ impl<const K: usize> FixedGroups<K> {
         if let (
             true,
             Direct::Window {
-                base,
-                radix,
-                ids: map,
+                base, radix, pages, ..
             },
         ) = (covered, &mut direct)
         {
@@ -1170,7 +1278,7 @@ impl<const K: usize> FixedGroups<K> {
             ids.reserve(keys.len());
             for (key, &mask) in keys.iter().zip(&nulls) {
                 let group = if mask == 0 {
-                    &mut map[Direct::slot(base, radix, key)]
+                    Direct::<K>::id(pages, Direct::slot(base, radix, key))
                 } else {
                     &mut self.null_group
                 };
@@ -1706,6 +1814,58 @@ mod tests {
             let got: Vec<Option<i64>> = got.iter().collect();
             assert_eq!(got, by_id.into_iter().map(|(_, k)| k).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn a_direct_map_makes_only_the_pages_its_values_reach() {
+        // runs of values far apart (within the window's limit): the map
+        // stays on, holds a page per run, none between, and numbers the
+        // groups as a hash table would
+        let runs = [
+            (3_000_000i64, 3000),
+            (50, 500),
+            (6_000_000, 2000),
+            (40_000, 100),
+        ];
+        let mut t = table(&[DataType::Int64]);
+        let mut want: HashMap<i64, u32> = HashMap::new();
+        let mut ids = Vec::new();
+        for &(start, n) in &runs {
+            let keys: Vec<i64> = (0..n).map(|i| start + (i * 7919) % n).collect();
+            let column: ArrayRef = Arc::new(Int64Array::from(keys.clone()));
+            t.group_ids(&[column], &mut ids).unwrap();
+            let expected: Vec<u32> = keys
+                .iter()
+                .map(|k| {
+                    let next = want.len() as u32;
+                    *want.entry(*k).or_insert(next)
+                })
+                .collect();
+            assert_eq!(ids, expected, "run at {start}");
+        }
+        let map = t.direct_map().expect("the map stays on");
+        let page_of = |v: i64| (v as u64) - (v as u64) % DIRECT_PAGE as u64;
+        let mut made = HashSet::new();
+        for &(start, n) in &runs {
+            for v in [start, start + n - 1] {
+                let page = map.page(page_of(v)).expect("a page the values reached");
+                assert_eq!(page[(v as u64 % DIRECT_PAGE as u64) as usize], want[&v]);
+                made.insert(page_of(v));
+            }
+        }
+        for v in [1_000_000, 4_500_000, 5_900_000] {
+            assert!(
+                map.page(page_of(v)).is_none(),
+                "a page no value reached: {v}"
+            );
+        }
+        let GroupTable::Fixed1(f) = &t else {
+            panic!("a BIGINT key is one word")
+        };
+        let Direct::Window { made: n, .. } = &f.direct else {
+            panic!("the map stays on")
+        };
+        assert_eq!(*n, made.len());
     }
 
     #[test]
