@@ -1246,10 +1246,7 @@ impl LaneRun<'_> {
         let started = self.clock();
         match breaker {
             // one lane's run is the result; several lanes' runs are merged
-            Breaker::Sort { sort } => {
-                let gather = self.shared.pipeline.lanes <= 1;
-                self.runs.push(SortedRun::new(sort, parts, gather)?)
-            }
+            Breaker::Sort { sort } => self.runs.push(SortedRun::new(sort, parts)?),
             Breaker::Window { plan } => self.windows.absorb(plan.scatter(parts)?),
             _ => {}
         }
@@ -1471,7 +1468,7 @@ impl Lane {
             (LaneState::Batches(parts), Breaker::Sort { sort }) => {
                 let mut runs = std::mem::take(&mut run_runs);
                 if !parts.is_empty() || runs.is_empty() {
-                    runs.push(SortedRun::new(sort, parts, p.lanes <= 1)?);
+                    runs.push(SortedRun::new(sort, parts)?);
                 }
                 LaneOutput::Runs(runs)
             }

@@ -243,7 +243,7 @@ impl WindowPlan {
                 if parts.is_empty() {
                     Ok(Vec::new())
                 } else {
-                    SortedRun::new(&self.sort, parts, true).map(|r| vec![r])
+                    SortedRun::new(&self.sort, parts).map(|r| vec![r])
                 }
             })
             .collect::<Result<_>>()?;
