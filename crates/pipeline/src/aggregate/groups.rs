@@ -1345,13 +1345,9 @@ impl<const K: usize> FixedGroups<K> {
             // of the bucket, instead of copying it and growing it later
             let mut table = FixedTable::new();
             table.reserve(expected);
+            // (the keys are distinct: each goes in without a compare)
             for slot in base.tables[b].slots.iter().filter(|s| s.id != EMPTY) {
-                table.find_or_insert(
-                    slot.key,
-                    slot.nulls,
-                    hash_fixed(&slot.key, slot.nulls),
-                    || slot.id,
-                );
+                table.place(*slot, hash_fixed(&slot.key, slot.nulls));
             }
             table
         } else {
