@@ -1457,36 +1457,43 @@ fn merge_words(
     let Some(position) = codes.position else {
         return merge_tied_words(runs, &codes.runs, ranges, live, picks);
     };
-    // per live run: its unique merge keys and its picks, each ended by a
-    // sentinel that sorts after every key
-    let heads: Vec<(Vec<u64>, Vec<u64>)> = live
+    // per live run: its unique merge keys, ended by a sentinel that sorts
+    // after every key
+    let heads: Vec<Vec<u64>> = live
         .iter()
         .map(|&r| {
             let (run, recode) = (runs[r], &codes.runs[r]);
             let (words, row) = run.words();
             let (lo, hi) = ranges[r];
-            let keys = words[lo..hi]
+            words[lo..hi]
                 .iter()
                 .map(|&w| {
                     merge_key(recode, w) << position.total
                         | run.packed_position((w & row) as u32, position.row)
                 })
                 .chain([u64::MAX])
-                .collect();
-            let mine = (lo..hi).map(|i| SortedRun::pick(r, i)).chain([0]).collect();
-            (keys, mine)
+                .collect()
         })
         .collect();
-    if let [(ka, pa), (kb, pb)] = &heads[..] {
+    if let ([ka, kb], [a, b]) = (&heads[..], live) {
         // which run goes first is a coin toss for random keys: the loop
         // selects and advances without branching on it (over slices and a
-        // sized output, so no length is reloaded per row)
-        let (ka, pa, kb, pb) = (&ka[..], &pa[..], &kb[..], &pb[..]);
+        // sized output, so no length is reloaded per row); a pick is its
+        // run's and its sorted position
+        let (ka, kb) = (&ka[..], &kb[..]);
+        let (pa, pb) = (
+            SortedRun::pick(*a, ranges[*a].0),
+            SortedRun::pick(*b, ranges[*b].0),
+        );
         let (mut i, mut j) = (0, 0);
         picks.resize(total, 0);
         for pick in picks.iter_mut() {
             let a_first = ka[i] < kb[j];
-            *pick = if a_first { pa[i] } else { pb[j] };
+            *pick = if a_first {
+                pa + i as u64
+            } else {
+                pb + j as u64
+            };
             i += usize::from(a_first);
             j += usize::from(!a_first);
         }
@@ -1496,16 +1503,16 @@ fn merge_words(
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> = heads
         .iter()
         .enumerate()
-        .map(|(h, (keys, _))| Reverse((keys[0], h)))
+        .map(|(h, keys)| Reverse((keys[0], h)))
         .collect();
     while let Some(Reverse((key, h))) = heap.pop() {
         if key == u64::MAX {
             break;
         }
-        let (keys, mine) = &heads[h];
-        picks.push(mine[at[h]]);
+        let r = live[h];
+        picks.push(SortedRun::pick(r, ranges[r].0 + at[h]));
         at[h] += 1;
-        heap.push(Reverse((keys[at[h]], h)));
+        heap.push(Reverse((heads[h][at[h]], h)));
     }
     picks
 }
