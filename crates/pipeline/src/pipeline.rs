@@ -1170,6 +1170,8 @@ struct LaneRun<'a> {
     runs: Vec<SortedRun>,
     windows: WindowLane,
     taken: usize,
+    /// Whether a top-N lane asked the table's zones for a first bound.
+    seeded: bool,
 }
 
 impl LaneRun<'_> {
@@ -1253,6 +1255,29 @@ impl LaneRun<'_> {
         let at = self.shared.pipeline.ops.len() + 2;
         self.counters[at].record(self.worker, 0, 0, started);
         Ok(())
+    }
+
+    /// Gives a top-N lane its first bound from the zones its table
+    /// computed so far (a query before this one over the same column),
+    /// when the lane reads every row of the table and nothing between the
+    /// scan and the top-N drops one (no filter): its first morsel is then
+    /// cut by the zones and the prefilter like the rest, instead of read
+    /// whole for a bound.
+    fn seed_top(&mut self) {
+        self.seeded = true;
+        let p = &self.shared.pipeline;
+        let (Some(column), true) = (p.zone_column, p.ops.is_empty()) else {
+            return;
+        };
+        let (ScanData::Table(table), LaneState::TopN(top), Breaker::TopN { sort, k }) =
+            (&p.table, &mut self.state, &p.breaker)
+        else {
+            return;
+        };
+        let desc = sort.first_descending();
+        if let Some(first) = table.zones.bound(&table.batches, column, *k, desc) {
+            top.seed(first);
+        }
     }
 
     /// The row ranges of source morsel `index` (of `rows` rows) whose
@@ -1353,6 +1378,7 @@ impl Lane {
             runs: Vec::new(),
             windows: WindowLane::default(),
             taken: 0,
+            seeded: false,
         };
         let worker = ctx.worker();
         let sink_at = p.ops.len() + 1;
@@ -1390,6 +1416,9 @@ impl Lane {
                     let rows = morsel.num_rows();
                     run.morsel = (index, 0);
                     run.taken += rows;
+                    if !run.seeded {
+                        run.seed_top();
+                    }
                     match run.zone_parts(index, rows) {
                         None => {
                             run.counters[0].record(worker, rows, rows, None);

@@ -66,6 +66,11 @@ impl SortSpec {
         }
     }
 
+    /// Whether the first key sorts descending.
+    pub(crate) fn first_descending(&self) -> bool {
+        self.keys.first().is_some_and(|key| !key.asc)
+    }
+
     pub(crate) fn new(keys: &[SortKey], schema: SchemaRef) -> Result<Self> {
         let types: Vec<DataType> = keys.iter().map(|k| k.expr.data_type(&schema)).collect();
         let mut fields: Vec<SortField> = keys
@@ -348,6 +353,15 @@ impl TopN {
             self.compact(spec)?;
         }
         Ok(())
+    }
+
+    /// Takes `first`, a value of the first key, as the threshold's first
+    /// key while the lane has none: at least `k` rows of the input are
+    /// known not to be worse ([`crate::zones::ZoneCache::bound`]).
+    pub(crate) fn seed(&mut self, first: ArrayRef) {
+        if self.threshold_first.is_none() {
+            self.threshold_first = Some(first);
+        }
     }
 
     /// Whether a block of the first key's column whose values span a zone

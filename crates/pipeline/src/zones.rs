@@ -110,6 +110,50 @@ impl ZoneCache {
     }
 }
 
+impl ZoneCache {
+    /// A first-key bound for a top-N of `k` rows over every row of the
+    /// table, from the zones of `column` computed so far (none is
+    /// computed here): the `k`-th best of their greatest values (`desc`)
+    /// or least (ascending), as a one-row slice of the column. Each
+    /// zone's greatest and least value is a row of its block, so `k`
+    /// rows at least are that good, and no row worse can make the cut.
+    /// `None` with fewer than `k` zones of values.
+    pub(crate) fn bound(
+        &self,
+        batches: &[RecordBatch],
+        column: usize,
+        k: usize,
+        desc: bool,
+    ) -> Option<ArrayRef> {
+        let zones = self.columns.get()?.get(column)?.get()?.as_ref()?;
+        // the better end of each zone with values, and its block
+        let mut ends: Vec<(i128, usize)> = zones
+            .blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(b, z)| {
+                let z = z.get().filter(|z| z.min <= z.max)?;
+                Some((if desc { z.max } else { z.min }, b))
+            })
+            .collect();
+        if k == 0 || ends.len() < k {
+            return None;
+        }
+        let (_, &mut (value, block), _) = if desc {
+            ends.select_nth_unstable_by(k - 1, |a, b| b.0.cmp(&a.0))
+        } else {
+            ends.select_nth_unstable_by(k - 1, |a, b| a.0.cmp(&b.0))
+        };
+        // the batch of the block, and the row of it holding the value
+        let batch = zones.first_block.partition_point(|&f| f <= block) - 1;
+        let values = batches.get(batch)?.column(column);
+        let first = (block - zones.first_block[batch]) * ZONE_ROWS;
+        let row = (first..(first + ZONE_ROWS).min(values.len()))
+            .find(|&i| key_of(values, i) == Some(value))?;
+        Some(values.slice(row, 1))
+    }
+}
+
 impl ColumnZones {
     fn new(batches: &[RecordBatch], column: usize) -> Option<Self> {
         let data_type = batches.first()?.column(column).data_type();
