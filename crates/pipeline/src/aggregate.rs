@@ -648,12 +648,6 @@ fn by_value(lanes: &[PartitionedState]) -> Option<ByValue<'_>> {
     (hi - lo <= BY_VALUE_SPAN).then_some(ByValue { maps, lo, hi })
 }
 
-/// Whether the lanes merge by value ([`merge_by_value`]): no hash table
-/// to keep in the cache, so a partition may hold many groups.
-pub(crate) fn merges_by_value(lanes: &[PartitionedState]) -> bool {
-    by_value(lanes).is_some()
-}
-
 /// The most values lanes' direct maps may span together for a merge by
 /// value (lanes that saw values far apart merge by hash).
 const BY_VALUE_SPAN: u64 = 1 << 23;

@@ -16,7 +16,7 @@ use weir_executor::{
 };
 use weir_planner::LogicalPlan;
 
-use crate::aggregate::{RADIX_BUCKETS, merge_partition, merges_by_value, unify_layouts};
+use crate::aggregate::{RADIX_BUCKETS, merge_partition, unify_layouts};
 use crate::error::{Error, Result};
 use crate::fairness::YieldPoint;
 use crate::join::{BuildChunk, BuildPart, JoinSpec, ProbeOp, build_partitions};
@@ -1257,14 +1257,10 @@ fn merge_work(
             unify_layouts(&mut states)?;
             let groups: usize = states.iter().map(|s| s.state.num_groups()).sum();
             let cost = groups as u64 / 1000 + 1;
-            let partitions = if !plan.has_groups() {
-                1
-            } else if merges_by_value(&states) {
-                // no table to keep in the cache: a few partitions per
-                // worker, for balance
-                by_value_partitions(groups, p.split)
-            } else {
+            let partitions = if plan.has_groups() {
                 aggregate_partitions(groups, p.split)
+            } else {
+                1
             };
             let plan = plan.clone();
             if states.len() == 1 {
@@ -1398,18 +1394,6 @@ fn aggregate_partitions(groups: usize, (main, reserve): (usize, usize)) -> usize
     let workers = (main + reserve).max(1);
     (groups >> 14)
         .clamp(4 * workers, RADIX_BUCKETS)
-        .next_power_of_two()
-        .min(RADIX_BUCKETS)
-}
-
-/// Merge partitions for `groups` partial groups of lanes that merge by
-/// value: one when few, else four per worker (a power of two dividing
-/// [`RADIX_BUCKETS`]).
-fn by_value_partitions(groups: usize, (main, reserve): (usize, usize)) -> usize {
-    if groups < 1 << 14 {
-        return 1;
-    }
-    (4 * (main + reserve).max(1))
         .next_power_of_two()
         .min(RADIX_BUCKETS)
 }
