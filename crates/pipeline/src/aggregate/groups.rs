@@ -1729,6 +1729,20 @@ mod tests {
             .collect()
     }
 
+    /// The ids a table numbering groups first seen, first numbered gives
+    /// `keys`, after the groups of `want`; adds the new ones to `want`.
+    fn first_seen<K: Copy + Eq + std::hash::Hash>(
+        want: &mut HashMap<K, u32>,
+        keys: &[K],
+    ) -> Vec<u32> {
+        keys.iter()
+            .map(|k| {
+                let next = want.len() as u32;
+                *want.entry(*k).or_insert(next)
+            })
+            .collect()
+    }
+
     #[test]
     fn a_one_word_key_finds_its_groups_by_value_while_the_values_stay_close() {
         // batches of BIGINT keys: a window that grows below and above,
@@ -1769,14 +1783,7 @@ mod tests {
             for (b, keys) in first.iter().chain([&last]).enumerate() {
                 let column: ArrayRef = Arc::new(Int64Array::from(keys.clone()));
                 t.group_ids(&[column], &mut ids).unwrap();
-                let expected: Vec<u32> = keys
-                    .iter()
-                    .map(|k| {
-                        let next = want.len() as u32;
-                        *want.entry(*k).or_insert(next)
-                    })
-                    .collect();
-                assert_eq!(ids, expected, "batch {b}");
+                assert_eq!(ids, first_seen(&mut want, keys), "batch {b}");
                 let GroupTable::Fixed1(f) = &t else {
                     panic!("a BIGINT key is one word")
                 };
@@ -1830,14 +1837,7 @@ mod tests {
             let keys: Vec<i64> = (0..n).map(|i| start + (i * 7919) % n).collect();
             let column: ArrayRef = Arc::new(Int64Array::from(keys.clone()));
             t.group_ids(&[column], &mut ids).unwrap();
-            let expected: Vec<u32> = keys
-                .iter()
-                .map(|k| {
-                    let next = want.len() as u32;
-                    *want.entry(*k).or_insert(next)
-                })
-                .collect();
-            assert_eq!(ids, expected, "run at {start}");
+            assert_eq!(ids, first_seen(&mut want, &keys), "run at {start}");
         }
         let map = t.direct_map().expect("the map stays on");
         let page_of = |v: i64| (v as u64) - (v as u64) % DIRECT_PAGE as u64;
