@@ -1029,8 +1029,8 @@ enum RunKeys {
 pub(crate) struct SortedRun {
     /// The rows, in key order (row `i` at sorted position `i`).
     batch: RecordBatch,
-    /// Per sorted position, the row in the lane's input (its morsels in
-    /// order): input positions break ties of fixed-width keys.
+    /// The sorted keys, with the row of the lane's input (its morsels in
+    /// order) each came from.
     keys: RunKeys,
     /// The first row of each morsel in `batch`, and the morsel's index:
     /// a row's input position breaks ties of fixed-width keys.
@@ -1914,7 +1914,6 @@ mod tests {
                             .filter(|(m, _)| m % lanes == lane)
                             .cloned()
                             .collect();
-                        // runs in key order and in input order, mixed
                         SortedRun::new(&spec, mine).unwrap()
                     })
                     .collect();

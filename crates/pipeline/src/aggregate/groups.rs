@@ -829,8 +829,9 @@ impl<const K: usize> Direct<K> {
         let fresh = pages.is_empty();
         let inside = |c: usize| lo[c] >= base[c] && hi[c] - base[c] < radix[c];
         if fresh || !(0..K).all(inside) {
-            // per word the values seen, with room on the side that grew
-            // (both, at first): half the span again
+            // per word the values seen, and (for a window of several
+            // words, which is filled again when it grows) with room on the
+            // side that grew (both, at first): half the span again
             let mut window = [(0u64, 0u64); K];
             let mut roomy = [(0u64, 0u64); K];
             for c in 0..K {
