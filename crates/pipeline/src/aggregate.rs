@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, Decimal128Array, Float64Array,
-    Int64Array, PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray,
+    Int64Array, PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray, UInt32Array,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
-use arrow::compute::cast;
+use arrow::compute::{cast, concat_batches, take_record_batch};
 use arrow::datatypes::{
     ArrowNativeTypeOp, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type,
     Int16Type, Int32Type, Int64Type, Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
@@ -32,7 +32,7 @@ mod holistic;
 use crate::eval::evaluate;
 
 pub(crate) use self::groups::RADIX_BUCKETS;
-use self::groups::{DIRECT_PAGE, DirectMap, EMPTY as EMPTY_GROUP, GroupTable};
+use self::groups::{DIRECT_PAGE, DirectMap, EMPTY as EMPTY_GROUP, GroupTable, Layout};
 use crate::hash::FxHashSet;
 use crate::step::{PipelineBatch, Selection, remap_columns};
 
@@ -267,6 +267,15 @@ impl AggregatePlan {
         })
     }
 
+    /// The group keys of `compact` (rows of the columns it reads).
+    fn keys(&self, compact: &RecordBatch) -> Result<Vec<ArrayRef>> {
+        self.local_groups
+            .iter()
+            .zip(&self.group_types)
+            .map(|(g, t)| conform(evaluate(g, compact)?, t))
+            .collect()
+    }
+
     /// True if it has GROUP BY keys (else exactly one group).
     pub(crate) fn has_groups(&self) -> bool {
         !self.local_groups.is_empty()
@@ -296,7 +305,21 @@ impl AggregatePlan {
             groups,
             accumulators,
             ids: Vec::new(),
+            rows: 0,
+            spill: None,
+            spill_from: SPILL_FROM,
         })
+    }
+
+    /// An empty partial state for one of `lanes` lanes: only lanes beside
+    /// others put rows aside ([`Spill`]); a lone lane's groups are made
+    /// once anyway.
+    pub(crate) fn new_lane_state(&self, lanes: usize) -> Result<AggregateState> {
+        let mut state = self.new_state()?;
+        if lanes < 2 {
+            state.spill_from = usize::MAX;
+        }
+        Ok(state)
     }
 
     /// A one-line description for EXPLAIN: which aggregates take a fast path.
@@ -360,12 +383,174 @@ pub(crate) struct AggregateState {
     accumulators: Vec<Box<dyn Accumulator>>,
     /// The group of each row of the batch being added (reused).
     ids: Vec<u32>,
+    /// Rows added to the groups (not put aside).
+    rows: usize,
+    /// Rows put aside by radix bucket for the merge, once the groups
+    /// outgrew the cache without the rows folding into them ([`Spill`]).
+    spill: Option<Box<Spill>>,
+    /// Groups from which the lane may put rows aside ([`SPILL_FROM`]).
+    spill_from: usize,
+}
+
+/// Groups a lane's hash table holds before it may put rows aside
+/// ([`Spill`]): about 2.5 MiB of slots, keys and ids.
+const SPILL_FROM: usize = 1 << 16;
+
+/// Rows a lane puts aside are sorted by radix bucket this many at a time
+/// (a morsel; fewer at the lane's end).
+const SPILL_CHUNK: usize = 1 << 16;
+
+/// The most merge partitions of lanes that put rows aside: each reads
+/// its buckets' rows of every chunk ([`SPILL_CHUNK`] / 64 rows on
+/// average), so more would cut them too thin.
+pub(crate) const SPILL_PARTITIONS: usize = 64;
+
+/// Rows a lane puts aside instead of adding them to its groups.
+///
+/// A lane whose hash table outgrew the cache ([`SPILL_FROM`] groups)
+/// while at least every second row it added made a new group (a key of
+/// many values in no order: the table would take a cache miss for most
+/// rows and keep most of the key's groups in every lane, each made and
+/// then merged again) stops adding rows to it. It keeps the rows it reads
+/// from then on (the columns the aggregate reads) with their row numbers
+/// sorted by the radix bucket of their key, [`SPILL_CHUNK`] rows at a
+/// time, and the merge partition of those buckets takes its rows and
+/// adds them to its own groups: one table of a few thousand groups per
+/// partition, in the cache, each group made once more at most (the
+/// lanes' tables hold the first [`SPILL_FROM`]). The buckets are those of
+/// the lane table's layout: a key that widens it sorts the rows again
+/// ([`Spill::rebucket`]).
+struct Spill {
+    /// The layout whose hash the chunks are sorted by.
+    layout: Layout,
+    /// Sorted chunks.
+    chunks: Vec<SpillChunk>,
+    /// Batches not sorted yet, each with its rows' buckets.
+    pending: Vec<(RecordBatch, Vec<u8>)>,
+    pending_rows: usize,
+    bytes: usize,
+}
+
+/// Rows sorted by radix bucket: bucket `b`'s are `offsets[b]..offsets[b
+/// + 1]`, in the order they came.
+struct SpillChunk {
+    batch: RecordBatch,
+    offsets: Vec<usize>,
+}
+
+impl SpillChunk {
+    /// The rows of `buckets`, if any.
+    fn rows(&self, buckets: &std::ops::Range<usize>) -> Result<Option<RecordBatch>> {
+        let (from, to) = (self.offsets[buckets.start], self.offsets[buckets.end]);
+        if from == to {
+            return Ok(None);
+        }
+        Ok(Some(self.batch.slice(from, to - from)))
+    }
+
+    fn size(&self) -> usize {
+        self.batch.get_array_memory_size() + self.offsets.len() * 8
+    }
+}
+
+impl Spill {
+    fn new(layout: Layout) -> Self {
+        Spill {
+            layout,
+            chunks: Vec::new(),
+            pending: Vec::new(),
+            pending_rows: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Puts `batch` aside, its rows in buckets `radixes`.
+    fn push(&mut self, batch: RecordBatch, radixes: Vec<u8>) -> Result<()> {
+        self.pending_rows += batch.num_rows();
+        self.bytes += batch.get_array_memory_size() + radixes.capacity();
+        self.pending.push((batch, radixes));
+        if self.pending_rows >= SPILL_CHUNK {
+            self.sort_pending()?;
+        }
+        Ok(())
+    }
+
+    /// Makes the pending batches one chunk: one batch (concatenated if
+    /// several), its row numbers sorted by bucket.
+    fn sort_pending(&mut self) -> Result<()> {
+        let Some((first, _)) = self.pending.first() else {
+            return Ok(());
+        };
+        let batch = if self.pending.len() == 1 {
+            first.clone()
+        } else {
+            let batches = self.pending.iter().map(|(b, _)| b);
+            concat_batches(&first.schema(), batches).map_err(Error::arrow)?
+        };
+        let radixes = self.pending.iter().flat_map(|(_, r)| r);
+        let mut offsets = vec![0usize; RADIX_BUCKETS + 1];
+        for &r in radixes.clone() {
+            offsets[r as usize + 1] += 1;
+        }
+        for b in 0..RADIX_BUCKETS {
+            offsets[b + 1] += offsets[b];
+        }
+        let mut order = vec![0u32; offsets[RADIX_BUCKETS]];
+        let mut next = offsets.clone();
+        for (row, &r) in radixes.enumerate() {
+            let at = &mut next[r as usize];
+            order[*at] = row as u32;
+            *at += 1;
+        }
+        self.pending.clear();
+        self.pending_rows = 0;
+        // gathered now, while the rows are in the cache: the merge reads
+        // each bucket's rows in a run
+        let batch = take_record_batch(&batch, &UInt32Array::from(order)).map_err(Error::arrow)?;
+        self.chunks.push(SpillChunk { batch, offsets });
+        self.bytes = self.chunks.iter().map(SpillChunk::size).sum();
+        Ok(())
+    }
+
+    /// Rows put aside.
+    fn rows(&self) -> usize {
+        self.chunks
+            .iter()
+            .map(|c| c.batch.num_rows())
+            .sum::<usize>()
+            + self.pending_rows
+    }
+
+    /// Sorts every row put aside again by its bucket in `table`, whose
+    /// layout is no longer the one they were sorted by.
+    fn rebucket(&mut self, plan: &AggregatePlan, table: &mut GroupTable) -> Result<()> {
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .drain(..)
+            .map(|c| c.batch)
+            .chain(self.pending.drain(..).map(|(b, _)| b))
+            .collect();
+        self.pending_rows = 0;
+        for batch in batches {
+            let keys = plan.keys(&batch)?;
+            let mut radixes = Vec::new();
+            if table.radixes(&keys, &mut radixes)? {
+                return Err(Error::Internal(
+                    "rows put aside widened their lane's group table".into(),
+                ));
+            }
+            self.pending_rows += batch.num_rows();
+            self.pending.push((batch, radixes));
+        }
+        self.layout = table.layout();
+        self.sort_pending()
+    }
 }
 
 /// A lane's partial aggregation, finished: its groups are already cut
 /// into radix buckets.
 pub(crate) struct PartitionedState {
-    pub(crate) state: AggregateState,
+    pub(crate) state: Box<AggregateState>,
 }
 
 impl PartitionedState {
@@ -423,15 +608,39 @@ impl AggregateState {
         } else {
             input.materialize(&plan.columns)?
         };
+        if let (Some(spill), Some(table)) = (&mut self.spill, &mut self.groups) {
+            let keys = plan.keys(&compact)?;
+            let mut radixes = Vec::with_capacity(rows);
+            if table.radixes(&keys, &mut radixes)? {
+                spill.rebucket(plan, table)?;
+            }
+            return spill.push(compact, radixes);
+        }
+        self.add(plan, compact, Some(input))?;
+        if let Some(table) = &self.groups {
+            let n = table.len();
+            if n >= self.spill_from && n * 2 > self.rows && !table.finds_by_value() {
+                self.spill = Some(Box::new(Spill::new(table.layout())));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the rows of `compact` (the columns the aggregate reads) to the
+    /// groups; `input`, the batch they came from, for aggregates summed
+    /// straight from it (none with GROUP BY).
+    fn add(
+        &mut self,
+        plan: &AggregatePlan,
+        compact: RecordBatch,
+        input: Option<&PipelineBatch>,
+    ) -> Result<()> {
+        let rows = compact.num_rows();
+        self.rows += rows;
         let ids = match &mut self.groups {
             None => None,
             Some(table) => {
-                let keys = plan
-                    .local_groups
-                    .iter()
-                    .zip(&plan.group_types)
-                    .map(|(g, t)| conform(evaluate(g, &compact)?, t))
-                    .collect::<Result<Vec<_>>>()?;
+                let keys = plan.keys(&compact)?;
                 table.group_ids(&keys, &mut self.ids)?;
                 let n = table.len();
                 for acc in &mut self.accumulators {
@@ -468,6 +677,11 @@ impl AggregateState {
                     acc.update_keyed(&values, &keys, ids)?;
                 }
                 AggInput::DecimalProduct { a, b, digits } => {
+                    let Some(input) = input else {
+                        return Err(Error::Internal(
+                            "a decimal product summed from rows put aside".into(),
+                        ));
+                    };
                     let (sum, count) = sum_decimal_product(input, *a, *b, *digits)?;
                     acc.add_i128(sum, count)?;
                 }
@@ -476,11 +690,17 @@ impl AggregateState {
         Ok(())
     }
 
-    /// Bytes held by the groups and accumulators.
+    /// Bytes held by the groups, accumulators and rows put aside.
     pub(crate) fn size(&self) -> usize {
         self.groups.as_ref().map_or(0, GroupTable::size)
             + self.accumulators.iter().map(|a| a.size()).sum::<usize>()
             + self.ids.capacity() * 4
+            + self.spill.as_ref().map_or(0, |s| s.bytes)
+    }
+
+    /// Rows put aside for the merge ([`Spill`]).
+    pub(crate) fn rows_put_aside(&self) -> usize {
+        self.spill.as_ref().map_or(0, |s| s.rows())
     }
 
     /// Resizes the accumulators to the groups and folds groups `src` of
@@ -541,9 +761,12 @@ impl AggregateState {
     }
 
     /// Hands the state over for merging: its groups are already cut into
-    /// radix buckets.
-    pub(crate) fn partition(self) -> PartitionedState {
-        PartitionedState { state: self }
+    /// radix buckets, and so are the rows it put aside.
+    pub(crate) fn partition(mut self: Box<Self>) -> Result<PartitionedState> {
+        if let Some(spill) = &mut self.spill {
+            spill.sort_pending()?;
+        }
+        Ok(PartitionedState { state: self })
     }
 }
 
@@ -551,15 +774,21 @@ impl AggregateState {
 /// widest any lane needed (one lane met a string key too long for one
 /// word, or for the fixed-width layout). Unless every lane found its
 /// groups by value ([`by_value`]), every group goes in its radix bucket.
-pub(crate) fn unify_layouts(lanes: &mut [PartitionedState]) -> Result<()> {
+pub(crate) fn unify_layouts(plan: &AggregatePlan, lanes: &mut [PartitionedState]) -> Result<()> {
     let widest = lanes
         .iter()
         .filter_map(|l| l.state.groups.as_ref().map(GroupTable::layout))
         .max();
     if let Some(widest) = widest {
         for lane in lanes.iter_mut() {
-            if let Some(groups) = &mut lane.state.groups {
+            let state = &mut lane.state;
+            if let Some(groups) = &mut state.groups {
                 groups.widen_to(widest)?;
+                if let Some(spill) = &mut state.spill
+                    && spill.layout != widest
+                {
+                    spill.rebucket(plan, groups)?;
+                }
             }
         }
     }
@@ -602,7 +831,7 @@ pub(crate) fn merge_partition(
         }
     } else {
         let (mut src, mut map) = (Vec::new(), Vec::new());
-        for b in buckets {
+        for b in buckets.clone() {
             let Some((base, biggest)) = lanes
                 .iter()
                 .enumerate()
@@ -619,6 +848,16 @@ pub(crate) fn merge_partition(
                 if i != base && lane.bucket_len(b) > 0 {
                     merged.merge_bucket(&lane.state, b, (&mut src, &mut map))?;
                 }
+            }
+        }
+        // then the rows the lanes put aside, of these buckets
+        let spills = lanes.iter().filter_map(|l| l.state.spill.as_ref());
+        for chunk in spills.flat_map(|s| &s.chunks) {
+            if let Some(rows) = chunk.rows(&buckets)? {
+                if let Some(groups) = &mut merged.groups {
+                    groups.by_hash();
+                }
+                merged.add(plan, rows, None)?;
             }
         }
     }
@@ -638,6 +877,9 @@ struct ByValue<'a> {
 /// The lanes' [`ByValue`] maps, if every lane kept one and together they
 /// span at most [`BY_VALUE_SPAN`] values.
 fn by_value(lanes: &[PartitionedState]) -> Option<ByValue<'_>> {
+    if lanes.iter().any(|l| l.state.spill.is_some()) {
+        return None;
+    }
     let maps: Vec<DirectMap<'_>> = lanes
         .iter()
         .map(|l| l.state.groups.as_ref()?.direct_map())
@@ -2454,5 +2696,152 @@ mod tests {
         one.add(5.0);
         assert_eq!(one.variance(false), Some(0.0));
         assert_eq!(one.variance(true), None);
+    }
+
+    /// `GROUP BY k, n` with `count(*), sum(v)` over (k VARCHAR, n BIGINT,
+    /// v BIGINT).
+    fn spill_plan() -> AggregatePlan {
+        use arrow::datatypes::Field;
+        use weir_planner::AggregateExpr;
+        let input = Schema::new(vec![
+            Field::new("k", DataType::Utf8, false),
+            Field::new("n", DataType::Int64, true),
+            Field::new("v", DataType::Int64, false),
+        ]);
+        let out = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Utf8, false),
+            Field::new("n", DataType::Int64, true),
+            Field::new("count", DataType::Int64, false),
+            Field::new("sum", DataType::Int64, true),
+        ]));
+        let agg = |func, arg| AggregateExpr {
+            func,
+            arg,
+            key: None,
+            distinct: false,
+        };
+        AggregatePlan::new(
+            &[Expr::column(0, "k"), Expr::column(1, "n")],
+            &[
+                agg(AggregateFunction::CountStar, None),
+                agg(AggregateFunction::Sum, Some(Expr::column(2, "v"))),
+            ],
+            &input,
+            out,
+        )
+        .unwrap()
+    }
+
+    type Key = (String, Option<i64>);
+
+    #[test]
+    fn lanes_that_put_rows_aside_merge_each_group_once_whatever_their_layouts() {
+        // 120K groups in no order over 2 x 200K rows: each lane's table
+        // passes SPILL_FROM groups with most rows new, and the lane puts
+        // the rest of its rows aside. Lane 1 then meets a key too long for
+        // one word and one too long for two (its table widens to rows and
+        // sorts its rows aside again); lane 0 widens when the lanes
+        // unify. NULLs in `n`.
+        let plan = spill_plan();
+        let mut rng = StdRng::seed_from_u64(41);
+        let mut want: std::collections::HashMap<Key, (i64, i64)> = Default::default();
+        let mut lanes = Vec::new();
+        for lane in 0..2 {
+            let mut state = plan.new_lane_state(2).unwrap();
+            for batch in 0..4 {
+                let rows = if batch == 3 { 8_000 } else { 64_000 };
+                let mut keys: Vec<Key> = (0..rows)
+                    .map(|_| {
+                        let g = rng.random_range(0..120_000i64);
+                        let n = (g % 97 != 0).then_some(g / 1000);
+                        (format!("{:x}", g % 1000), n)
+                    })
+                    .collect();
+                if lane == 1 && batch == 2 {
+                    keys[5].0 = "ten chars!".into();
+                }
+                if lane == 1 && batch == 3 {
+                    keys[7].0 = "a key of twenty byte".into();
+                }
+                let v: Vec<i64> = (0..rows as i64).map(|i| i % 13).collect();
+                for (key, &v) in keys.iter().zip(&v) {
+                    let e = want.entry(key.clone()).or_default();
+                    e.0 += 1;
+                    e.1 += v;
+                }
+                let batch = RecordBatch::try_new(
+                    Arc::new(Schema::new(vec![
+                        arrow::datatypes::Field::new("k", DataType::Utf8, false),
+                        arrow::datatypes::Field::new("n", DataType::Int64, true),
+                        arrow::datatypes::Field::new("v", DataType::Int64, false),
+                    ])),
+                    vec![
+                        Arc::new(StringArray::from_iter_values(keys.iter().map(|k| &k.0))),
+                        Arc::new(Int64Array::from_iter(keys.iter().map(|k| k.1))),
+                        Arc::new(Int64Array::from(v)),
+                    ],
+                )
+                .unwrap();
+                state.update(&plan, &PipelineBatch::new(batch)).unwrap();
+            }
+            // the first two batches went to the table, the rest aside
+            assert_eq!(state.rows, 128_000, "lane {lane}");
+            assert_eq!(state.rows_put_aside(), 72_000, "lane {lane}");
+            lanes.push(Box::new(state).partition().unwrap());
+        }
+        let layouts = |lanes: &[PartitionedState]| -> Vec<Layout> {
+            lanes
+                .iter()
+                .map(|l| l.state.groups.as_ref().unwrap().layout())
+                .collect()
+        };
+        assert_eq!(layouts(&lanes), [Layout::Tiny, Layout::Rows]);
+        unify_layouts(&plan, &mut lanes).unwrap();
+        assert_eq!(layouts(&lanes), [Layout::Rows, Layout::Rows]);
+        let mut got: std::collections::HashMap<Key, (i64, i64)> = Default::default();
+        let per = RADIX_BUCKETS / 8;
+        for p in 0..8 {
+            let (batch, _) = merge_partition(&plan, &lanes, p * per..(p + 1) * per).unwrap();
+            let k = batch.column(0).as_string::<i32>();
+            let n = batch.column(1).as_primitive::<Int64Type>();
+            let count = batch.column(2).as_primitive::<Int64Type>();
+            let sum = cast(batch.column(3), &DataType::Int64).unwrap();
+            let sum = sum.as_primitive::<Int64Type>();
+            for i in 0..batch.num_rows() {
+                let key = (k.value(i).to_owned(), n.is_valid(i).then(|| n.value(i)));
+                let old = got.insert(key.clone(), (count.value(i), sum.value(i)));
+                assert!(old.is_none(), "group {key:?} in two partitions");
+            }
+        }
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "the merged groups differ");
+    }
+
+    #[test]
+    fn a_lone_lane_never_puts_rows_aside() {
+        let plan = spill_plan();
+        let mut state = plan.new_lane_state(1).unwrap();
+        let rows = 200_000;
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                arrow::datatypes::Field::new("k", DataType::Utf8, false),
+                arrow::datatypes::Field::new("n", DataType::Int64, true),
+                arrow::datatypes::Field::new("v", DataType::Int64, false),
+            ])),
+            vec![
+                Arc::new(StringArray::from_iter_values(
+                    (0..rows).map(|i| format!("{i}")),
+                )),
+                Arc::new(Int64Array::from_iter_values(0..rows)),
+                Arc::new(Int64Array::from_iter_values(0..rows)),
+            ],
+        )
+        .unwrap();
+        for offset in (0..rows as usize).step_by(50_000) {
+            let part = PipelineBatch::new(batch.slice(offset, 50_000));
+            state.update(&plan, &part).unwrap();
+        }
+        assert_eq!(state.num_groups(), rows as usize);
+        assert_eq!(state.rows_put_aside(), 0);
     }
 }

@@ -16,7 +16,7 @@ use weir_executor::{
 };
 use weir_planner::LogicalPlan;
 
-use crate::aggregate::{RADIX_BUCKETS, merge_partition, unify_layouts};
+use crate::aggregate::{RADIX_BUCKETS, SPILL_PARTITIONS, merge_partition, unify_layouts};
 use crate::error::{Error, Result};
 use crate::fairness::YieldPoint;
 use crate::join::{BuildChunk, BuildPart, JoinSpec, ProbeOp, build_partitions};
@@ -1254,16 +1254,18 @@ fn merge_work(
                     }
                 }
             }
-            unify_layouts(&mut states)?;
+            unify_layouts(plan, &mut states)?;
             let groups: usize = states.iter().map(|s| s.state.num_groups()).sum();
-            let cost = groups as u64 / 1000 + 1;
-            let partitions = if plan.has_groups() {
-                aggregate_partitions(groups, p.split)
-            } else {
-                1
+            // rows put aside: at most one group each
+            let aside: usize = states.iter().map(|s| s.state.rows_put_aside()).sum();
+            let cost = (groups + aside) as u64 / 1000 + 1;
+            let partitions = match (plan.has_groups(), aside) {
+                (false, _) => 1,
+                (true, 0) => aggregate_partitions(groups, p.split),
+                (true, _) => aggregate_partitions(groups + aside, p.split).min(SPILL_PARTITIONS),
             };
             let plan = plan.clone();
-            if states.len() == 1 {
+            if states.len() == 1 && aside == 0 {
                 // one lane: its groups are already merged
                 let state = states.pop().expect("one lane").state;
                 return Ok(serial(cost, move || Ok(vec![state.finish(&plan)?])));

@@ -981,7 +981,7 @@ impl LaneOutput {
     pub(crate) fn rows(&self) -> usize {
         match self {
             LaneOutput::Batches(b) => b.iter().map(|(_, b)| b.num_rows()).sum(),
-            LaneOutput::Partitioned(p) => p.state.num_groups(),
+            LaneOutput::Partitioned(p) => p.state.num_groups() + p.state.rows_put_aside(),
             LaneOutput::TopN(b, _) => b.num_rows(),
             LaneOutput::Runs(r) => r.iter().map(SortedRun::num_rows).sum(),
             LaneOutput::Window(w) => w.rows(),
@@ -1001,7 +1001,7 @@ pub(crate) fn batch_bytes(batch: &RecordBatch) -> usize {
 /// What a lane holds while it runs.
 enum LaneState {
     Batches(Vec<(usize, RecordBatch)>),
-    Aggregate(AggregateState),
+    Aggregate(Box<AggregateState>),
     TopN(TopN),
 }
 
@@ -1364,8 +1364,10 @@ impl Lane {
         let shared = &*self.shared;
         let p = &shared.pipeline;
         let state = match (&p.sink, &p.breaker) {
-            (Sink::Aggregate { plan, .. }, _) => LaneState::Aggregate(plan.new_state()?),
-            (_, Breaker::Distinct { plan }) => LaneState::Aggregate(plan.new_state()?),
+            (Sink::Aggregate { plan, .. }, _) => {
+                LaneState::Aggregate(Box::new(plan.new_lane_state(p.lanes)?))
+            }
+            (_, Breaker::Distinct { plan }) => LaneState::Aggregate(Box::new(plan.new_lane_state(p.lanes)?)),
             (_, Breaker::TopN { sort, k }) => LaneState::TopN(TopN::new(sort, *k)?),
             _ => LaneState::Batches(Vec::new()),
         };
@@ -1489,7 +1491,7 @@ impl Lane {
         // state before handing it over
         let started = shared.analyze.then(Instant::now);
         let output = match (state, &p.breaker) {
-            (LaneState::Aggregate(agg), _) => LaneOutput::Partitioned(agg.partition()),
+            (LaneState::Aggregate(agg), _) => LaneOutput::Partitioned(agg.partition()?),
             (LaneState::TopN(top), Breaker::TopN { sort, .. }) => {
                 let (batch, seq) = top.finish(sort)?;
                 LaneOutput::TopN(batch, seq)

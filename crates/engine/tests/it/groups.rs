@@ -168,3 +168,69 @@ fn keys_of_two_small_columns_group_alike_on_any_number_of_lanes() {
         }
     }
 }
+
+#[test]
+fn keys_of_many_values_in_no_order_group_alike_on_any_number_of_lanes() {
+    // 400K groups of two integers over 800K rows in random order: lanes
+    // beside others pass the groups from which they put rows aside for
+    // the merge partitions (with NULLs, and both signs)
+    let mut rng = StdRng::seed_from_u64(43);
+    let rows = 800_000;
+    let (a, b): (Vec<Option<i64>>, Vec<i64>) = (0..rows)
+        .map(|_| {
+            let g = rng.random_range(0..400_000i64);
+            ((g % 101 != 0).then_some(g / 400 - 500), g % 400)
+        })
+        .unzip();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a", DataType::Int64, true),
+        Field::new("b", DataType::Int64, false),
+    ]));
+    let batches = (0..rows)
+        .step_by(50_000)
+        .map(|at| {
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(Int64Array::from(a[at..at + 50_000].to_vec())),
+                    Arc::new(Int64Array::from(b[at..at + 50_000].to_vec())),
+                ],
+            )
+            .unwrap()
+        })
+        .collect();
+    let db = Database::new().unwrap();
+    db.register_batches("t", schema, batches).unwrap();
+    let mut want: HashMap<(Option<i64>, i64), (i64, i64)> = HashMap::new();
+    for (&a, &b) in a.iter().zip(&b) {
+        let e = want.entry((a, b)).or_default();
+        e.0 += 1;
+        e.1 += b;
+    }
+    for threads in [1, 2, 4] {
+        db.set_threads(threads).unwrap();
+        let result = db
+            .execute("SELECT a, b, count(*), sum(b)::BIGINT FROM t GROUP BY a, b")
+            .unwrap();
+        let mut got = HashMap::new();
+        for batch in result.batches() {
+            let col = |i: usize| batch.column(i).as_primitive::<Int64Type>();
+            let (ka, kb, n, s) = (col(0), col(1), col(2), col(3));
+            for i in 0..batch.num_rows() {
+                let key = (ka.is_valid(i).then(|| ka.value(i)), kb.value(i));
+                let old = got.insert(key, (n.value(i), s.value(i)));
+                assert!(old.is_none(), "group {key:?} twice on {threads} threads");
+            }
+        }
+        assert_eq!(got.len(), want.len(), "{threads} threads");
+        assert!(got == want, "groups differ on {threads} threads");
+        let distinct = db
+            .execute("SELECT count(*) FROM (SELECT DISTINCT a, b FROM t)")
+            .unwrap();
+        let n = distinct.batches()[0]
+            .column(0)
+            .as_primitive::<Int64Type>()
+            .value(0);
+        assert_eq!(n as usize, want.len(), "DISTINCT on {threads} threads");
+    }
+}

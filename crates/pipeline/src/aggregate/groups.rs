@@ -43,6 +43,8 @@ use crate::hash::{fold_word, hash_bytes, mix};
 /// Groups are cut into this many radix buckets by bits of their hash; a
 /// merge partition is a run of consecutive buckets.
 pub(crate) const RADIX_BUCKETS: usize = 256;
+// a row's bucket is kept in a byte ([`GroupTable::radixes`])
+const _: () = assert!(RADIX_BUCKETS <= 1 << u8::BITS);
 
 /// The radix bucket of a hash: bits 48..56. Not the top 7 bits: hashbrown
 /// keeps those as each slot's tag, and a bucket whose keys all share their
@@ -218,16 +220,71 @@ impl GroupTable {
     /// string longer than its words hold widens first: to two words per
     /// string, or to rows past [`SHORT_STRING`] bytes.
     pub(crate) fn group_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
-        if !each!(&*self, t => t.holds(columns)) {
-            let mut wide = self.empty_at(Layout::Wide)?;
-            if !wide.is_rows() && each!(&wide, t => t.holds(columns)) {
-                self.relayout(&mut wide)?;
-                *self = wide;
-            } else {
-                self.become_rows()?;
+        self.make_room_for(columns)?;
+        each!(self, t => t.group_ids(columns, ids))
+    }
+
+    /// Widens a fixed-width table whose words cannot hold a key of
+    /// `columns`: to two words per string, or to rows past
+    /// [`SHORT_STRING`] bytes. True if it widened.
+    fn make_room_for(&mut self, columns: &[ArrayRef]) -> Result<bool> {
+        if each!(&*self, t => t.holds(columns)) {
+            return Ok(false);
+        }
+        let mut wide = self.empty_at(Layout::Wide)?;
+        if !wide.is_rows() && each!(&wide, t => t.holds(columns)) {
+            self.relayout(&mut wide)?;
+            *self = wide;
+        } else {
+            self.become_rows()?;
+        }
+        Ok(true)
+    }
+
+    /// Sets `out` to the radix bucket each row of `columns` (key columns,
+    /// as [`Self::group_ids`] takes) would have in this table, adding no
+    /// group; the table widens first if its words cannot hold a key, as
+    /// `group_ids` would (true if it did: buckets given before then no
+    /// longer hold).
+    pub(crate) fn radixes(&mut self, columns: &[ArrayRef], out: &mut Vec<u8>) -> Result<bool> {
+        let widened = self.make_room_for(columns)?;
+        out.clear();
+        match self {
+            GroupTable::Fixed1(t) => t.radixes(columns, out)?,
+            GroupTable::Fixed2(t) => t.radixes(columns, out)?,
+            GroupTable::Fixed3(t) => t.radixes(columns, out)?,
+            GroupTable::Fixed4(t) => t.radixes(columns, out)?,
+            GroupTable::Rows(t) => {
+                let rows = t.converter.convert_columns(columns).map_err(Error::arrow)?;
+                out.extend(rows.iter().map(|r| radix(hash_bytes(r.as_ref())) as u8));
             }
         }
-        each!(self, t => t.group_ids(columns, ids))
+        Ok(widened)
+    }
+
+    /// Whether the table finds its groups by a [`Direct`] map (by the
+    /// keys' values, not their hashes).
+    pub(crate) fn finds_by_value(&self) -> bool {
+        match self {
+            GroupTable::Rows(_) => false,
+            GroupTable::Fixed1(t) => !matches!(t.direct, Direct::Off),
+            GroupTable::Fixed2(t) => !matches!(t.direct, Direct::Off),
+            GroupTable::Fixed3(t) => !matches!(t.direct, Direct::Off),
+            GroupTable::Fixed4(t) => !matches!(t.direct, Direct::Off),
+        }
+    }
+
+    /// Gives up the [`Direct`] map for good: every group goes in its
+    /// bucket and the hash tables find them from now on (a merge
+    /// partition that goes on to insert rows after adopting buckets).
+    pub(crate) fn by_hash(&mut self) {
+        match self {
+            GroupTable::Rows(_) => {}
+            GroupTable::Fixed1(t) => t.by_hash(),
+            GroupTable::Fixed2(t) => t.by_hash(),
+            GroupTable::Fixed3(t) => t.by_hash(),
+            GroupTable::Fixed4(t) => t.by_hash(),
+        }
     }
 
     /// How wide the table keeps its keys.
@@ -497,10 +554,13 @@ fn fits_half(array: &dyn Array) -> bool {
     // min/max folds in the values' own type, which vectorise
     match array.data_type() {
         DataType::Int64 => {
-            let (lo, hi) = natives::<i64>(array)
-                .iter()
-                .fold((i64::MAX, i64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-            array.is_empty() || (lo >= i64::from(i32::MIN) && hi <= i64::from(i32::MAX))
+            // v fits in 32 bits iff v + 2^31 has none of its upper 32 bits
+            // set: an OR of adds and shifts, which vectorise without the
+            // 64-bit min and max baseline x86-64 lacks
+            let out = natives::<i64>(array).iter().fold(0u64, |acc, &v| {
+                acc | ((v as u64).wrapping_add(1 << 31) >> 32)
+            });
+            out == 0
         }
         DataType::UInt32 => {
             natives::<u32>(array).iter().fold(0, |hi, &v| hi.max(v)) <= i32::MAX as u32
@@ -1300,6 +1360,24 @@ impl<const K: usize> FixedGroups<K> {
             return false;
         }
         true
+    }
+
+    /// Sets `out` to the radix bucket of each row of `columns`.
+    fn radixes(&mut self, columns: &[ArrayRef], out: &mut Vec<u8>) -> Result<()> {
+        self.encode(columns)?;
+        out.extend(
+            self.scratch_keys
+                .iter()
+                .zip(&self.scratch_nulls)
+                .map(|(k, &m)| radix(hash_fixed(k, m)) as u8),
+        );
+        Ok(())
+    }
+
+    /// See [`GroupTable::by_hash`].
+    fn by_hash(&mut self) {
+        self.direct = Direct::Off;
+        self.place_new();
     }
 
     /// Puts the groups the [`Direct`] map numbered in their buckets'
