@@ -396,6 +396,15 @@ pub(crate) struct AggregateState {
 /// ([`Spill`]): about 2.5 MiB of slots, keys and ids.
 const SPILL_FROM: usize = 1 << 16;
 
+/// Every how many rows put aside one is looked up in the lane's table.
+const SPILL_PROBE_STRIDE: usize = 16;
+
+/// Rows looked up before the lane may find that its rows fold into its
+/// table ([`Spill::folds`]), and after which it looks up no more (each
+/// lookup in a table past the cache is a miss).
+const SPILL_PROBE_MIN: usize = 1024;
+const SPILL_PROBE_MAX: usize = 16 * 1024;
+
 /// Rows a lane puts aside are sorted by radix bucket this many at a time
 /// (a morsel; fewer at the lane's end).
 const SPILL_CHUNK: usize = 1 << 16;
@@ -420,7 +429,21 @@ pub(crate) const SPILL_PARTITIONS: usize = 64;
 /// lanes' tables hold the first [`SPILL_FROM`]). The buckets are those of
 /// the lane table's layout: a key that widens it sorts the rows again
 /// ([`Spill::rebucket`]).
+///
+/// Every [`SPILL_PROBE_STRIDE`]-th row put aside is looked up in the
+/// table, until [`SPILL_PROBE_MAX`] were: a key of not many more groups than the table holds (most rows
+/// found) is one whose rows fold well into it, and the lane stops putting
+/// rows aside (the table, in the cache or near it, takes the rest), so a
+/// key of a hundred thousand values over a billion rows keeps a hundred
+/// thousand groups, not the rows.
 struct Spill {
+    /// Whether rows are still put aside: the lane stops once the sampled
+    /// rows show its table holds most of their groups ([`Spill::folds`]).
+    open: bool,
+    /// Rows put aside looked up in the lane's table (every
+    /// [`SPILL_PROBE_STRIDE`]-th), and of those the rows it held.
+    probed: usize,
+    held: usize,
     /// The layout whose hash the chunks are sorted by.
     layout: Layout,
     /// Sorted chunks.
@@ -456,12 +479,22 @@ impl SpillChunk {
 impl Spill {
     fn new(layout: Layout) -> Self {
         Spill {
+            open: true,
+            probed: 0,
+            held: 0,
             layout,
             chunks: Vec::new(),
             pending: Vec::new(),
             pending_rows: 0,
             bytes: 0,
         }
+    }
+
+    /// Whether the rows looked up so far show the lane's table holding
+    /// most of their groups (the key has not many more groups than the
+    /// table, twice at most): its rows fold well into it after all.
+    fn folds(&self) -> bool {
+        self.probed >= SPILL_PROBE_MIN && self.held * 2 > self.probed
     }
 
     /// Puts `batch` aside, its rows in buckets `radixes`.
@@ -534,7 +567,7 @@ impl Spill {
         for batch in batches {
             let keys = plan.keys(&batch)?;
             let mut radixes = Vec::new();
-            if table.radixes(&keys, &mut radixes)? {
+            if table.radixes(&keys, &mut radixes, 0)?.widened {
                 return Err(Error::Internal(
                     "rows put aside widened their lane's group table".into(),
                 ));
@@ -608,16 +641,33 @@ impl AggregateState {
         } else {
             input.materialize(&plan.columns)?
         };
-        if let (Some(spill), Some(table)) = (&mut self.spill, &mut self.groups) {
+        if let (Some(spill), Some(table)) = (&mut self.spill, &mut self.groups)
+            && spill.open
+        {
             let keys = plan.keys(&compact)?;
             let mut radixes = Vec::with_capacity(rows);
-            if table.radixes(&keys, &mut radixes)? {
+            // rows are looked up until enough were to tell
+            let stride = if spill.probed < SPILL_PROBE_MAX {
+                SPILL_PROBE_STRIDE
+            } else {
+                0
+            };
+            let found = table.radixes(&keys, &mut radixes, stride)?;
+            if found.widened {
                 spill.rebucket(plan, table)?;
             }
-            return spill.push(compact, radixes);
+            spill.probed += found.probed;
+            spill.held += found.held;
+            if !spill.folds() {
+                return spill.push(compact, radixes);
+            }
+            // the table holds most of the keys the rows bring: the groups
+            // are few enough for it after all, and it takes this batch and
+            // the rest
+            spill.open = false;
         }
         self.add(plan, compact, Some(input))?;
-        if let Some(table) = &self.groups {
+        if let (None, Some(table)) = (&self.spill, &self.groups) {
             let n = table.len();
             if n >= self.spill_from && n * 2 > self.rows && !table.finds_by_value() {
                 self.spill = Some(Box::new(Spill::new(table.layout())));
@@ -2736,9 +2786,10 @@ mod tests {
 
     #[test]
     fn lanes_that_put_rows_aside_merge_each_group_once_whatever_their_layouts() {
-        // 120K groups in no order over 2 x 200K rows: each lane's table
+        // 400K groups in no order over 2 x 200K rows: each lane's table
         // passes SPILL_FROM groups with most rows new, and the lane puts
-        // the rest of its rows aside. Lane 1 then meets a key too long for
+        // the rest of its rows aside (its table holds too few of their
+        // groups for them to fold). Lane 1 then meets a key too long for
         // one word and one too long for two (its table widens to rows and
         // sorts its rows aside again); lane 0 widens when the lanes
         // unify. NULLs in `n`.
@@ -2752,7 +2803,7 @@ mod tests {
                 let rows = if batch == 3 { 8_000 } else { 64_000 };
                 let mut keys: Vec<Key> = (0..rows)
                     .map(|_| {
-                        let g = rng.random_range(0..120_000i64);
+                        let g = rng.random_range(0..400_000i64);
                         let n = (g % 97 != 0).then_some(g / 1000);
                         (format!("{:x}", g % 1000), n)
                     })
@@ -2769,20 +2820,7 @@ mod tests {
                     e.0 += 1;
                     e.1 += v;
                 }
-                let batch = RecordBatch::try_new(
-                    Arc::new(Schema::new(vec![
-                        arrow::datatypes::Field::new("k", DataType::Utf8, false),
-                        arrow::datatypes::Field::new("n", DataType::Int64, true),
-                        arrow::datatypes::Field::new("v", DataType::Int64, false),
-                    ])),
-                    vec![
-                        Arc::new(StringArray::from_iter_values(keys.iter().map(|k| &k.0))),
-                        Arc::new(Int64Array::from_iter(keys.iter().map(|k| k.1))),
-                        Arc::new(Int64Array::from(v)),
-                    ],
-                )
-                .unwrap();
-                state.update(&plan, &PipelineBatch::new(batch)).unwrap();
+                state.update(&plan, &spill_batch(&keys, v)).unwrap();
             }
             // the first two batches went to the table, the rest aside
             assert_eq!(state.rows, 128_000, "lane {lane}");
@@ -2798,10 +2836,39 @@ mod tests {
         assert_eq!(layouts(&lanes), [Layout::Tiny, Layout::Rows]);
         unify_layouts(&plan, &mut lanes).unwrap();
         assert_eq!(layouts(&lanes), [Layout::Rows, Layout::Rows]);
+        let got = merged_groups(&plan, &lanes);
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "the merged groups differ");
+    }
+
+    /// A batch of (k, n, v) for [`spill_plan`].
+    fn spill_batch(keys: &[Key], v: Vec<i64>) -> PipelineBatch {
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                arrow::datatypes::Field::new("k", DataType::Utf8, false),
+                arrow::datatypes::Field::new("n", DataType::Int64, true),
+                arrow::datatypes::Field::new("v", DataType::Int64, false),
+            ])),
+            vec![
+                Arc::new(StringArray::from_iter_values(keys.iter().map(|k| &k.0))),
+                Arc::new(Int64Array::from_iter(keys.iter().map(|k| k.1))),
+                Arc::new(Int64Array::from(v)),
+            ],
+        )
+        .unwrap();
+        PipelineBatch::new(batch)
+    }
+
+    /// The groups of `lanes` (unified) merged in 8 partitions: (count,
+    /// sum) per key, each key from one partition only.
+    fn merged_groups(
+        plan: &AggregatePlan,
+        lanes: &[PartitionedState],
+    ) -> std::collections::HashMap<Key, (i64, i64)> {
         let mut got: std::collections::HashMap<Key, (i64, i64)> = Default::default();
         let per = RADIX_BUCKETS / 8;
         for p in 0..8 {
-            let (batch, _) = merge_partition(&plan, &lanes, p * per..(p + 1) * per).unwrap();
+            let (batch, _) = merge_partition(plan, lanes, p * per..(p + 1) * per).unwrap();
             let k = batch.column(0).as_string::<i32>();
             let n = batch.column(1).as_primitive::<Int64Type>();
             let count = batch.column(2).as_primitive::<Int64Type>();
@@ -2813,6 +2880,49 @@ mod tests {
                 assert!(old.is_none(), "group {key:?} in two partitions");
             }
         }
+        got
+    }
+
+    #[test]
+    fn a_lane_stops_putting_rows_aside_once_they_fold_into_its_table() {
+        // 90K groups: each lane passes SPILL_FROM groups at its second
+        // batch with most rows new, then finds most of the next rows'
+        // groups in its table. Batches of 8,000 rows look up 500 rows
+        // each: the first two are put aside before the lane has looked up
+        // enough rows to stop, the rest go to the table.
+        let plan = spill_plan();
+        let mut rng = StdRng::seed_from_u64(47);
+        let mut want: std::collections::HashMap<Key, (i64, i64)> = Default::default();
+        let mut lanes = Vec::new();
+        for lane in 0..2 {
+            let mut state = plan.new_lane_state(2).unwrap();
+            let sizes = [64_000, 64_000].into_iter().chain([8_000; 30]);
+            for rows in sizes {
+                let keys: Vec<Key> = (0..rows)
+                    .map(|_| {
+                        let g = rng.random_range(0..90_000i64);
+                        (format!("{:x}", g % 300), Some(g / 300))
+                    })
+                    .collect();
+                let v: Vec<i64> = (0..rows as i64).map(|i| i % 7).collect();
+                for (key, &v) in keys.iter().zip(&v) {
+                    let e = want.entry(key.clone()).or_default();
+                    e.0 += 1;
+                    e.1 += v;
+                }
+                state.update(&plan, &spill_batch(&keys, v)).unwrap();
+            }
+            let spill = state
+                .spill
+                .as_ref()
+                .expect("the lane began to put rows aside");
+            assert!(!spill.open, "lane {lane} still puts rows aside");
+            assert_eq!(state.rows_put_aside(), 16_000, "lane {lane}");
+            assert_eq!(state.rows, 128_000 + 28 * 8_000, "lane {lane}");
+            lanes.push(Box::new(state).partition().unwrap());
+        }
+        unify_layouts(&plan, &mut lanes).unwrap();
+        let got = merged_groups(&plan, &lanes);
         assert_eq!(got.len(), want.len());
         assert!(got == want, "the merged groups differ");
     }

@@ -1367,7 +1367,9 @@ impl Lane {
             (Sink::Aggregate { plan, .. }, _) => {
                 LaneState::Aggregate(Box::new(plan.new_lane_state(p.lanes)?))
             }
-            (_, Breaker::Distinct { plan }) => LaneState::Aggregate(Box::new(plan.new_lane_state(p.lanes)?)),
+            (_, Breaker::Distinct { plan }) => {
+                LaneState::Aggregate(Box::new(plan.new_lane_state(p.lanes)?))
+            }
             (_, Breaker::TopN { sort, k }) => LaneState::TopN(TopN::new(sort, *k)?),
             _ => LaneState::Batches(Vec::new()),
         };

@@ -84,6 +84,16 @@ impl Buckets {
     }
 }
 
+/// What [`GroupTable::radixes`] found besides the buckets.
+pub(crate) struct Bucketed {
+    /// The table widened to hold the keys: buckets given before no longer
+    /// hold.
+    pub(crate) widened: bool,
+    /// Rows looked up, and of those the rows whose group the table holds.
+    pub(crate) probed: usize,
+    pub(crate) held: usize,
+}
+
 /// The groups of a partial aggregation.
 pub(crate) enum GroupTable {
     Fixed1(FixedGroups<1>),
@@ -244,22 +254,26 @@ impl GroupTable {
     /// Sets `out` to the radix bucket each row of `columns` (key columns,
     /// as [`Self::group_ids`] takes) would have in this table, adding no
     /// group; the table widens first if its words cannot hold a key, as
-    /// `group_ids` would (true if it did: buckets given before then no
-    /// longer hold).
-    pub(crate) fn radixes(&mut self, columns: &[ArrayRef], out: &mut Vec<u8>) -> Result<bool> {
+    /// `group_ids` would (buckets given before then no longer hold). Every
+    /// `stride`-th row (none for 0) is also looked up: how many of those
+    /// the table holds tells how well rows would fold into its groups.
+    pub(crate) fn radixes(
+        &mut self,
+        columns: &[ArrayRef],
+        out: &mut Vec<u8>,
+        stride: usize,
+    ) -> Result<Bucketed> {
         let widened = self.make_room_for(columns)?;
         out.clear();
-        match self {
-            GroupTable::Fixed1(t) => t.radixes(columns, out)?,
-            GroupTable::Fixed2(t) => t.radixes(columns, out)?,
-            GroupTable::Fixed3(t) => t.radixes(columns, out)?,
-            GroupTable::Fixed4(t) => t.radixes(columns, out)?,
-            GroupTable::Rows(t) => {
-                let rows = t.converter.convert_columns(columns).map_err(Error::arrow)?;
-                out.extend(rows.iter().map(|r| radix(hash_bytes(r.as_ref())) as u8));
-            }
-        }
-        Ok(widened)
+        // (a direct map's groups are in no bucket's table yet: nothing to
+        // look up)
+        let stride = if self.finds_by_value() { 0 } else { stride };
+        let (probed, held) = each!(self, t => t.radixes(columns, out, stride)?);
+        Ok(Bucketed {
+            widened,
+            probed,
+            held,
+        })
     }
 
     /// Whether the table finds its groups by a [`Direct`] map (by the
@@ -662,6 +676,26 @@ impl<const K: usize> FixedTable<K> {
             }
             if slot.key == key && slot.nulls == nulls {
                 return (slot.id, false);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Whether the table holds (`key`, `nulls`), of hash `hash`.
+    #[inline]
+    fn holds(&self, key: &[u64; K], nulls: u32, hash: u64) -> bool {
+        if self.slots.is_empty() {
+            return false;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let slot = &self.slots[i];
+            if slot.id == EMPTY {
+                return false;
+            }
+            if slot.key == *key && slot.nulls == nulls {
+                return true;
             }
             i = (i + 1) & mask;
         }
@@ -1362,16 +1396,31 @@ impl<const K: usize> FixedGroups<K> {
         true
     }
 
-    /// Sets `out` to the radix bucket of each row of `columns`.
-    fn radixes(&mut self, columns: &[ArrayRef], out: &mut Vec<u8>) -> Result<()> {
+    /// Sets `out` to the radix bucket of each row of `columns`; looks up
+    /// every `stride`-th row (none for 0): (rows looked up, rows held).
+    fn radixes(
+        &mut self,
+        columns: &[ArrayRef],
+        out: &mut Vec<u8>,
+        stride: usize,
+    ) -> Result<(usize, usize)> {
         self.encode(columns)?;
+        let (keys, nulls) = (&self.scratch_keys, &self.scratch_nulls);
         out.extend(
-            self.scratch_keys
-                .iter()
-                .zip(&self.scratch_nulls)
+            keys.iter()
+                .zip(nulls)
                 .map(|(k, &m)| radix(hash_fixed(k, m)) as u8),
         );
-        Ok(())
+        let (mut probed, mut held) = (0, 0);
+        if stride > 0 {
+            for i in (0..keys.len()).step_by(stride) {
+                let (k, m) = (&keys[i], nulls[i]);
+                let h = hash_fixed(k, m);
+                probed += 1;
+                held += usize::from(self.tables[radix(h)].holds(k, m, h));
+            }
+        }
+        Ok((probed, held))
     }
 
     /// See [`GroupTable::by_hash`].
@@ -1631,6 +1680,42 @@ impl RowGroups {
             keys,
             hashes: Vec::new(),
         })
+    }
+
+    /// As [`FixedGroups::radixes`].
+    fn radixes(
+        &mut self,
+        columns: &[ArrayRef],
+        out: &mut Vec<u8>,
+        stride: usize,
+    ) -> Result<(usize, usize)> {
+        let rows = self
+            .converter
+            .convert_columns(columns)
+            .map_err(Error::arrow)?;
+        out.extend(rows.iter().map(|r| radix(hash_bytes(r.as_ref())) as u8));
+        if stride == 0 {
+            return Ok((0, 0));
+        }
+        let (mut probed, mut held) = (0, 0);
+        for i in (0..rows.num_rows()).step_by(stride) {
+            let row = rows.row(i);
+            let bytes = row.as_ref();
+            let h = hash_bytes(bytes);
+            let head = key_head(bytes);
+            let keys = &self.keys;
+            let found = self.tables[radix(h)].find(h, |s: &RowSlot| {
+                s.head == head
+                    && if bytes.len() <= 16 {
+                        s.len as usize == bytes.len()
+                    } else {
+                        keys.row(s.id as usize).as_ref() == bytes
+                    }
+            });
+            probed += 1;
+            held += usize::from(found.is_some());
+        }
+        Ok((probed, held))
     }
 
     fn group_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
