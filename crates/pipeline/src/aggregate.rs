@@ -34,6 +34,7 @@ use crate::eval::evaluate;
 pub(crate) use self::groups::RADIX_BUCKETS;
 use self::groups::{DIRECT_PAGE, DirectMap, EMPTY as EMPTY_GROUP, GroupTable, Layout};
 use crate::hash::FxHashSet;
+use crate::pipeline::batch_bytes;
 use crate::step::{PipelineBatch, Selection, remap_columns};
 
 /// How an Aggregate runs: its keys and aggregates over the columns it
@@ -420,22 +421,22 @@ pub(crate) const SPILL_PARTITIONS: usize = 64;
 /// while at least every second row it added made a new group (a key of
 /// many values in no order: the table would take a cache miss for most
 /// rows and keep most of the key's groups in every lane, each made and
-/// then merged again) stops adding rows to it. It keeps the rows it reads
-/// from then on (the columns the aggregate reads) with their row numbers
-/// sorted by the radix bucket of their key, [`SPILL_CHUNK`] rows at a
-/// time, and the merge partition of those buckets takes its rows and
-/// adds them to its own groups: one table of a few thousand groups per
-/// partition, in the cache, each group made once more at most (the
-/// lanes' tables hold the first [`SPILL_FROM`]). The buckets are those of
-/// the lane table's layout: a key that widens it sorts the rows again
-/// ([`Spill::rebucket`]).
+/// then merged again) stops adding rows to it. It sorts the rows it reads
+/// from then on (the columns the aggregate reads) by the radix bucket of
+/// their key, [`SPILL_CHUNK`] rows at a time, and the merge partition of
+/// those buckets adds its slice of each chunk to its own groups: one
+/// table of a few thousand groups per partition, in the cache, each group
+/// made once more at most (the lanes' tables hold the first
+/// [`SPILL_FROM`]). The buckets are those of the lane table's layout: a
+/// key that widens it sorts the rows again ([`Spill::rebucket`]).
 ///
 /// Every [`SPILL_PROBE_STRIDE`]-th row put aside is looked up in the
-/// table, until [`SPILL_PROBE_MAX`] were: a key of not many more groups than the table holds (most rows
-/// found) is one whose rows fold well into it, and the lane stops putting
-/// rows aside (the table, in the cache or near it, takes the rest), so a
-/// key of a hundred thousand values over a billion rows keeps a hundred
-/// thousand groups, not the rows.
+/// table, until [`SPILL_PROBE_MAX`] were: a key of not many more groups
+/// than the table holds (most rows found) is one whose rows fold well
+/// into it, and the lane stops putting rows aside (the table, in the
+/// cache or near it, takes the rest), so a key of a hundred thousand
+/// values over a billion rows keeps a hundred thousand groups, not the
+/// rows.
 struct Spill {
     /// Whether rows are still put aside: the lane stops once the sampled
     /// rows show its table holds most of their groups ([`Spill::folds`]).
@@ -472,7 +473,7 @@ impl SpillChunk {
     }
 
     fn size(&self) -> usize {
-        self.batch.get_array_memory_size() + self.offsets.len() * 8
+        batch_bytes(&self.batch) + self.offsets.len() * 8
     }
 }
 
@@ -500,7 +501,8 @@ impl Spill {
     /// Puts `batch` aside, its rows in buckets `radixes`.
     fn push(&mut self, batch: RecordBatch, radixes: Vec<u8>) -> Result<()> {
         self.pending_rows += batch.num_rows();
-        self.bytes += batch.get_array_memory_size() + radixes.capacity();
+        // (the rows of a slice, not the table's buffers it shares)
+        self.bytes += batch_bytes(&batch) + radixes.capacity();
         self.pending.push((batch, radixes));
         if self.pending_rows >= SPILL_CHUNK {
             self.sort_pending()?;

@@ -565,7 +565,7 @@ fn may_take_half(t: &DataType) -> bool {
 /// included, which only errs towards a wider layout) lies within
 /// INTEGER's range, so that half a word holds it.
 fn fits_half(array: &dyn Array) -> bool {
-    // min/max folds in the values' own type, which vectorise
+    // folds in the values' own type, which vectorise
     match array.data_type() {
         DataType::Int64 => {
             // v fits in 32 bits iff v + 2^31 has none of its upper 32 bits
