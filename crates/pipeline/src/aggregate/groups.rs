@@ -1155,6 +1155,7 @@ impl<const K: usize> FixedGroups<K> {
     }
 
     /// Packs the key of each row of `columns` into the scratch vectors.
+    #[inline(always)]
     fn encode(&mut self, columns: &[ArrayRef]) -> Result<()> {
         let rows = columns.first().map_or(0, |c| c.len());
         self.scratch_keys.clear();
