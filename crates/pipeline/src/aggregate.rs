@@ -2817,12 +2817,7 @@ mod tests {
                     keys[7].0 = "a key of twenty byte".into();
                 }
                 let v: Vec<i64> = (0..rows as i64).map(|i| i % 13).collect();
-                for (key, &v) in keys.iter().zip(&v) {
-                    let e = want.entry(key.clone()).or_default();
-                    e.0 += 1;
-                    e.1 += v;
-                }
-                state.update(&plan, &spill_batch(&keys, v)).unwrap();
+                add_rows(&plan, &mut state, &mut want, &keys, v);
             }
             // the first two batches went to the table, the rest aside
             assert_eq!(state.rows, 128_000, "lane {lane}");
@@ -2841,6 +2836,23 @@ mod tests {
         let got = merged_groups(&plan, &lanes);
         assert_eq!(got.len(), want.len());
         assert!(got == want, "the merged groups differ");
+    }
+
+    /// Adds rows (`keys`, `v`) to `state` and to the expected (count,
+    /// sum) per key.
+    fn add_rows(
+        plan: &AggregatePlan,
+        state: &mut AggregateState,
+        want: &mut std::collections::HashMap<Key, (i64, i64)>,
+        keys: &[Key],
+        v: Vec<i64>,
+    ) {
+        for (key, &v) in keys.iter().zip(&v) {
+            let e = want.entry(key.clone()).or_default();
+            e.0 += 1;
+            e.1 += v;
+        }
+        state.update(plan, &spill_batch(keys, v)).unwrap();
     }
 
     /// A batch of (k, n, v) for [`spill_plan`].
@@ -2907,12 +2919,7 @@ mod tests {
                     })
                     .collect();
                 let v: Vec<i64> = (0..rows as i64).map(|i| i % 7).collect();
-                for (key, &v) in keys.iter().zip(&v) {
-                    let e = want.entry(key.clone()).or_default();
-                    e.0 += 1;
-                    e.1 += v;
-                }
-                state.update(&plan, &spill_batch(&keys, v)).unwrap();
+                add_rows(&plan, &mut state, &mut want, &keys, v);
             }
             let spill = state
                 .spill
