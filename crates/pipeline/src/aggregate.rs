@@ -312,13 +312,14 @@ impl AggregatePlan {
         })
     }
 
-    /// An empty partial state for one of `lanes` lanes: only lanes beside
-    /// others put rows aside ([`Spill`]); a lone lane's groups are made
-    /// once anyway.
+    /// An empty partial state for one of `lanes` lanes. A lone lane puts
+    /// rows aside ([`Spill`]) only from [`SPILL_FROM_ALONE`] groups: its
+    /// groups are made once anyway, so the extra pass pays only once its
+    /// table is far past the cache.
     pub(crate) fn new_lane_state(&self, lanes: usize) -> Result<AggregateState> {
         let mut state = self.new_state()?;
         if lanes < 2 {
-            state.spill_from = usize::MAX;
+            state.spill_from = SPILL_FROM_ALONE;
         }
         Ok(state)
     }
@@ -396,6 +397,10 @@ pub(crate) struct AggregateState {
 /// Groups a lane's hash table holds before it may put rows aside
 /// ([`Spill`]): about 2.5 MiB of slots, keys and ids.
 const SPILL_FROM: usize = 1 << 16;
+
+/// Groups a lone lane's hash table holds before it may put rows aside:
+/// tens of MiB, a miss a row whatever the cache.
+const SPILL_FROM_ALONE: usize = 1 << 20;
 
 /// Every how many rows put aside one is looked up in the lane's table.
 const SPILL_PROBE_STRIDE: usize = 16;
@@ -2937,30 +2942,31 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_lane_never_puts_rows_aside() {
+    fn a_lone_lane_puts_rows_aside_only_past_a_million_groups() {
+        // every row a group of its own, 100K rows a batch: the lone lane
+        // keeps adding rows to its table past the 64K groups that lanes
+        // beside others stop at, and puts rows aside from the batch after
+        // its table passes SPILL_FROM_ALONE (1,048,576) groups
         let plan = spill_plan();
         let mut state = plan.new_lane_state(1).unwrap();
-        let rows = 200_000;
-        let batch = RecordBatch::try_new(
-            Arc::new(Schema::new(vec![
-                arrow::datatypes::Field::new("k", DataType::Utf8, false),
-                arrow::datatypes::Field::new("n", DataType::Int64, true),
-                arrow::datatypes::Field::new("v", DataType::Int64, false),
-            ])),
-            vec![
-                Arc::new(StringArray::from_iter_values(
-                    (0..rows).map(|i| format!("{i}")),
-                )),
-                Arc::new(Int64Array::from_iter_values(0..rows)),
-                Arc::new(Int64Array::from_iter_values(0..rows)),
-            ],
-        )
-        .unwrap();
-        for offset in (0..rows as usize).step_by(50_000) {
-            let part = PipelineBatch::new(batch.slice(offset, 50_000));
-            state.update(&plan, &part).unwrap();
+        let mut want: std::collections::HashMap<Key, (i64, i64)> = Default::default();
+        let per = 100_000i64;
+        for batch in 0..12 {
+            let keys: Vec<Key> = (batch * per..(batch + 1) * per)
+                .map(|i| (format!("{:x}", i % 1000), Some(i / 1000)))
+                .collect();
+            let v: Vec<i64> = (0..per).map(|i| i % 5).collect();
+            add_rows(&plan, &mut state, &mut want, &keys, v);
+            if batch == 0 {
+                assert_eq!(state.rows_put_aside(), 0, "a lone lane at 100K groups");
+            }
         }
-        assert_eq!(state.num_groups(), rows as usize);
-        assert_eq!(state.rows_put_aside(), 0);
+        assert_eq!(state.rows, 1_100_000);
+        assert_eq!(state.rows_put_aside(), 100_000);
+        let mut lanes = vec![Box::new(state).partition().unwrap()];
+        unify_layouts(&plan, &mut lanes).unwrap();
+        let got = merged_groups(&plan, &lanes);
+        assert_eq!(got.len(), 1_200_000);
+        assert!(got == want, "the merged groups differ");
     }
 }

@@ -234,3 +234,45 @@ fn keys_of_many_values_in_no_order_group_alike_on_any_number_of_lanes() {
         assert_eq!(n as usize, want.len(), "DISTINCT on {threads} threads");
     }
 }
+
+#[test]
+fn more_than_a_million_groups_group_alike_on_one_lane_and_several() {
+    // 1.2M groups of two integers, each of two rows far apart: a lone lane
+    // puts rows aside once its table passes a million groups, lanes beside
+    // others from 64K; every count must come out 2
+    let db = Database::new().unwrap();
+    let sql = "SELECT count(*), sum(c), min(c), max(c) FROM \
+               (SELECT range % 1200000 AS a, range % 3 AS b, count(*) AS c \
+                FROM range(2400000) GROUP BY a, b)";
+    for threads in [1, 2] {
+        db.set_threads(threads).unwrap();
+        let result = db.execute(sql).unwrap();
+        let batch = &result.batches()[0];
+        let values: Vec<i64> = (0..4)
+            .map(|c| {
+                let column = arrow::compute::cast(batch.column(c), &DataType::Int64).unwrap();
+                column.as_primitive::<Int64Type>().value(0)
+            })
+            .collect();
+        assert_eq!(values, [1_200_000, 2_400_000, 2, 2], "{threads} threads");
+        // the partial aggregate's rows out are its groups and the rows it
+        // put aside: more than the 1.2M groups once rows were put aside
+        let analyzed = db
+            .execute(&format!("EXPLAIN ANALYZE {sql}"))
+            .unwrap()
+            .to_string();
+        let line = analyzed
+            .lines()
+            .find(|l| l.contains("partial Aggregate"))
+            .unwrap_or_else(|| panic!("no partial aggregate in {analyzed}"));
+        let numbers: Vec<usize> = line
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let [rows_in, rows_out, ..] = numbers[..] else {
+            panic!("no row counts in {line}");
+        };
+        assert_eq!(rows_in, 2_400_000, "{line}");
+        assert!(rows_out > 1_200_000, "{threads} threads: {line}");
+    }
+}
