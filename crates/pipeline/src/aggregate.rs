@@ -308,18 +308,18 @@ impl AggregatePlan {
             ids: Vec::new(),
             rows: 0,
             spill: None,
-            spill_from: SPILL_FROM,
+            spill_from: SpillFrom::Groups(SPILL_FROM),
         })
     }
 
     /// An empty partial state for one of `lanes` lanes. A lone lane puts
-    /// rows aside ([`Spill`]) only from [`SPILL_FROM_ALONE`] groups: its
-    /// groups are made once anyway, so the extra pass pays only once its
-    /// table is far past the cache.
+    /// rows aside ([`Spill`]) only once its table holds
+    /// [`SPILL_BYTES_ALONE`]: its groups are made once anyway, so the
+    /// extra pass pays only once the table is far past the cache.
     pub(crate) fn new_lane_state(&self, lanes: usize) -> Result<AggregateState> {
         let mut state = self.new_state()?;
         if lanes < 2 {
-            state.spill_from = SPILL_FROM_ALONE;
+            state.spill_from = SpillFrom::Bytes(SPILL_BYTES_ALONE);
         }
         Ok(state)
     }
@@ -390,17 +390,30 @@ pub(crate) struct AggregateState {
     /// Rows put aside by radix bucket for the merge, once the groups
     /// outgrew the cache without the rows folding into them ([`Spill`]).
     spill: Option<Box<Spill>>,
-    /// Groups from which the lane may put rows aside ([`SPILL_FROM`]).
-    spill_from: usize,
+    /// From when the lane may put rows aside.
+    spill_from: SpillFrom,
+}
+
+/// From when a lane may put rows aside ([`Spill`]).
+#[derive(Clone, Copy, Debug)]
+enum SpillFrom {
+    /// Once its hash table holds this many groups (a lane beside others:
+    /// [`SPILL_FROM`]).
+    Groups(usize),
+    /// Once its hash table takes this many bytes (a lone lane:
+    /// [`SPILL_BYTES_ALONE`]).
+    Bytes(usize),
 }
 
 /// Groups a lane's hash table holds before it may put rows aside
 /// ([`Spill`]): about 2.5 MiB of slots, keys and ids.
 const SPILL_FROM: usize = 1 << 16;
 
-/// Groups a lone lane's hash table holds before it may put rows aside:
-/// tens of MiB, a miss a row whatever the cache.
-const SPILL_FROM_ALONE: usize = 1 << 20;
+/// Bytes a lone lane's hash table takes before the lane may put rows
+/// aside: far past the cache, a miss a row. (About 300K groups of
+/// strings of 40 bytes; integer keys, 40 bytes a group in all, pass it
+/// at 800K groups.)
+const SPILL_BYTES_ALONE: usize = 32 << 20;
 
 /// Every how many rows put aside one is looked up in the lane's table.
 const SPILL_PROBE_STRIDE: usize = 16;
@@ -676,7 +689,11 @@ impl AggregateState {
         self.add(plan, compact, Some(input))?;
         if let (None, Some(table)) = (&self.spill, &self.groups) {
             let n = table.len();
-            if n >= self.spill_from && n * 2 > self.rows && !table.finds_by_value() {
+            let big = match self.spill_from {
+                SpillFrom::Groups(groups) => n >= groups,
+                SpillFrom::Bytes(bytes) => table.size() >= bytes,
+            };
+            if big && n * 2 > self.rows && !table.finds_by_value() {
                 self.spill = Some(Box::new(Spill::new(table.layout())));
             }
         }
@@ -2942,11 +2959,11 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_lane_puts_rows_aside_only_past_a_million_groups() {
+    fn a_lone_lane_puts_rows_aside_only_once_its_table_is_large() {
         // every row a group of its own, 100K rows a batch: the lone lane
         // keeps adding rows to its table past the 64K groups that lanes
-        // beside others stop at, and puts rows aside from the batch after
-        // its table passes SPILL_FROM_ALONE (1,048,576) groups
+        // beside others stop at, and puts rows aside once the table takes
+        // SPILL_BYTES_ALONE (32 MiB: about half a million such groups)
         let plan = spill_plan();
         let mut state = plan.new_lane_state(1).unwrap();
         let mut want: std::collections::HashMap<Key, (i64, i64)> = Default::default();
@@ -2957,12 +2974,16 @@ mod tests {
                 .collect();
             let v: Vec<i64> = (0..per).map(|i| i % 5).collect();
             add_rows(&plan, &mut state, &mut want, &keys, v);
-            if batch == 0 {
-                assert_eq!(state.rows_put_aside(), 0, "a lone lane at 100K groups");
+            if batch == 1 {
+                assert_eq!(state.rows_put_aside(), 0, "a lone lane at 200K groups");
             }
         }
-        assert_eq!(state.rows, 1_100_000);
-        assert_eq!(state.rows_put_aside(), 100_000);
+        assert!(
+            state.rows_put_aside() >= 100_000,
+            "{}",
+            state.rows_put_aside()
+        );
+        assert_eq!(state.rows + state.rows_put_aside(), 1_200_000);
         let mut lanes = vec![Box::new(state).partition().unwrap()];
         unify_layouts(&plan, &mut lanes).unwrap();
         let got = merged_groups(&plan, &lanes);

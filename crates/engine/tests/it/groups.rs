@@ -238,8 +238,8 @@ fn keys_of_many_values_in_no_order_group_alike_on_any_number_of_lanes() {
 #[test]
 fn more_than_a_million_groups_group_alike_on_one_lane_and_several() {
     // 1.2M groups of two integers, each of two rows far apart: a lone lane
-    // puts rows aside once its table passes a million groups, lanes beside
-    // others from 64K; every count must come out 2
+    // puts rows aside once its table takes 32 MiB, lanes beside others
+    // from 64K groups; every count must come out 2
     let db = Database::new().unwrap();
     let sql = "SELECT count(*), sum(c), min(c), max(c) FROM \
                (SELECT range % 1200000 AS a, range % 3 AS b, count(*) AS c \
