@@ -533,22 +533,7 @@ fn a_top_n_over_a_whole_table_takes_its_first_bound_from_zones_already_computed(
 /// The rows the scan of `t` was offered and the rows it read, from
 /// EXPLAIN ANALYZE of `sql`.
 fn scan_rows(db: &Database, sql: &str) -> (usize, usize) {
-    let analyzed = db
-        .execute(&format!("EXPLAIN ANALYZE {sql}"))
-        .unwrap()
-        .to_string();
-    let line = analyzed
-        .lines()
-        .find(|l| l.contains("scan t"))
-        .unwrap_or_else(|| panic!("no scan line in {analyzed}"));
-    let numbers: Vec<usize> = line
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    match numbers[..] {
-        [offered, read, ..] => (offered, read),
-        _ => panic!("no row counts in {line}"),
-    }
+    crate::cells::analyzed_rows(db, sql, "scan t")
 }
 
 #[test]

@@ -31,3 +31,24 @@ pub(crate) fn try_rows(db: &Database, sql: &str) -> Result<Vec<Vec<String>>, Str
 pub(crate) fn rows(db: &Database, sql: &str) -> Vec<Vec<String>> {
     try_rows(db, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
+
+/// The rows in and out of the first operator of EXPLAIN ANALYZE of `sql`
+/// whose line contains `operator`.
+pub(crate) fn analyzed_rows(db: &Database, sql: &str, operator: &str) -> (usize, usize) {
+    let analyzed = db
+        .execute(&format!("EXPLAIN ANALYZE {sql}"))
+        .unwrap()
+        .to_string();
+    let line = analyzed
+        .lines()
+        .find(|l| l.contains(operator))
+        .unwrap_or_else(|| panic!("no {operator} line in {analyzed}"));
+    let numbers: Vec<usize> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    match numbers[..] {
+        [rows_in, rows_out, ..] => (rows_in, rows_out),
+        _ => panic!("no row counts in {line}"),
+    }
+}

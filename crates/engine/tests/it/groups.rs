@@ -257,22 +257,11 @@ fn more_than_a_million_groups_group_alike_on_one_lane_and_several() {
         assert_eq!(values, [1_200_000, 2_400_000, 2, 2], "{threads} threads");
         // the partial aggregate's rows out are its groups and the rows it
         // put aside: more than the 1.2M groups once rows were put aside
-        let analyzed = db
-            .execute(&format!("EXPLAIN ANALYZE {sql}"))
-            .unwrap()
-            .to_string();
-        let line = analyzed
-            .lines()
-            .find(|l| l.contains("partial Aggregate"))
-            .unwrap_or_else(|| panic!("no partial aggregate in {analyzed}"));
-        let numbers: Vec<usize> = line
-            .split_whitespace()
-            .filter_map(|w| w.parse().ok())
-            .collect();
-        let [rows_in, rows_out, ..] = numbers[..] else {
-            panic!("no row counts in {line}");
-        };
-        assert_eq!(rows_in, 2_400_000, "{line}");
-        assert!(rows_out > 1_200_000, "{threads} threads: {line}");
+        let (rows_in, rows_out) = crate::cells::analyzed_rows(&db, sql, "partial Aggregate");
+        assert_eq!(rows_in, 2_400_000, "{threads} threads");
+        assert!(
+            rows_out > 1_200_000,
+            "{threads} threads: {rows_out} rows out"
+        );
     }
 }
