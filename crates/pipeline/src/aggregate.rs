@@ -482,12 +482,9 @@ struct SpillChunk {
 
 impl SpillChunk {
     /// The rows of `buckets`, if any.
-    fn rows(&self, buckets: &std::ops::Range<usize>) -> Result<Option<RecordBatch>> {
+    fn rows(&self, buckets: &std::ops::Range<usize>) -> Option<RecordBatch> {
         let (from, to) = (self.offsets[buckets.start], self.offsets[buckets.end]);
-        if from == to {
-            return Ok(None);
-        }
-        Ok(Some(self.batch.slice(from, to - from)))
+        (from < to).then(|| self.batch.slice(from, to - from))
     }
 
     fn size(&self) -> usize {
@@ -924,13 +921,19 @@ pub(crate) fn merge_partition(
                 }
             }
         }
-        // then the rows the lanes put aside, of these buckets
-        let spills = lanes.iter().filter_map(|l| l.state.spill.as_ref());
+        // then the rows the lanes put aside, of these buckets, found by
+        // hash (the buckets adopted above are in the hash tables already)
+        let mut spills = lanes
+            .iter()
+            .filter_map(|l| l.state.spill.as_ref())
+            .peekable();
+        if spills.peek().is_some()
+            && let Some(groups) = &mut merged.groups
+        {
+            groups.by_hash();
+        }
         for chunk in spills.flat_map(|s| &s.chunks) {
-            if let Some(rows) = chunk.rows(&buckets)? {
-                if let Some(groups) = &mut merged.groups {
-                    groups.by_hash();
-                }
+            if let Some(rows) = chunk.rows(&buckets) {
                 merged.add(plan, rows, None)?;
             }
         }

@@ -108,9 +108,7 @@ impl ZoneCache {
         }
         Some(out)
     }
-}
 
-impl ZoneCache {
     /// A first-key bound for a top-N of `k` rows over every row of the
     /// table, from the zones of `column` computed so far (none is
     /// computed here): the `k`-th best of their greatest values (`desc`)
