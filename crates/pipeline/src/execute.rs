@@ -405,15 +405,21 @@ impl<'a> DagBuild<'a> {
     }
 
     /// Adds the nodes computing `plan`; returns where its result lands.
+    ///
+    /// Building recurses once per nested plan (a subquery in a subquery):
+    /// where the caller's stack runs short, the rest is built on a stack
+    /// of its own, so a query the planner accepts never overflows it.
     fn plan(&mut self, plan: &LogicalPlan) -> Result<Output> {
-        self.once(plan, |b| {
-            if let LogicalPlan::Union { .. } = plan {
-                return b.union(plan);
-            }
-            let rewritten = split_distinct(plan);
-            let physical = rewritten.as_ref().unwrap_or(plan);
-            let segments = segments(physical)?;
-            b.chain(&segments)
+        stacker::maybe_grow(BUILD_RED_ZONE, BUILD_STACK, || {
+            self.once(plan, |b| {
+                if let LogicalPlan::Union { .. } = plan {
+                    return b.union(plan);
+                }
+                let rewritten = split_distinct(plan);
+                let physical = rewritten.as_ref().unwrap_or(plan);
+                let segments = segments(physical)?;
+                b.chain(&segments)
+            })
         })
     }
 
@@ -1081,6 +1087,12 @@ struct NodeContext {
     ops: Slot<Vec<(usize, OperatorProfile)>>,
     analyze: bool,
 }
+
+/// Building a nested plan goes on a new stack of [`BUILD_STACK`] bytes
+/// when less than this is left (a level of nesting took 3.5 KiB in a
+/// release build, several times that in a debug one).
+const BUILD_RED_ZONE: usize = 256 << 10;
+const BUILD_STACK: usize = 8 << 20;
 
 /// Makes a pipeline's merge job from its lanes' reports, and leaves the
 /// pipeline's result in `slots.result`, to be assembled once the job ran.

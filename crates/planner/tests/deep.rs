@@ -145,3 +145,47 @@ fn call_nesting() {
         .is_ok()
     );
 }
+
+/// A catalog that remembers the thread each lookup ran on.
+struct Watched(std::sync::Mutex<Vec<String>>);
+
+impl Catalog for Watched {
+    fn table_schema(&self, name: &str) -> Option<SchemaRef> {
+        let thread = std::thread::current().name().unwrap_or("").to_string();
+        self.0.lock().unwrap().push(thread);
+        OneTable.table_schema(name)
+    }
+    fn table_names(&self) -> Vec<String> {
+        OneTable.table_names()
+    }
+    fn file_schema(&self, path: &str, format: FileFormat) -> Result<SchemaRef, String> {
+        OneTable.file_schema(path, format)
+    }
+}
+
+/// The threads `sql` was planned on, planned from a thread named `caller`
+/// with a stack of `stack` bytes.
+fn planned_on(sql: &'static str, stack: usize) -> Vec<String> {
+    std::thread::Builder::new()
+        .name("caller".into())
+        .stack_size(stack)
+        .spawn(move || {
+            let catalog = Watched(Default::default());
+            plan_sql(sql, &catalog).unwrap_or_else(|e| panic!("{e}"));
+            let mut threads = catalog.0.into_inner().unwrap();
+            threads.dedup();
+            threads
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+#[test]
+fn a_short_statement_is_planned_where_the_stack_has_room() {
+    // starting a thread costs several times what planning a short query
+    // does: one is started only when this stack may not hold the plan
+    let sql = "SELECT x FROM t WHERE x > 1 ORDER BY x LIMIT 10";
+    assert_eq!(planned_on(sql, 64 << 20), ["caller"]);
+    assert_eq!(planned_on(sql, 256 << 10), ["weir-plan"]);
+}

@@ -561,3 +561,25 @@ fn top_n_reads_only_the_zones_that_can_beat_its_threshold() {
     // all 100,000 rows offered, only the first morsel's read
     assert_eq!(scan_rows(&db, sql), (100_000, 4096));
 }
+
+#[test]
+fn nested_subqueries_run_from_a_thread_with_a_small_stack() {
+    // planning and building the pipelines recurse once per level; both
+    // move to a stack of their own where the caller's runs short
+    let depth = 150;
+    let sql = format!(
+        "SELECT {}1{}",
+        "(SELECT ".repeat(depth),
+        ")".repeat(depth)
+    );
+    let value = std::thread::Builder::new()
+        .stack_size(512 << 10)
+        .spawn(move || {
+            let db = Database::new().unwrap();
+            single_i64(&db, &format!("SELECT CAST(({sql}) AS BIGINT)"))
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(value, 1);
+}

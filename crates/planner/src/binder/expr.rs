@@ -2257,9 +2257,24 @@ thread_local! {
     static STATEMENT_TIME: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
 }
 
-/// Forgets the time of the previous planning call on this thread.
-pub(crate) fn start_statement_time() {
-    STATEMENT_TIME.with(|t| t.set(None));
+/// Forgets the time of the previous planning call on this thread, until
+/// the guard drops and gives it back: a plan made while planning (on the
+/// same thread) keeps its own time and leaves the outer one's alone.
+pub(crate) fn start_statement_time() -> StatementTimeGuard {
+    StatementTimeGuard {
+        previous: STATEMENT_TIME.with(|t| t.replace(None)),
+    }
+}
+
+/// Restores the statement time seen before [`start_statement_time`].
+pub(crate) struct StatementTimeGuard {
+    previous: Option<i64>,
+}
+
+impl Drop for StatementTimeGuard {
+    fn drop(&mut self) {
+        STATEMENT_TIME.with(|t| t.set(self.previous));
+    }
 }
 
 /// The statement's time, in microseconds since 1970-01-01 (UTC).

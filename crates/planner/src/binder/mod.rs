@@ -67,10 +67,17 @@ pub fn plan_sql_with(
     evaluator: Option<&dyn ConstantEvaluator>,
 ) -> Result<Vec<Statement>> {
     // Parsing, binding and dropping the syntax tree all recurse over it;
-    // a long flat chain (`1+1+...+1`) is as deep as it is long. They run
-    // on a thread whose stack grows with the text, so no input can
-    // overflow it: the binder refuses nesting past MAX_EXPR_DEPTH with an
-    // error, and what is left deep (a flat chain) is dropped there.
+    // a long flat chain (`1+1+...+1`) is as deep as it is long. The binder
+    // refuses nesting past MAX_EXPR_DEPTH with an error, and what is left
+    // deep (a flat chain) is dropped where it was planned, so planning
+    // needs a stack that grows with the text. A short text is planned on
+    // this thread when its stack has room for the deepest the text can
+    // nest; any other runs on a thread whose stack is sized for it, so no
+    // input can overflow a stack. (Starting that thread costs more than
+    // planning a short query: 200 us against 40 us for a top-N, release.)
+    if stacker::remaining_stack().is_some_and(|left| left >= stack_here(sql.len())) {
+        return plan_here(sql, catalog, evaluator);
+    }
     let stack = PLAN_STACK_BASE.saturating_add(sql.len().saturating_mul(PLAN_STACK_PER_BYTE));
     std::thread::scope(|scope| {
         // where the system refuses so large a stack, a smaller one still
@@ -108,6 +115,29 @@ const PLAN_STACK_PER_BYTE: usize = 256;
 /// The stack tried when the system refuses the first.
 const PLAN_STACK_FALLBACK: usize = 16 << 20;
 
+/// The stack that planning `len` bytes of SQL may take at most: every
+/// byte a level of nesting (the parser's own recursion limit aside).
+/// Measured in a release build, the deepest per byte were nested function
+/// calls (`abs(abs(...))`, 14 KiB a level of 5 bytes) and subqueries (15.5
+/// KiB a level of 8 bytes); a flat chain dropped takes 64 bytes a level
+/// of 2 bytes. A debug build's frames are several times larger (64 KiB a
+/// level of nested calls, see [`PLAN_STACK_BASE`]).
+fn stack_here(len: usize) -> usize {
+    let (base, per_byte) = if cfg!(debug_assertions) {
+        (STACK_HERE_BASE * 8, STACK_HERE_PER_BYTE * 8)
+    } else {
+        (STACK_HERE_BASE, STACK_HERE_PER_BYTE)
+    };
+    base.saturating_add(len.saturating_mul(per_byte))
+}
+
+/// What planning the shortest statement takes in a release build (79 KiB
+/// measured), with room to spare.
+const STACK_HERE_BASE: usize = 256 << 10;
+/// Stack per byte of SQL in a release build: nearly three times the most
+/// measured (2.8 KiB a byte, nested function calls).
+const STACK_HERE_PER_BYTE: usize = 8 << 10;
+
 /// The recursion limit given to sqlparser: [`MAX_EXPR_DEPTH`] levels of
 /// nesting plus the statement and query levels around them.
 pub(crate) const PARSER_RECURSION_LIMIT: usize = MAX_EXPR_DEPTH + 16;
@@ -117,7 +147,7 @@ fn plan_here(
     catalog: &dyn Catalog,
     evaluator: Option<&dyn ConstantEvaluator>,
 ) -> Result<Vec<Statement>> {
-    expr::start_statement_time();
+    let _time = expr::start_statement_time();
     let statements = parse_statements(sql).map_err(|e| match e {
         ParserError::RecursionLimitExceeded => Error::Parse(ParserError::ParserError(format!(
             "Max expression depth limit of {MAX_EXPR_DEPTH} exceeded"
