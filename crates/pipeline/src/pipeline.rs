@@ -1079,10 +1079,16 @@ impl LaneShared {
     }
 
     /// The next unit of the source: a morsel, or the morsels of a part.
-    fn next_unit(&self) -> Option<Result<Vec<(usize, RecordBatch)>>> {
+    /// The next unit of the source no lane took yet.
+    fn claim_unit(&self) -> Option<usize> {
         let i = self.cursor.fetch_add(1, Ordering::Relaxed);
-        let m = self.pipeline.morsels.get(i)?;
-        Some(self.pipeline.table.unit(i, m, self.pipeline.morsel_rows))
+        (i < self.pipeline.morsels.len()).then_some(i)
+    }
+
+    /// The morsels of unit `i` ([`ScanData::unit`]).
+    fn unit(&self, i: usize) -> Result<Vec<(usize, RecordBatch)>> {
+        let p = &self.pipeline;
+        p.table.unit(i, &p.morsels[i], p.morsel_rows)
     }
 
     fn limit_reached(&self) -> bool {
@@ -1280,6 +1286,36 @@ impl LaneRun<'_> {
         }
     }
 
+    /// Runs the rows of source morsel `index` (of `rows` rows) that the
+    /// zones leave through the operators: `slice` gives a range of them.
+    fn read_morsel(
+        &mut self,
+        index: usize,
+        rows: usize,
+        slice: impl Fn(std::ops::Range<usize>) -> RecordBatch,
+    ) -> Result<()> {
+        self.morsel = (index, 0);
+        self.taken += rows;
+        if !self.seeded {
+            self.seed_top();
+        }
+        let worker = self.worker;
+        match self.zone_parts(index, rows) {
+            None => {
+                self.counters[0].record(worker, rows, rows, None);
+                self.push(0, PipelineBatch::new(slice(0..rows)))
+            }
+            Some(parts) => {
+                let kept = parts.iter().map(|r| r.len()).sum();
+                self.counters[0].record(worker, rows, kept, None);
+                for part in parts {
+                    self.push(0, PipelineBatch::new(slice(part)))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// The row ranges of source morsel `index` (of `rows` rows) whose
     /// zones may beat the lane's top-N threshold; `None` to read it whole.
     fn zone_parts(&self, index: usize, rows: usize) -> Option<Vec<std::ops::Range<usize>>> {
@@ -1402,10 +1438,24 @@ impl Lane {
                 Phase::Source => {
                     let Some((index, morsel)) = pending.pop_front() else {
                         let started = run.clock();
-                        let Some(next) = shared.next_unit() else {
+                        let Some(i) = shared.claim_unit() else {
                             break;
                         };
-                        pending.extend(next?);
+                        // an in-memory table's morsel is cut by the zones
+                        // before it is sliced: one that cannot beat a
+                        // top-N's threshold costs no slice of its columns
+                        if let (ScanData::Table(t), Some(m)) = (&p.table, p.morsels.get(i)) {
+                            let batch = &t.batches[m.batch];
+                            run.read_morsel(i, m.len, |r| {
+                                batch.slice(m.offset + r.start, r.len())
+                            })?;
+                            run.cut_run(share)?;
+                            if let Some(progress) = &shared.progress {
+                                progress.morsel_done();
+                            }
+                            continue;
+                        }
+                        pending.extend(shared.unit(i)?);
                         if let Some(t) = started {
                             // reading and decoding a part is the scan's time
                             run.counters[0].nanos += t.elapsed().as_nanos() as u64;
@@ -1418,27 +1468,13 @@ impl Lane {
                         continue;
                     };
                     let rows = morsel.num_rows();
-                    run.morsel = (index, 0);
-                    run.taken += rows;
-                    if !run.seeded {
-                        run.seed_top();
-                    }
-                    match run.zone_parts(index, rows) {
-                        None => {
-                            run.counters[0].record(worker, rows, rows, None);
-                            run.push(0, PipelineBatch::new(morsel))?;
+                    run.read_morsel(index, rows, |r| {
+                        if r.len() == rows {
+                            morsel.clone()
+                        } else {
+                            morsel.slice(r.start, r.len())
                         }
-                        Some(parts) => {
-                            let kept = parts.iter().map(|r| r.len()).sum();
-                            run.counters[0].record(worker, rows, kept, None);
-                            for part in parts {
-                                run.push(
-                                    0,
-                                    PipelineBatch::new(morsel.slice(part.start, part.len())),
-                                )?;
-                            }
-                        }
-                    }
+                    })?;
                     run.cut_run(share)?;
                     if pending.is_empty()
                         && let Some(progress) = &shared.progress
