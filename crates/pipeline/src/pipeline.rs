@@ -1300,20 +1300,22 @@ impl LaneRun<'_> {
             self.seed_top();
         }
         let worker = self.worker;
-        match self.zone_parts(index, rows) {
-            None => {
-                self.counters[0].record(worker, rows, rows, None);
-                self.push(0, PipelineBatch::new(slice(0..rows)))
+        // the scan's time is testing the zones and cutting the rows
+        let started = self.clock();
+        let parts = self.zone_parts(index, rows);
+        let kept = parts
+            .as_ref()
+            .map_or(rows, |parts| parts.iter().map(|r| r.len()).sum());
+        self.counters[0].record(worker, rows, kept, started);
+        for part in parts.unwrap_or_else(|| vec![0..rows]) {
+            let started = self.clock();
+            let batch = slice(part);
+            if let Some(t) = started {
+                self.counters[0].nanos += t.elapsed().as_nanos() as u64;
             }
-            Some(parts) => {
-                let kept = parts.iter().map(|r| r.len()).sum();
-                self.counters[0].record(worker, rows, kept, None);
-                for part in parts {
-                    self.push(0, PipelineBatch::new(slice(part)))?;
-                }
-                Ok(())
-            }
+            self.push(0, PipelineBatch::new(batch))?;
         }
+        Ok(())
     }
 
     /// The row ranges of source morsel `index` (of `rows` rows) whose
