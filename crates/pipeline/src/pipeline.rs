@@ -1307,7 +1307,7 @@ impl LaneRun<'_> {
             .as_ref()
             .map_or(rows, |parts| parts.iter().map(|r| r.len()).sum());
         self.counters[0].record(worker, rows, kept, started);
-        for part in parts.unwrap_or_else(|| vec![0..rows]) {
+        for part in parts.unwrap_or_else(|| std::iter::once(0..rows).collect()) {
             let started = self.clock();
             let batch = slice(part);
             if let Some(t) = started {

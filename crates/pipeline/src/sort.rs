@@ -1234,6 +1234,11 @@ impl SortedRun {
         self.batch.num_rows()
     }
 
+    /// The rows, in key order.
+    pub(crate) fn into_batch(self) -> RecordBatch {
+        self.batch
+    }
+
     /// Bytes held.
     pub(crate) fn size(&self) -> usize {
         let keys = match &self.keys {

@@ -63,30 +63,46 @@ pub(crate) struct WindowPlan {
 /// A lane's rows, cut into buckets.
 #[derive(Default)]
 pub(crate) struct WindowLane {
-    /// Per bucket, the lane's `work` rows as runs sorted by (partition
-    /// keys, order keys, position): one per share of the source the lane
-    /// cut (see `LaneRun::cut_run`).
-    pub(crate) buckets: Vec<Vec<SortedRun>>,
+    /// With a PARTITION BY, per bucket, the lane's `work` rows of each
+    /// morsel (with its index), in input order. A bucket's task sorts the
+    /// rows every lane holds of it at once: the buckets are the
+    /// parallelism, and no lane's sorted rows are merged again (W1 on 2
+    /// threads: the bucket tasks took as long as on 1 thread, merging
+    /// what the lanes had sorted).
+    parts: Vec<Vec<(usize, RecordBatch)>>,
+    /// Without one (a single bucket), the lane's `work` rows as runs
+    /// sorted by (order keys, position), one per share of the source the
+    /// lane cut (see `LaneRun::cut_run`): the lanes sort while the scan
+    /// runs, and the one task merges their runs.
+    runs: Vec<SortedRun>,
 }
 
 impl WindowLane {
     pub(crate) fn size(&self) -> usize {
-        self.buckets.iter().flatten().map(SortedRun::size).sum()
+        let parts: usize = self
+            .parts
+            .iter()
+            .flatten()
+            .map(|(_, b)| b.get_array_memory_size())
+            .sum();
+        parts + self.runs.iter().map(SortedRun::size).sum::<usize>()
     }
 
     pub(crate) fn rows(&self) -> usize {
-        self.buckets.iter().flatten().map(SortedRun::num_rows).sum()
+        let parts: usize = self.parts.iter().flatten().map(|(_, b)| b.num_rows()).sum();
+        parts + self.runs.iter().map(SortedRun::num_rows).sum::<usize>()
     }
 
-    /// Adds the runs of `other` (of the same plan) to this lane's.
+    /// Adds the rows of `other` (of the same plan) to this lane's.
     pub(crate) fn absorb(&mut self, other: WindowLane) {
-        if self.buckets.is_empty() {
-            *self = other;
-            return;
+        if self.parts.is_empty() {
+            self.parts = other.parts;
+        } else {
+            for (mine, theirs) in self.parts.iter_mut().zip(other.parts) {
+                mine.extend(theirs);
+            }
         }
-        for (mine, theirs) in self.buckets.iter_mut().zip(other.buckets) {
-            mine.extend(theirs);
-        }
+        self.runs.extend(other.runs);
     }
 }
 
@@ -179,8 +195,8 @@ impl WindowPlan {
         self.input.fields().len() + 1
     }
 
-    /// The lane's share: evaluates keys and arguments over its rows, cuts
-    /// them into buckets and sorts each bucket.
+    /// The lane's share: evaluates keys and arguments over its rows and
+    /// cuts them into buckets; without a PARTITION BY, sorts its rows.
     pub(crate) fn scatter(&self, parts: Vec<(usize, RecordBatch)>) -> Result<WindowLane> {
         let n_buckets = self.buckets();
         let mut buckets: Vec<Vec<(usize, RecordBatch)>> =
@@ -237,31 +253,50 @@ impl WindowPlan {
                 buckets[b].push((morsel, part));
             }
         }
-        let buckets = buckets
-            .into_iter()
-            .map(|parts| {
-                if parts.is_empty() {
-                    Ok(Vec::new())
-                } else {
-                    SortedRun::new(&self.sort, parts).map(|r| vec![r])
-                }
-            })
-            .collect::<Result<_>>()?;
-        Ok(WindowLane { buckets })
+        if converter.is_none() {
+            let parts = buckets.pop().unwrap_or_default();
+            let runs = if parts.is_empty() {
+                Vec::new()
+            } else {
+                vec![SortedRun::new(&self.sort, parts)?]
+            };
+            return Ok(WindowLane {
+                parts: Vec::new(),
+                runs,
+            });
+        }
+        Ok(WindowLane {
+            parts: buckets,
+            runs: Vec::new(),
+        })
     }
 
     /// Sorts bucket `b` of every lane and computes the functions over it.
     pub(crate) fn compute(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
-        let runs: Vec<&SortedRun> = lanes
-            .iter()
-            .filter_map(|l| l.buckets.get(b))
-            .flatten()
-            .filter(|r| r.num_rows() > 0)
-            .collect();
-        if runs.is_empty() {
-            return Ok(None);
-        }
-        let Some(sorted) = MergePlan::new(&runs, 1).merge(&runs, 0)? else {
+        let sorted = if self.partition_by.is_empty() {
+            let runs: Vec<&SortedRun> = lanes
+                .iter()
+                .flat_map(|l| &l.runs)
+                .filter(|r| r.num_rows() > 0)
+                .collect();
+            MergePlan::new(&runs, 1).merge(&runs, 0)?
+        } else {
+            // the bucket's rows of every lane, sorted at once (a morsel's
+            // index orders it among the others of any lane)
+            let parts: Vec<(usize, RecordBatch)> = lanes
+                .iter()
+                .filter_map(|l| l.parts.get(b))
+                .flatten()
+                .filter(|(_, batch)| batch.num_rows() > 0)
+                .cloned()
+                .collect();
+            if parts.is_empty() {
+                None
+            } else {
+                Some(SortedRun::new(&self.sort, parts)?.into_batch())
+            }
+        };
+        let Some(sorted) = sorted else {
             return Ok(None);
         };
         let n_in = self.input.fields().len();

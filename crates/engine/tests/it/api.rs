@@ -567,11 +567,7 @@ fn nested_subqueries_run_from_a_thread_with_a_small_stack() {
     // planning and building the pipelines recurse once per level; both
     // move to a stack of their own where the caller's runs short
     let depth = 150;
-    let sql = format!(
-        "SELECT {}1{}",
-        "(SELECT ".repeat(depth),
-        ")".repeat(depth)
-    );
+    let sql = format!("SELECT {}1{}", "(SELECT ".repeat(depth), ")".repeat(depth));
     let value = std::thread::Builder::new()
         .stack_size(512 << 10)
         .spawn(move || {

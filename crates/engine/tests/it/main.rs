@@ -9,3 +9,4 @@ mod groups;
 mod sniff;
 mod tpch;
 mod tpch_queries;
+mod windows;
