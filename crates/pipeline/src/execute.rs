@@ -1309,15 +1309,14 @@ fn merge_work(
                 let Breaker::TopN { sort, .. } = &shared.pipeline().breaker else {
                     return Err(Error::Internal("a top-N merge without a sort".into()));
                 };
-                let mut top = TopN::new(sort, k)?;
-                for o in outputs {
-                    match o {
-                        LaneOutput::TopN(b, seq) => top.push(sort, b, seq)?,
-                        _ => return Err(Error::Internal("a top-N lane without rows".into())),
-                    }
-                }
-                let (batch, _) = top.finish(sort)?;
-                Ok(vec![batch])
+                let lanes = outputs
+                    .into_iter()
+                    .map(|o| match o {
+                        LaneOutput::TopN(b, seq) => Ok((b, seq)),
+                        _ => Err(Error::Internal("a top-N lane without rows".into())),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(vec![TopN::merge(sort, k, lanes)?])
             }))
         }
         Breaker::Sort { .. } => {

@@ -198,6 +198,9 @@ pub(crate) struct TopN {
     /// narrowed by comparing its first key column with it (a vectorised
     /// kernel), and only rows that may beat the threshold are row-encoded.
     threshold_first: Option<ArrayRef>,
+    /// Whether the candidates are one batch of at most `k` rows in order
+    /// (compacted, nothing offered since).
+    sorted: bool,
 }
 
 impl TopN {
@@ -209,7 +212,30 @@ impl TopN {
             buffered: 0,
             threshold: None,
             threshold_first: None,
+            sorted: true,
         })
+    }
+
+    /// The best `k` rows of lanes' [`TopN::finish`]es, sorted: one lane's
+    /// rows are that already.
+    pub(crate) fn merge(
+        spec: &SortSpec,
+        k: usize,
+        lanes: Vec<(RecordBatch, UInt64Array)>,
+    ) -> Result<RecordBatch> {
+        let mut lanes: Vec<_> = lanes
+            .into_iter()
+            .filter(|(b, _)| b.num_rows() > 0)
+            .collect();
+        if lanes.len() == 1 {
+            let (batch, _) = lanes.pop().expect("one lane");
+            return Ok(batch.slice(0, batch.num_rows().min(k)));
+        }
+        let mut top = TopN::new(spec, k)?;
+        for (batch, seq) in lanes {
+            top.push(spec, batch, seq)?;
+        }
+        Ok(top.finish(spec)?.0)
     }
 
     /// Trades first-key thresholds with the other lanes: publishes this
@@ -340,6 +366,7 @@ impl TopN {
         };
         self.buffered += batch.num_rows();
         self.candidates.push((batch, seq));
+        self.sorted = false;
         // compacting tightens the threshold, and a tight threshold is what
         // lets the prefilter and the zones skip rows: compact once the
         // candidates number twice k (and a few more, so that small k
@@ -492,6 +519,7 @@ impl TopN {
         let seq = downcast_seq(&take(&seq, &order, None).map_err(Error::arrow)?)?;
         self.buffered = batch.num_rows();
         self.candidates = vec![(batch, seq)];
+        self.sorted = true;
         Ok(())
     }
 
@@ -516,7 +544,9 @@ impl TopN {
 
     /// The best `k` rows, sorted, with their input positions.
     pub(crate) fn finish(mut self, spec: &SortSpec) -> Result<(RecordBatch, UInt64Array)> {
-        self.compact(spec)?;
+        if !self.sorted {
+            self.compact(spec)?;
+        }
         self.concat(spec)
     }
 }
