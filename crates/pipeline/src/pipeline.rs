@@ -1078,8 +1078,8 @@ impl LaneShared {
         &self.pipeline
     }
 
-    /// The next unit of the source: a morsel, or the morsels of a part.
-    /// The next unit of the source no lane took yet.
+    /// The next unit of the source (a morsel, or a part of a file) that no
+    /// lane took yet.
     fn claim_unit(&self) -> Option<usize> {
         let i = self.cursor.fetch_add(1, Ordering::Relaxed);
         (i < self.pipeline.morsels.len()).then_some(i)
