@@ -1565,6 +1565,59 @@ fn add_narrow<N: Copy>(
         .find(|&i| !states[ids[i] as usize].try_add(widen(values[i]), 1))
 }
 
+/// Rows a few-group batch adds in 64 bits before folding into 128: with
+/// every value below [`FEW_NARROW_MAX`], no lane's sum can leave i64.
+const FEW_CHUNK: usize = 4096;
+
+/// The magnitude below which [`FEW_CHUNK`] values sum within i64.
+const FEW_NARROW_MAX: u64 = 1 << 50;
+
+/// Per lane and group the sum and count of a chunk of a few-group batch
+/// without NULLs, added in 64 bits; `None` if a value is too large for
+/// that (the chunk is then added by [`add_few_wide`]).
+#[inline]
+fn add_few_narrow<N: Copy>(
+    values: &[N],
+    ids: &[u32],
+    widen: impl Fn(N) -> i128,
+) -> Option<[[SumState; FEW_GROUPS]; LANES]> {
+    let mut lanes = [[NarrowSum::default(); FEW_GROUPS]; LANES];
+    // the bits of every value's magnitude, and whether one left i64
+    let (mut bits, mut wide) = (0u64, false);
+    for (i, (&v, &g)) in values.iter().zip(ids).enumerate() {
+        let v = widen(v);
+        let n = v as i64;
+        wide |= i128::from(n) != v;
+        bits |= (n ^ (n >> 63)) as u64;
+        let state = &mut lanes[i % LANES][g as usize];
+        state.sum = state.sum.wrapping_add(n);
+        state.count += 1;
+    }
+    if wide || bits >= FEW_NARROW_MAX {
+        return None;
+    }
+    Some(lanes.map(|lane| lane.map(SumState::from)))
+}
+
+/// [`add_few_narrow`] in 128 bits; `None` if a sum leaves i128.
+fn add_few_wide<N: Copy>(
+    values: &[N],
+    ids: &[u32],
+    widen: impl Fn(N) -> i128,
+) -> Option<[[SumState; FEW_GROUPS]; LANES]> {
+    let mut lanes = [[SumState::default(); FEW_GROUPS]; LANES];
+    let mut failed = false;
+    for (i, (&v, &g)) in values.iter().zip(ids).enumerate() {
+        let state = &mut lanes[i % LANES][g as usize];
+        match state.sum.checked_add(widen(v)) {
+            Some(s) => state.sum = s,
+            None => failed = true,
+        }
+        state.count += 1;
+    }
+    (!failed).then_some(lanes)
+}
+
 impl SumAcc {
     fn new(kind: SumKind, avg: bool, output: &DataType) -> Self {
         SumAcc {
@@ -1596,6 +1649,33 @@ impl SumAcc {
                     return Err(self.overflow());
                 }
                 self.add_i128(sum, count)
+            }
+            Some(ids) if self.len() <= FEW_GROUPS && array.null_count() == 0 => {
+                let mut totals = [SumState::default(); FEW_GROUPS];
+                let values = array.values();
+                for start in (0..values.len()).step_by(FEW_CHUNK) {
+                    let end = (start + FEW_CHUNK).min(values.len());
+                    let (values, ids) = (&values[start..end], &ids[start..end]);
+                    let lanes = match add_few_narrow(values, ids, &widen) {
+                        Some(lanes) => lanes,
+                        None => add_few_wide(values, ids, &widen).ok_or_else(|| self.overflow())?,
+                    };
+                    for lane in &lanes {
+                        for (total, state) in totals.iter_mut().zip(lane) {
+                            total.sum = total
+                                .sum
+                                .checked_add(state.sum)
+                                .ok_or_else(|| self.overflow())?;
+                            total.count += state.count;
+                        }
+                    }
+                }
+                for (g, &total) in totals.iter().enumerate().take(self.len()) {
+                    if total.count > 0 {
+                        self.add_to(g, total)?;
+                    }
+                }
+                Ok(())
             }
             Some(ids) if self.len() <= FEW_GROUPS => {
                 let mut lanes = [[SumState::default(); FEW_GROUPS]; LANES];
@@ -2703,6 +2783,53 @@ mod tests {
                 .unwrap(),
         );
         assert!(dec.update(&huge, Some(&[1, 1])).is_err());
+    }
+
+    #[test]
+    fn a_few_groups_sum_without_nulls_is_exact_across_chunks_of_small_and_large_values() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let rows = 3 * FEW_CHUNK + 17;
+        let mut ids: Vec<u32> = (0..rows).map(|_| rng.random_range(0..6)).collect();
+        let limit = FEW_NARROW_MAX as i128;
+        let mut values: Vec<i128> = (0..rows)
+            .map(|_| rng.random_range(-limit + 1..limit))
+            .collect();
+        // the second chunk holds values too large for 64-bit chunk sums
+        // (four of them leave i64), the third one that leaves i64 itself,
+        // though its low 64 bits are small: each is added in 128 bits,
+        // the others in 64
+        for k in 0..4 {
+            values[FEW_CHUNK + 4 * k] = i128::from(i64::MAX / 2);
+            ids[FEW_CHUNK + 4 * k] = 1;
+        }
+        values[2 * FEW_CHUNK + 9] = (1 << 64) + 3;
+        let mut want = [(0i128, 0i64); 6];
+        for (&v, &g) in values.iter().zip(&ids) {
+            want[g as usize].0 += v;
+            want[g as usize].1 += 1;
+        }
+        let mut acc = SumAcc::new(SumKind::Decimal(2), false, &DataType::Decimal128(38, 2));
+        acc.resize(6);
+        let array: ArrayRef = Arc::new(
+            Decimal128Array::from(values)
+                .with_precision_and_scale(38, 2)
+                .unwrap(),
+        );
+        acc.update(&array, Some(&ids)).unwrap();
+        assert_eq!(sums(&acc), want);
+        // chunk sums of every value at the bound stay exact too
+        let mut acc = SumAcc::new(SumKind::Int, false, &DataType::Int64);
+        acc.resize(1);
+        let edge = FEW_NARROW_MAX as i64 - 1;
+        let array: ArrayRef = Arc::new(Int64Array::from(vec![edge; 2 * FEW_CHUNK]));
+        acc.update(&array, Some(&vec![0; 2 * FEW_CHUNK])).unwrap();
+        assert_eq!(
+            sums(&acc),
+            [(
+                i128::from(edge) * 2 * FEW_CHUNK as i128,
+                2 * FEW_CHUNK as i64
+            )]
+        );
     }
 
     #[test]
