@@ -1092,6 +1092,48 @@ fn pack_tiny_at(bytes: &[u8], start: usize, end: usize) -> u64 {
     (word & u64::MAX.checked_shr(64 - 8 * n as u32).unwrap_or(0)) | ((n as u64) << 56)
 }
 
+/// The length of every string of `offsets`, if they all have one.
+#[inline]
+fn one_length(offsets: &[i32]) -> Option<usize> {
+    let (&first, &second) = (offsets.first()?, offsets.get(1)?);
+    let len = second - first;
+    // a fold, not a search: the loop has no exit and vectorises
+    let same = offsets
+        .windows(2)
+        .fold(true, |same, o| same & (o[1] - o[0] == len));
+    same.then(|| usize::try_from(len).ok()).flatten()
+}
+
+/// [`pack_tiny_at`] into word `w` of `keys` of consecutive strings of
+/// `len` bytes each (at most [`TINY_STRING`]), the first at `start`: the
+/// same words, without reading the offsets.
+#[inline]
+fn pack_tiny_of_length<const K: usize>(
+    bytes: &[u8],
+    start: usize,
+    len: usize,
+    keys: &mut [[u64; K]],
+    w: usize,
+) {
+    let tag = (len as u64) << 56;
+    if len == 1 {
+        for (k, &b) in keys.iter_mut().zip(&bytes[start..]) {
+            k[w] = u64::from(b) | tag;
+        }
+        return;
+    }
+    let mask = u64::MAX.checked_shr(64 - 8 * len as u32).unwrap_or(0);
+    for (i, k) in keys.iter_mut().enumerate() {
+        let at = start + i * len;
+        k[w] = match bytes.get(at..at + 8) {
+            Some(window) => {
+                (u64::from_le_bytes(window.try_into().expect("eight bytes")) & mask) | tag
+            }
+            None => pack_tiny_at(bytes, at, at + len),
+        };
+    }
+}
+
 /// The bytes of a string packed by [`pack_short`].
 #[derive(Clone, Copy)]
 struct Short {
@@ -1226,8 +1268,16 @@ impl<const K: usize> FixedGroups<K> {
                     let strings = array.as_string::<i32>();
                     let (offsets, bytes) = (strings.value_offsets(), strings.value_data());
                     if column.words == 1 {
-                        for (k, o) in keys.iter_mut().zip(offsets.windows(2)) {
-                            k[w] = pack_tiny_at(bytes, o[0] as usize, o[1] as usize);
+                        match one_length(offsets) {
+                            // codes and flags: every string of one length
+                            Some(len) if len <= TINY_STRING => {
+                                pack_tiny_of_length(bytes, offsets[0] as usize, len, keys, w)
+                            }
+                            _ => {
+                                for (k, o) in keys.iter_mut().zip(offsets.windows(2)) {
+                                    k[w] = pack_tiny_at(bytes, o[0] as usize, o[1] as usize);
+                                }
+                            }
                         }
                     } else {
                         for (k, o) in keys.iter_mut().zip(offsets.windows(2)) {
@@ -1873,6 +1923,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn strings_of_one_length_pack_as_each_string_alone_would() {
+        for len in 0..=TINY_STRING {
+            // 40 strings of `len` bytes, cut from a longer array, so the
+            // first offset is not 0 and the last strings end the buffer
+            let values: Vec<String> = (0..48u8)
+                .map(|i| {
+                    (0..len as u8)
+                        .map(|j| char::from(b'a' + (i + j) % 26))
+                        .collect()
+                })
+                .collect();
+            let array = StringArray::from(values);
+            let array = array.slice(8, 40);
+            let offsets = array.value_offsets();
+            assert_eq!(one_length(offsets), Some(len), "length {len}");
+            let mut keys = vec![[7u64; 2]; 40];
+            pack_tiny_of_length(array.value_data(), offsets[0] as usize, len, &mut keys, 1);
+            for (i, k) in keys.iter().enumerate() {
+                let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
+                assert_eq!(
+                    k[1],
+                    pack_tiny_at(array.value_data(), start, end),
+                    "row {i}"
+                );
+                assert_eq!(k[0], 7, "the other word stays");
+            }
+        }
+        let mixed = StringArray::from(vec!["ab", "cd", "e", "fg"]);
+        assert_eq!(one_length(mixed.value_offsets()), None);
+        assert_eq!(
+            one_length(StringArray::from(Vec::<&str>::new()).value_offsets()),
+            None
+        );
     }
 
     /// Each row of `columns` rendered as text (NULL as "NULL").
