@@ -119,6 +119,7 @@ mod shared;
 mod sort;
 mod source;
 mod step;
+mod strings;
 mod tail;
 mod window;
 mod zones;

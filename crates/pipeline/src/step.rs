@@ -13,6 +13,7 @@ use weir_planner::{BinaryOp, Expr, ScalarValue};
 
 use crate::error::{Error, Result};
 use crate::eval::evaluate_predicate;
+use crate::strings::filter_one_length;
 
 /// A step whose estimated cost per row is at most this may evaluate over
 /// all rows of a morsel (and AND its mask in) instead of gathering the
@@ -118,7 +119,10 @@ impl PipelineBatch {
                 projected
                     .columns()
                     .iter()
-                    .map(|c| predicate.filter(c.as_ref()))
+                    .map(|c| match filter_one_length(c.as_ref(), &predicate) {
+                        Some(kept) => Ok(kept),
+                        None => predicate.filter(c.as_ref()),
+                    })
                     .collect::<Result<_, _>>()
                     .map_err(Error::arrow)?
             }

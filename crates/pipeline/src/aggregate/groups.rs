@@ -39,6 +39,7 @@ use hashbrown::hash_table::Entry;
 
 use crate::error::{Error, Result};
 use crate::hash::{fold_word, hash_bytes, mix};
+use crate::strings::one_length;
 
 /// Groups are cut into this many radix buckets by bits of their hash; a
 /// merge partition is a run of consecutive buckets.
@@ -1090,18 +1091,6 @@ fn pack_tiny_at(bytes: &[u8], start: usize, end: usize) -> u64 {
     };
     // the low n bytes; no mask at all for the empty string
     (word & u64::MAX.checked_shr(64 - 8 * n as u32).unwrap_or(0)) | ((n as u64) << 56)
-}
-
-/// The length of every string of `offsets`, if they all have one.
-#[inline]
-fn one_length(offsets: &[i32]) -> Option<usize> {
-    let (&first, &second) = (offsets.first()?, offsets.get(1)?);
-    let len = second - first;
-    // a fold, not a search: the loop has no exit and vectorises
-    let same = offsets
-        .windows(2)
-        .fold(true, |same, o| same & (o[1] - o[0] == len));
-    same.then(|| usize::try_from(len).ok()).flatten()
 }
 
 /// [`pack_tiny_at`] into word `w` of `keys` of consecutive strings of
