@@ -452,6 +452,27 @@ fn float32_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
     }
 }
 
+/// `l * fa + r * fb` (`-` for `MINUS`) of decimals brought to one scale,
+/// wrapping: only the sides whose `SCALE_*` is set are multiplied, so a
+/// side already at the result's scale costs no 128-bit multiplication
+/// per row (`1 - l_discount`).
+fn scaled_sum<const SCALE_L: bool, const SCALE_R: bool, const MINUS: bool>(
+    l: &Value,
+    r: &Value,
+    fa: i128,
+    fb: i128,
+) -> Result<Value> {
+    infallible_kernel::<Decimal128Type>(l, r, move |a, b| {
+        let a = if SCALE_L { a.wrapping_mul(fa) } else { a };
+        let b = if SCALE_R { b.wrapping_mul(fb) } else { b };
+        if MINUS {
+            a.wrapping_sub(b)
+        } else {
+            a.wrapping_add(b)
+        }
+    })
+}
+
 fn decimal_arith(op: BinaryOp, l: &Value, r: &Value, result: &DataType) -> Result<Value> {
     let (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) =
         (l.data_type().clone(), r.data_type().clone())
@@ -504,14 +525,16 @@ fn decimal_arith(op: BinaryOp, l: &Value, r: &Value, result: &DataType) -> Resul
             _ => {
                 let (fa, fb) = (pow10((s - s1) as i32), pow10((s - s2) as i32));
                 let (fa, fb) = (fa.unwrap_or(1), fb.unwrap_or(1));
-                if op == BinaryOp::Minus {
-                    infallible_kernel::<D>(l, r, |a, b| {
-                        a.wrapping_mul(fa).wrapping_sub(b.wrapping_mul(fb))
-                    })
-                } else {
-                    infallible_kernel::<D>(l, r, |a, b| {
-                        a.wrapping_mul(fa).wrapping_add(b.wrapping_mul(fb))
-                    })
+                let minus = op == BinaryOp::Minus;
+                match (fa != 1, fb != 1, minus) {
+                    (false, false, false) => scaled_sum::<false, false, false>(l, r, fa, fb),
+                    (false, false, true) => scaled_sum::<false, false, true>(l, r, fa, fb),
+                    (false, true, false) => scaled_sum::<false, true, false>(l, r, fa, fb),
+                    (false, true, true) => scaled_sum::<false, true, true>(l, r, fa, fb),
+                    (true, false, false) => scaled_sum::<true, false, false>(l, r, fa, fb),
+                    (true, false, true) => scaled_sum::<true, false, true>(l, r, fa, fb),
+                    (true, true, false) => scaled_sum::<true, true, false>(l, r, fa, fb),
+                    (true, true, true) => scaled_sum::<true, true, true>(l, r, fa, fb),
                 }
             }
         }?;

@@ -1679,3 +1679,66 @@ fn a_capped_decimal_product_is_exact_when_small_and_an_error_when_it_overflows()
     let err = evaluate(&product, &big).unwrap_err().to_string();
     assert!(err.contains("Overflow in multiplication"), "{err}");
 }
+
+#[test]
+fn decimal_sums_and_differences_rescale_only_the_side_that_needs_it() {
+    // a has scale 1, b and c scale 2: a is multiplied by 10 in a + b,
+    // b + a, a - b and b - a, nothing is in b + c, b - c and 1.00 - b
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a", DataType::Decimal128(10, 1), true),
+        Field::new("b", DataType::Decimal128(10, 2), true),
+        Field::new("c", DataType::Decimal128(10, 2), true),
+    ]));
+    let column = |v: Vec<Option<i128>>, s: i8| -> arrow::array::ArrayRef {
+        Arc::new(
+            arrow::array::Decimal128Array::from(v)
+                .with_precision_and_scale(10, s)
+                .unwrap(),
+        )
+    };
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            column(vec![Some(15), Some(-7), None, Some(0)], 1),
+            column(vec![Some(250), Some(3), Some(1), Some(-99)], 2),
+            column(vec![Some(1), Some(-400), Some(5), None], 2),
+        ],
+    )
+    .unwrap();
+    let (a, b, c) = (
+        || Expr::column(0, "a"),
+        || Expr::column(1, "b"),
+        || Expr::column(2, "c"),
+    );
+    let one = || lit(S::Decimal128(100, 3, 2));
+    let cases = [
+        (
+            bin(a(), BinaryOp::Plus, b()),
+            [Some(400), Some(-67), None, Some(-99)],
+        ),
+        (
+            bin(b(), BinaryOp::Minus, a()),
+            [Some(100), Some(73), None, Some(-99)],
+        ),
+        (
+            bin(b(), BinaryOp::Plus, c()),
+            [Some(251), Some(-397), Some(6), None],
+        ),
+        (
+            bin(b(), BinaryOp::Minus, c()),
+            [Some(249), Some(403), Some(-4), None],
+        ),
+        (
+            bin(one(), BinaryOp::Minus, b()),
+            [Some(-150), Some(97), Some(99), Some(199)],
+        ),
+    ];
+    for (expr, want) in cases {
+        let got = evaluate(&expr, &batch).unwrap();
+        let DataType::Decimal128(_, 2) = got.data_type() else {
+            panic!("{expr}: {}", got.data_type());
+        };
+        let got = got.as_primitive::<arrow::datatypes::Decimal128Type>();
+        assert_eq!(got.iter().collect::<Vec<_>>(), want, "{expr}");
+    }
+}
