@@ -44,6 +44,8 @@ pub(crate) struct AggregatePlan {
     local_groups: Vec<Expr>,
     group_types: Vec<DataType>,
     specs: Vec<AggSpec>,
+    /// Per aggregate, the earlier one whose state it shares ([`twins`]).
+    twins: Vec<Option<usize>>,
     /// Input columns the keys and (non fast path) arguments read.
     columns: Vec<usize>,
     /// Terms two or more arguments share (`l_extendedprice * (1 -
@@ -256,10 +258,11 @@ impl AggregatePlan {
                     output_type: schema.field(group_by.len() + i).data_type().clone(),
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
         Ok(AggregatePlan {
             local_groups,
             group_types,
+            twins: twins(&specs),
             specs,
             columns,
             shared,
@@ -295,8 +298,11 @@ impl AggregatePlan {
             Some(GroupTable::new(&self.group_types)?)
         };
         let mut accumulators = Vec::with_capacity(self.specs.len());
-        for spec in &self.specs {
-            let mut acc = new_accumulator(spec)?;
+        for (spec, twin) in self.specs.iter().zip(&self.twins) {
+            let mut acc = match twin {
+                Some(_) => Box::new(TwinAcc),
+                None => new_accumulator(spec)?,
+            };
             if groups.is_none() {
                 acc.resize(1);
             }
@@ -328,7 +334,9 @@ impl AggregatePlan {
     pub(crate) fn describe_inputs(&self) -> Vec<&'static str> {
         self.specs
             .iter()
-            .map(|s| match s.input {
+            .zip(&self.twins)
+            .map(|(s, twin)| match s.input {
+                _ if twin.is_some() => "shares the state of an aggregate before it",
                 AggInput::Star => "rows counted, nothing materialised",
                 AggInput::DecimalProduct { .. } => "decimal product summed in place",
                 AggInput::Expr(_) | AggInput::Keyed { .. } => "evaluated on survivors",
@@ -730,7 +738,15 @@ impl AggregateState {
             }
             RecordBatch::try_new(Arc::clone(&plan.shared_schema), columns).map_err(Error::arrow)?
         };
-        for (spec, acc) in plan.specs.iter().zip(&mut self.accumulators) {
+        for ((spec, acc), twin) in plan
+            .specs
+            .iter()
+            .zip(&mut self.accumulators)
+            .zip(&plan.twins)
+        {
+            if twin.is_some() {
+                continue;
+            }
             match &spec.input {
                 AggInput::Star => acc.update_rows(rows, ids)?,
                 AggInput::Expr(e) => {
@@ -1079,8 +1095,21 @@ impl AggregateState {
             None => Vec::new(),
             Some(table) => table.finish()?,
         };
-        for acc in self.accumulators {
-            columns.push(acc.finish()?);
+        // the aggregates that share a state read it before it is finished
+        let mut shared: Vec<Option<ArrayRef>> = vec![None; plan.specs.len()];
+        for (i, twin) in plan.twins.iter().enumerate() {
+            if let Some(j) = *twin {
+                let state = downcast::<SumAcc>(self.accumulators[j].as_ref())?;
+                let spec = &plan.specs[i];
+                let avg = spec.func == AggregateFunction::Avg;
+                shared[i] = Some(state.output(avg, &spec.output_type)?);
+            }
+        }
+        for (acc, shared) in self.accumulators.into_iter().zip(shared) {
+            columns.push(match shared {
+                Some(column) => column,
+                None => acc.finish()?,
+            });
         }
         let columns = columns
             .into_iter()
@@ -1843,6 +1872,19 @@ impl Accumulator for SumAcc {
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        self.output(self.avg, &self.output)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl SumAcc {
+    /// The groups' sums (of type `output`), or their averages if `avg`:
+    /// either of one state, for `sum(x)` and `avg(x)` side by side (see
+    /// [`twins`]).
+    fn output(&self, avg: bool, output: &DataType) -> Result<ArrayRef> {
         // a group without a value sums to NULL
         let nulls = {
             let valid = match &self.groups {
@@ -1851,7 +1893,7 @@ impl Accumulator for SumAcc {
             };
             Some(NullBuffer::new(valid)).filter(|n| n.null_count() > 0)
         };
-        if self.avg {
+        if avg {
             let div = match self.kind {
                 SumKind::Int => 1.0,
                 SumKind::Decimal(s) => 10f64.powi(i32::from(s)),
@@ -1894,8 +1936,8 @@ impl Accumulator for SumAcc {
                         w.iter().map(|x| x.sum).collect()
                     }
                 };
-                let out = match self.output {
-                    DataType::Decimal128(p, s) => DataType::Decimal128(p, s),
+                let out = match output {
+                    DataType::Decimal128(p, s) => DataType::Decimal128(*p, *s),
                     _ => DataType::Decimal128(38, scale),
                 };
                 let values = Decimal128Array::new(values.into(), nulls)
@@ -1904,10 +1946,64 @@ impl Accumulator for SumAcc {
             }
         }
     }
+}
+
+/// The place of an aggregate whose state another one keeps ([`twins`]):
+/// it takes no rows and finishes from that state.
+struct TwinAcc;
+
+impl Accumulator for TwinAcc {
+    fn resize(&mut self, _groups: usize) {}
+
+    fn update(&mut self, _values: &ArrayRef, _groups: Option<&[u32]>) -> Result<()> {
+        Ok(())
+    }
+
+    fn merge_from(&mut self, _other: &dyn Accumulator, _src: &[u32], _dst: &[u32]) -> Result<()> {
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        Err(Error::Internal(
+            "an aggregate finished without the state it shares".into(),
+        ))
+    }
+
+    fn size(&self) -> usize {
+        0
+    }
 
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// Per aggregate, the earlier one whose state it reads instead of keeping
+/// its own: `sum(x)` and `avg(x)` of one integer or DECIMAL argument (and
+/// repeats of either) keep one sum and count per group, added once per
+/// row. `None` for an aggregate with a state of its own.
+fn twins(specs: &[AggSpec]) -> Vec<Option<usize>> {
+    let sums = |s: &AggSpec| {
+        matches!(s.func, AggregateFunction::Sum | AggregateFunction::Avg)
+            && !s.distinct
+            && s.key_type.is_none()
+            && matches!(s.input, AggInput::Expr(_))
+            && (s.input_type.is_integer() || matches!(s.input_type, DataType::Decimal128(..)))
+    };
+    let same = |a: &AggSpec, b: &AggSpec| {
+        a.input_type == b.input_type
+            && matches!((&a.input, &b.input), (AggInput::Expr(x), AggInput::Expr(y)) if x == y)
+    };
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if !sums(s) {
+                return None;
+            }
+            specs[..i].iter().position(|o| sums(o) && same(o, s))
+        })
+        .collect()
 }
 
 struct FloatSumAcc {
