@@ -989,44 +989,121 @@ fn merge_key(codes: &[Recode], word: u64) -> u64 {
     codes.iter().fold(0, |k, c| k | c.code(word))
 }
 
-/// Sorts `v` by an LSD radix sort of its bytes, stable. The bytes wholly
-/// below bit `ordered` are not sorted on: callers pass words already in
+/// Sorts `v` by a radix sort of its bytes, stable. The bytes wholly below
+/// bit `ordered` are not sorted on: callers pass words already in
 /// ascending order of those bits (a row number in input order), which a
 /// stable sort of the bytes above keeps among equal ones. One pass counts
-/// every byte's digits; each byte that varies then takes one scatter.
+/// every byte's digits; only the bytes that vary are sorted on.
+///
+/// A long array is first split by its most significant byte to sort on
+/// (one scatter over the whole array), then each part is sorted on the
+/// other bytes least significant first while it sits in the cache; a
+/// short one takes every pass over the whole array.
 fn radix_sort(v: &mut Vec<u64>, ordered: u32) {
     if v.len() < 1 << 10 {
         v.sort_unstable();
         return;
     }
+    let (counts, varying) = byte_counts(v);
+    let bytes: Vec<usize> = (0..8)
+        .filter(|&b| (varying >> (b * 8)) & 0xff != 0 && b * 8 + 8 > ordered as usize)
+        .collect();
+    let mut buf = vec![0u64; v.len()];
+    match bytes.split_last() {
+        None => {}
+        Some((&top, rest)) if !rest.is_empty() && v.len() >= MSD_FROM => {
+            let mut at = starts(&counts[top]);
+            scatter(v, &mut buf, top * 8, &mut at);
+            let mut lo = 0;
+            for &n in &counts[top] {
+                let range = lo..lo + n;
+                sort_bucket(&mut buf[range.clone()], &mut v[range], rest);
+                lo += n;
+            }
+        }
+        Some(_) => {
+            for &b in &bytes {
+                let mut at = starts(&counts[b]);
+                scatter(v, &mut buf, b * 8, &mut at);
+                std::mem::swap(v, &mut buf);
+            }
+        }
+    }
+}
+
+/// Arrays at least this long are split by their top byte first
+/// ([`radix_sort`]): a part of a 3M-row run is then ~100 kB.
+const MSD_FROM: usize = 1 << 16;
+
+/// Per byte of the words, how many of `v` hold each digit; and the bits
+/// that differ between words.
+fn byte_counts(v: &[u64]) -> (Vec<[usize; 256]>, u64) {
     let mut counts = vec![[0usize; 256]; 8];
     let (mut or, mut and) = (0u64, u64::MAX);
-    for &x in v.iter() {
+    for &x in v {
         or |= x;
         and &= x;
         for (byte, c) in counts.iter_mut().enumerate() {
             c[((x >> (byte * 8)) & 0xff) as usize] += 1;
         }
     }
+    (counts, or ^ and)
+}
+
+/// Where each digit's words start, from the digits' counts.
+fn starts(counts: &[usize; 256]) -> [usize; 256] {
+    let mut at = [0; 256];
+    let mut sum = 0;
+    for (a, &n) in at.iter_mut().zip(counts) {
+        *a = sum;
+        sum += n;
+    }
+    at
+}
+
+/// Moves `src` into `dst` by the digit at bit `shift`, in order within
+/// each digit; `at` holds each digit's next place.
+fn scatter(src: &[u64], dst: &mut [u64], shift: usize, at: &mut [usize; 256]) {
+    for &x in src {
+        let d = ((x >> shift) & 0xff) as usize;
+        dst[at[d]] = x;
+        at[d] += 1;
+    }
+}
+
+/// Sorts one part of a split array on `bytes` (least significant first):
+/// from `src` into `dst`, using `src` as scratch.
+fn sort_bucket(src: &mut [u64], dst: &mut [u64], bytes: &[usize]) {
+    if src.len() < 1 << 8 {
+        // whole words: equal ones are alike, so stable or not is the same
+        src.sort_unstable();
+        dst.copy_from_slice(src);
+        return;
+    }
+    // the digits of the bytes to sort on only (the part is in the cache)
+    let mut counts = vec![[0usize; 256]; bytes.len()];
+    let (mut or, mut and) = (0u64, u64::MAX);
+    for &x in src.iter() {
+        or |= x;
+        and &= x;
+        for (c, &b) in counts.iter_mut().zip(bytes) {
+            c[((x >> (b * 8)) & 0xff) as usize] += 1;
+        }
+    }
     let varying = or ^ and;
-    let mut buf = vec![0u64; v.len()];
-    for (byte, counts) in counts.iter_mut().enumerate() {
-        let shift = byte * 8;
-        if (varying >> shift) & 0xff == 0 || shift + 8 <= ordered as usize {
-            continue;
-        }
-        let mut sum = 0;
-        for c in counts.iter_mut() {
-            let n = *c;
-            *c = sum;
-            sum += n;
-        }
-        for &x in v.iter() {
-            let d = ((x >> shift) & 0xff) as usize;
-            buf[counts[d]] = x;
-            counts[d] += 1;
-        }
-        std::mem::swap(v, &mut buf);
+    let passes: Vec<usize> = (0..bytes.len())
+        .filter(|&k| (varying >> (bytes[k] * 8)) & 0xff != 0)
+        .collect();
+    // passes alternate between the two slices; an odd number ends in dst
+    let (mut from, mut to) = (src, dst);
+    for &k in &passes {
+        let (b, mut at) = (bytes[k], starts(&counts[k]));
+        scatter(from, to, b * 8, &mut at);
+        std::mem::swap(&mut from, &mut to);
+    }
+    // after the last pass the sorted words are in `from`
+    if passes.len().is_multiple_of(2) {
+        to.copy_from_slice(from);
     }
 }
 
@@ -2081,7 +2158,20 @@ mod tests {
     #[test]
     fn radix_sort_sorts_words_of_any_spread() {
         let mut rng = StdRng::seed_from_u64(5);
-        for (n, bits) in [(10, 64), (5000, 64), (5000, 17), (70_000, 40), (3000, 0)] {
+        // past MSD_FROM the array is split by its top byte first: parts of
+        // every size, under and over the bucket's own threshold
+        let cases = [
+            (10, 64),
+            (5000, 64),
+            (5000, 17),
+            (70_000, 40),
+            (3000, 0),
+            (MSD_FROM, 12),
+            (200_000, 64),
+            (200_000, 24),
+            (300_000, 16),
+        ];
+        for (n, bits) in cases {
             let mask = if bits == 64 {
                 u64::MAX
             } else {
@@ -2102,8 +2192,13 @@ mod tests {
         // row numbers in the low bits, ascending as they come; keys above
         // them from bit `at` (a whole byte, or sharing one with the rows)
         let mut rng = StdRng::seed_from_u64(9);
-        for at in [16u32, 12, 13] {
-            let n = 1u64 << 12;
+        for (at, n) in [
+            (16u32, 1u64 << 12),
+            (12, 1 << 12),
+            (13, 1 << 12),
+            (24, 1 << 17),
+            (17, 1 << 17),
+        ] {
             let mut v: Vec<u64> = (0..n)
                 .map(|row| (rng.random::<u64>() % 300) << at | row)
                 .collect();
