@@ -14,11 +14,20 @@ use arrow::datatypes::UInt8Type;
 pub(crate) fn one_length(offsets: &[i32]) -> Option<usize> {
     let (&first, &second) = (offsets.first()?, offsets.get(1)?);
     let len = second - first;
-    // a fold, not a search: the loop has no exit and vectorises
-    let same = offsets
-        .windows(2)
-        .fold(true, |same, o| same & (o[1] - o[0] == len));
-    same.then(|| usize::try_from(len).ok()).flatten()
+    // folds of 64 strings, which vectorise (a search would not), with an
+    // exit between them: mixed lengths are told after the first few
+    let mut start = 0;
+    while start + 1 < offsets.len() {
+        let end = (start + 64).min(offsets.len() - 1);
+        let same = offsets[start..=end]
+            .windows(2)
+            .fold(true, |same, o| same & (o[1] - o[0] == len));
+        if !same {
+            return None;
+        }
+        start = end;
+    }
+    usize::try_from(len).ok()
 }
 
 /// `predicate` applied to `array` when it is a VARCHAR without NULLs whose
@@ -108,5 +117,15 @@ mod tests {
             one_length(StringArray::from(Vec::<&str>::new()).value_offsets()),
             None
         );
+        // one string of another length, at every place of a long array
+        for odd in [0, 1, 63, 64, 65, 127, 128, 199] {
+            let values: Vec<&str> = (0..200)
+                .map(|i| if i == odd { "abc" } else { "ab" })
+                .collect();
+            let array = StringArray::from(values);
+            assert_eq!(one_length(array.value_offsets()), None, "odd one at {odd}");
+        }
+        let long = StringArray::from(vec!["xyz"; 200]);
+        assert_eq!(one_length(long.value_offsets()), Some(3));
     }
 }
