@@ -1004,7 +1004,7 @@ fn radix_sort(v: &mut Vec<u64>, ordered: u32) {
         v.sort_unstable();
         return;
     }
-    let (counts, varying) = byte_counts(v);
+    let (counts, varying) = digit_counts(v, &[0, 1, 2, 3, 4, 5, 6, 7]);
     let bytes: Vec<usize> = (0..8)
         .filter(|&b| (varying >> (b * 8)) & 0xff != 0 && b * 8 + 8 > ordered as usize)
         .collect();
@@ -1035,16 +1035,16 @@ fn radix_sort(v: &mut Vec<u64>, ordered: u32) {
 /// ([`radix_sort`]): a part of a 3M-row run is then ~100 kB.
 const MSD_FROM: usize = 1 << 16;
 
-/// Per byte of the words, how many of `v` hold each digit; and the bits
-/// that differ between words.
-fn byte_counts(v: &[u64]) -> (Vec<[usize; 256]>, u64) {
-    let mut counts = vec![[0usize; 256]; 8];
+/// Per byte of `bytes` (in that order), how many words of `v` hold each
+/// digit; and the bits that differ between words.
+fn digit_counts(v: &[u64], bytes: &[usize]) -> (Vec<[usize; 256]>, u64) {
+    let mut counts = vec![[0usize; 256]; bytes.len()];
     let (mut or, mut and) = (0u64, u64::MAX);
     for &x in v {
         or |= x;
         and &= x;
-        for (byte, c) in counts.iter_mut().enumerate() {
-            c[((x >> (byte * 8)) & 0xff) as usize] += 1;
+        for (c, &b) in counts.iter_mut().zip(bytes) {
+            c[((x >> (b * 8)) & 0xff) as usize] += 1;
         }
     }
     (counts, or ^ and)
@@ -1081,16 +1081,7 @@ fn sort_bucket(src: &mut [u64], dst: &mut [u64], bytes: &[usize]) {
         return;
     }
     // the digits of the bytes to sort on only (the part is in the cache)
-    let mut counts = vec![[0usize; 256]; bytes.len()];
-    let (mut or, mut and) = (0u64, u64::MAX);
-    for &x in src.iter() {
-        or |= x;
-        and &= x;
-        for (c, &b) in counts.iter_mut().zip(bytes) {
-            c[((x >> (b * 8)) & 0xff) as usize] += 1;
-        }
-    }
-    let varying = or ^ and;
+    let (counts, varying) = digit_counts(src, bytes);
     let passes: Vec<usize> = (0..bytes.len())
         .filter(|&k| (varying >> (bytes[k] * 8)) & 0xff != 0)
         .collect();
