@@ -29,7 +29,7 @@ use crate::pipeline::{
 use crate::profile::{OperatorProfile, QueryProfile};
 use crate::rewrite::split_distinct;
 use crate::shared::repeated_subplans;
-use crate::sort::{MergePlan, SortedRun, TopN};
+use crate::sort::{FullSort, MergePlan, RadixSort, Scattered, SortedRun, TopN};
 use crate::source::{SourceResolver, TableData};
 use crate::tail::limit;
 
@@ -598,6 +598,7 @@ impl<'a> DagBuild<'a> {
             .filter(|(_, op)| matches!(op, Operator::Probe(p) if p.spec.emits_unmatched()))
             .map(|(k, _)| k)
             .collect();
+        let radix_sort = matches!(&pipeline.breaker, Breaker::Sort { sort } if sort.by_radix());
         let slots = NodeSlots::new();
         let ctx = NodeContext {
             index: i,
@@ -657,6 +658,17 @@ impl<'a> DagBuild<'a> {
             self.dag.push(
                 Node::lazy(name.clone(), move || {
                     slots.record(|| slots.phase_job(Phase::Unmatched { op }))
+                })
+                .after(last),
+            );
+            last = name;
+        }
+        if radix_sort {
+            let name = format!("{lanes_node} sort");
+            let (slots, ctx) = (slots.clone(), ctx.clone());
+            self.dag.push(
+                Node::lazy(name.clone(), move || {
+                    slots.record(|| sort_job(&slots, &ctx))
                 })
                 .after(last),
             );
@@ -1019,6 +1031,9 @@ struct NodeSlots {
     shared: Slot<Arc<LaneShared>>,
     /// The pipeline's result, for the next pipeline or the query thread.
     result: Slot<Finish>,
+    /// A radix sort's lanes and first job, from its sort node to its
+    /// merge node.
+    sorting: Slot<SortStage>,
     /// The first typed error of a node of this pipeline outside its lanes
     /// (making a job, a merge task).
     error: Arc<Mutex<Option<Error>>>,
@@ -1031,6 +1046,7 @@ impl NodeSlots {
             tx: Arc::new(Mutex::new(None)),
             shared: Arc::new(Mutex::new(None)),
             result: Arc::new(Mutex::new(None)),
+            sorting: Arc::new(Mutex::new(None)),
             error: Arc::new(Mutex::new(None)),
         }
     }
@@ -1080,6 +1096,7 @@ impl NodeSlots {
 }
 
 /// What a pipeline's merge node needs besides its slots.
+#[derive(Clone)]
 struct NodeContext {
     index: usize,
     first: bool,
@@ -1094,9 +1111,21 @@ struct NodeContext {
 const BUILD_RED_ZONE: usize = 256 << 10;
 const BUILD_STACK: usize = 8 << 20;
 
-/// Makes a pipeline's merge job from its lanes' reports, and leaves the
-/// pipeline's result in `slots.result`, to be assembled once the job ran.
-fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
+/// What the lanes of a pipeline handed over, read by the node after
+/// them.
+struct Collected {
+    shared: Arc<LaneShared>,
+    input_bytes: usize,
+    outputs: Vec<LaneOutput>,
+    /// Bytes the lanes' outputs (and what was made of them) hold.
+    held: usize,
+    partial_rows: u64,
+    started: Instant,
+}
+
+/// Takes the lanes' reports: their outputs, with their counters summed
+/// (and, for EXPLAIN ANALYZE, recorded).
+fn collect_lanes(slots: &NodeSlots, ctx: &NodeContext) -> Result<Collected> {
     let (shared, rx, input_bytes) = take(&slots.lanes, "a pipeline's lanes")?;
     // the lanes succeeded: no error to read there, and their input may go
     lock(&slots.shared).take();
@@ -1136,9 +1165,106 @@ fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
                 .map(|op| (ctx.index, op)),
         );
     }
+    Ok(Collected {
+        shared,
+        input_bytes,
+        outputs,
+        held,
+        partial_rows,
+        started,
+    })
+}
+
+/// A radix-sorted pipeline between its sort node and its merge node:
+/// what its lanes handed over, and the sort's first job.
+struct SortStage {
+    collected: Collected,
+    work: SortWork,
+}
+
+enum SortWork {
+    /// Each morsel's words, scattered by digit.
+    Radix(Arc<RadixSort>, TaskHandle<Scattered>),
+    /// Keys too wide for a word: a sorted run per lane.
+    Runs(TaskHandle<SortedRun>),
+}
+
+/// A full sort's first job, after its lanes computed their rows' keys:
+/// each morsel's words scattered by their top digit ([`RadixSort`]), or
+/// each lane's rows sorted into a run.
+fn sort_job(slots: &NodeSlots, ctx: &NodeContext) -> Result<Job> {
+    let mut collected = collect_lanes(slots, ctx)?;
+    let p = collected.shared.pipeline();
+    let workers = (p.split.0 + p.split.1).max(1);
+    let cost = collected.partial_rows / 1000 + 1;
+    let lanes = std::mem::take(&mut collected.outputs)
+        .into_iter()
+        .map(|o| match o {
+            LaneOutput::Keyed(k) => Ok(k),
+            _ => Err(Error::Internal("a radix sort lane without its keys".into())),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (job, work) = match FullSort::new(lanes) {
+        FullSort::Radix(radix) => {
+            let r = Arc::clone(&radix);
+            let (job, handle) = task_job(
+                "sort: words by digit".to_owned(),
+                radix.parts(),
+                workers,
+                cost,
+                &slots.error,
+                move |i| r.scatter(i),
+            );
+            (job, SortWork::Radix(radix, handle))
+        }
+        FullSort::Runs(lanes) => {
+            let shared = Arc::clone(&collected.shared);
+            let (job, handle) = task_job(
+                "sort: runs".to_owned(),
+                lanes.len(),
+                workers,
+                cost,
+                &slots.error,
+                move |i| {
+                    let Breaker::Sort { sort } = &shared.pipeline().breaker else {
+                        return Err(Error::Internal("a sort's runs without a sort".into()));
+                    };
+                    let parts = lock(&lanes[i])
+                        .take()
+                        .ok_or_else(|| Error::Internal("a lane's rows sorted twice".into()))?;
+                    SortedRun::new(sort, parts)
+                },
+            );
+            (job, SortWork::Runs(handle))
+        }
+    };
+    *lock(&slots.sorting) = Some(SortStage { collected, work });
+    Ok(job)
+}
+
+/// Makes a pipeline's merge job from its lanes' reports (or from its sort
+/// node's job), and leaves the pipeline's result in `slots.result`, to be
+/// assembled once the job ran.
+fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
+    let (collected, sorted) = match lock(&slots.sorting).take() {
+        Some(stage) => (stage.collected, Some(stage.work)),
+        None => (collect_lanes(slots, &ctx)?, None),
+    };
+    let Collected {
+        shared,
+        input_bytes,
+        outputs,
+        mut held,
+        partial_rows,
+        started,
+    } = collected;
+    let p = shared.pipeline();
     let schema = output_schema(p);
     let name = merge_name(p);
-    let work = merge_work(&shared, outputs, &ctx.memory)?;
+    let work = match sorted {
+        Some(work) => sorted_work(p.split, work, &ctx.memory, &mut held)?,
+        None => merge_work(&shared, outputs, &ctx.memory)?,
+    };
     let workers = (p.split.0 + p.split.1).max(1).min(work.tasks).max(1);
     let tasks = Arc::new(TaskShared {
         cursor: AtomicUsize::new(0),
@@ -1327,33 +1453,76 @@ fn merge_work(
                     _ => return Err(Error::Internal("a sort lane without a run".into())),
                 }
             }
-            let rows: usize = runs.iter().map(SortedRun::num_rows).sum();
-            let cost = rows as u64 / 1000 + 1;
-            let (main, reserve) = p.split;
-            let wanted = if rows < 2 * SORT_PARTITION_ROWS {
-                1
-            } else {
-                (4 * (main + reserve))
-                    .min(rows / SORT_PARTITION_ROWS)
-                    .max(1)
-            };
-            let merge = MergePlan::new(&runs, wanted);
-            if merge.partitions == 1 || runs.len() == 1 {
-                return Ok(serial(cost, move || {
-                    let batches = (0..merge.partitions)
-                        .map(|i| merge.merge(&runs, i))
-                        .collect::<Result<Vec<_>>>()?;
-                    Ok(batches.into_iter().flatten().collect())
-                }));
-            }
-            Ok(MergeWork {
-                tasks: merge.partitions,
-                cost,
-                parallel: true,
-                task: Box::new(move |i| Ok(merge.merge(&runs, i)?.into_iter().collect())),
-            })
+            Ok(merge_runs(runs, p.split))
         }
         Breaker::Window { plan } => window_work(shared, plan, outputs, memory),
+    }
+}
+
+/// Sorted runs merged: ranges of keys cut by splitters, one task each.
+fn merge_runs(runs: Vec<SortedRun>, split: (usize, usize)) -> MergeWork {
+    let rows: usize = runs.iter().map(SortedRun::num_rows).sum();
+    let cost = rows as u64 / 1000 + 1;
+    let merge = MergePlan::new(&runs, sort_tasks(rows, split));
+    if merge.partitions == 1 || runs.len() == 1 {
+        return serial(cost, move || {
+            let batches = (0..merge.partitions)
+                .map(|i| merge.merge(&runs, i))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(batches.into_iter().flatten().collect())
+        });
+    }
+    MergeWork {
+        tasks: merge.partitions,
+        cost,
+        parallel: true,
+        task: Box::new(move |i| Ok(merge.merge(&runs, i)?.into_iter().collect())),
+    }
+}
+
+/// Tasks for the last job of a full sort of `rows` rows: several per
+/// worker, of at least [`SORT_PARTITION_ROWS`] rows.
+fn sort_tasks(rows: usize, (main, reserve): (usize, usize)) -> usize {
+    if rows < 2 * SORT_PARTITION_ROWS {
+        1
+    } else {
+        (4 * (main + reserve))
+            .min(rows / SORT_PARTITION_ROWS)
+            .max(1)
+    }
+}
+
+/// A full sort's last job, after its sort node's: ranges of digits
+/// sorted and gathered ([`RadixSort::sort_range`]), or the lanes' runs
+/// merged.
+fn sorted_work(
+    split: (usize, usize),
+    work: SortWork,
+    memory: &Arc<MemoryAccountant>,
+    held: &mut usize,
+) -> Result<MergeWork> {
+    match work {
+        SortWork::Runs(handle) => Ok(merge_runs(handle.results()?, split)),
+        SortWork::Radix(radix, handle) => {
+            let scattered = handle.results()?;
+            // the words live until the sort's result is assembled
+            let bytes: usize = scattered.iter().map(Scattered::size).sum();
+            memory.grow(bytes);
+            *held += bytes;
+            let rows = radix.num_rows();
+            let ranges = radix.ranges(&scattered, sort_tasks(rows, split));
+            Ok(MergeWork {
+                tasks: ranges.len(),
+                cost: rows as u64 / 1000 + 1,
+                parallel: ranges.len() > 1,
+                task: Box::new(move |i| {
+                    Ok(radix
+                        .sort_range(&scattered, ranges[i].clone())?
+                        .into_iter()
+                        .collect())
+                }),
+            })
+        }
     }
 }
 
@@ -1470,6 +1639,7 @@ fn merge_name(p: &Pipeline) -> Option<String> {
         Breaker::Aggregate => "merge aggregate partitions".to_owned(),
         Breaker::Distinct { .. } => "merge distinct partitions".to_owned(),
         Breaker::TopN { k, .. } => format!("merge top-{k}"),
+        Breaker::Sort { sort } if sort.by_radix() => "radix sort".to_owned(),
         Breaker::Sort { .. } => "merge sorted runs".to_owned(),
         Breaker::Window { .. } => "window partitions".to_owned(),
     })
@@ -1526,7 +1696,9 @@ fn describe_segment(segment: &Segment<'_>) -> String {
             BreakerSpec::Aggregate => "partial aggregates, merged by radix partition in parallel",
             BreakerSpec::Distinct => "distinct by radix partition in parallel",
             BreakerSpec::TopN { .. } => "top-N: per-lane bounded candidates",
-            BreakerSpec::Sort(_) => "sorted runs per lane, merged in parallel",
+            BreakerSpec::Sort(_) => {
+                "full sort: one radix sort of every lane's rows (fixed-width keys) or sorted runs per lane merged, in parallel"
+            }
             BreakerSpec::Window(_) => {
                 "window: rows bucketed by partition keys, each bucket sorted and computed in parallel"
             }

@@ -18,7 +18,7 @@ use crate::fairness::YieldPoint;
 use crate::join::ProbeOp;
 use crate::memory::MemoryAccountant;
 use crate::options::{ExecOptions, Progress};
-use crate::sort::{SharedBound, SortSpec, SortedRun, TOP_N_MAX, TopN, position_base};
+use crate::sort::{KeyedRows, SharedBound, SortSpec, SortedRun, TOP_N_MAX, TopN, position_base};
 use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 use crate::window::{WindowLane, WindowPlan};
@@ -366,6 +366,10 @@ impl Breaker {
             }
             Breaker::TopN { sort, k } => format!(
                 "top-{k} by {}: a bounded candidate set per lane, merged at the end",
+                sort.describe()
+            ),
+            Breaker::Sort { sort } if sort.by_radix() => format!(
+                "sort by {}: one radix sort of every lane's rows (each morsel's keys scattered by digit, then ranges of digits sorted and their rows gathered, in parallel)",
                 sort.describe()
             ),
             Breaker::Sort { sort } => format!(
@@ -961,6 +965,9 @@ pub(crate) enum LaneOutput {
     /// The lane's rows as sorted runs (one, or one per share of the
     /// input the lane took: see [`LaneRun::cut_run`]).
     Runs(Vec<SortedRun>),
+    /// The lane's rows with their sort keys' values, for one radix sort
+    /// of every lane's rows.
+    Keyed(KeyedRows),
     /// The lane's rows with their window keys, cut into buckets.
     Window(WindowLane),
 }
@@ -973,6 +980,7 @@ impl LaneOutput {
             LaneOutput::Partitioned(p) => p.size(),
             LaneOutput::TopN(b, s) => batch_bytes(b) + s.len() * 8,
             LaneOutput::Runs(r) => r.iter().map(SortedRun::size).sum(),
+            LaneOutput::Keyed(k) => k.size(),
             LaneOutput::Window(w) => w.size(),
         }
     }
@@ -984,6 +992,7 @@ impl LaneOutput {
             LaneOutput::Partitioned(p) => p.state.num_groups() + p.state.rows_put_aside(),
             LaneOutput::TopN(b, _) => b.num_rows(),
             LaneOutput::Runs(r) => r.iter().map(SortedRun::num_rows).sum(),
+            LaneOutput::Keyed(k) => k.num_rows(),
             LaneOutput::Window(w) => w.rows(),
         }
     }
@@ -1003,6 +1012,7 @@ enum LaneState {
     Batches(Vec<(usize, RecordBatch)>),
     Aggregate(Box<AggregateState>),
     TopN(TopN),
+    Keyed(KeyedRows),
 }
 
 /// Which rows a job of a pipeline's lanes reads.
@@ -1384,6 +1394,7 @@ impl LaneRun<'_> {
                 top.push_morsel(sort, rows, position_base(index, first_row))?;
                 top.share_bound(sort, &shared.top_bound)?;
             }
+            (Breaker::Sort { sort }, LaneState::Keyed(keyed)) => keyed.push(sort, index, rows)?,
             (_, LaneState::Batches(out)) => {
                 if p.early_stop.is_some() {
                     shared.produced.fetch_add(rows_in, Ordering::Relaxed);
@@ -1409,6 +1420,9 @@ impl Lane {
                 LaneState::Aggregate(Box::new(plan.new_lane_state(p.lanes)?))
             }
             (_, Breaker::TopN { sort, k }) => LaneState::TopN(TopN::new(sort, *k)?),
+            (_, Breaker::Sort { sort }) if sort.by_radix() => {
+                LaneState::Keyed(KeyedRows::new(sort))
+            }
             _ => LaneState::Batches(Vec::new()),
         };
         let mut run = LaneRun {
@@ -1536,6 +1550,7 @@ impl Lane {
                 let (batch, seq) = top.finish(sort)?;
                 LaneOutput::TopN(batch, seq)
             }
+            (LaneState::Keyed(keyed), _) => LaneOutput::Keyed(keyed),
             (LaneState::Batches(parts), Breaker::Sort { sort }) => {
                 let mut runs = std::mem::take(&mut run_runs);
                 if !parts.is_empty() || runs.is_empty() {

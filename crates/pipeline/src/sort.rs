@@ -5,9 +5,12 @@
 //!   compared with that threshold and only better rows are kept, so after
 //!   the first morsel almost nothing is copied. The lanes' k rows each are
 //!   merged at the end.
-//! - **Full sort**: each lane sorts what it collected into one run; the
-//!   runs are cut into ranges by splitter keys sampled from them, and each
-//!   range is merged by its own task, in parallel.
+//! - **Full sort** of fixed-width keys: one radix sort of every lane's
+//!   rows in two parallel jobs, with no merge ([`radix`]).
+//! - **Full sort** of other keys (or of codes too wide for a word): each
+//!   lane sorts what it collected into one run; the runs are cut into
+//!   ranges by splitter keys sampled from them, and each range is merged
+//!   by its own task, in parallel.
 //!
 //! Keys are compared in Arrow's row format (mixed directions and NULLS
 //! FIRST/LAST become plain byte order). A last, hidden key is each row's
@@ -40,6 +43,11 @@ use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::zones::{Zone, key_of};
 
+mod radix;
+
+use radix::KeyRange;
+pub(crate) use radix::{FullSort, KeyedRows, RadixSort, Scattered};
+
 /// The largest `offset + fetch` run as a top-N; above it, a full sort.
 pub(crate) const TOP_N_MAX: usize = 1 << 16;
 
@@ -53,6 +61,10 @@ pub(crate) struct SortSpec {
     /// value per key) when every key has a fixed width and they fit in 128
     /// bits; else full sorts compare row-encoded keys.
     fixed: Option<Vec<FixedKey>>,
+    /// Every key of a fixed width, however many bits they take in all:
+    /// a full sort is then one radix sort of the codes of the values the
+    /// rows hold ([`FullSort`]).
+    radix: Option<Vec<FixedKey>>,
     pub(crate) schema: SchemaRef,
 }
 
@@ -64,6 +76,12 @@ impl SortSpec {
             Expr::Column(c) => Some((c.index, &self.types[0])),
             _ => None,
         }
+    }
+
+    /// Whether a full sort by these keys is one radix sort of every
+    /// lane's rows ([`FullSort`]): every key has a fixed width.
+    pub(crate) fn by_radix(&self) -> bool {
+        self.radix.is_some()
     }
 
     /// Whether the first key sorts descending.
@@ -98,12 +116,14 @@ impl SortSpec {
                 })
             })
             .collect();
+        let radix = fixed.clone();
         let fixed = fixed.filter(|f| f.iter().map(|k| k.kind.bits() + 1).sum::<u32>() <= 128);
         Ok(SortSpec {
             keys: keys.to_vec(),
             types,
             fields,
             fixed,
+            radix,
             schema,
         })
     }
@@ -790,11 +810,16 @@ struct PackedColumn {
 impl PackedColumn {
     /// Codes for `k`'s values in a run, if they fit in 63 bits.
     fn new(k: &KeyValues) -> Option<Self> {
-        let valid = (0..k.values.len()).filter(|&i| !k.is_null(i));
-        let (min, max) = valid.fold((u64::MAX, 0), |(lo, hi), i| {
-            (lo.min(k.values[i]), hi.max(k.values[i]))
-        });
-        let has_null = k.nulls.is_some();
+        Self::of_range(k.key, KeyRange::of(k))
+    }
+
+    /// Codes for the values of `range`, if they fit in 63 bits.
+    fn of_range(key: FixedKey, range: KeyRange) -> Option<Self> {
+        let KeyRange {
+            lo: min,
+            hi: max,
+            nulls: has_null,
+        } = range;
         let non_null = min <= max;
         let span = if non_null {
             u128::from(max - min) + 1
@@ -806,13 +831,13 @@ impl PackedColumn {
         if bits > 63 {
             return None;
         }
-        let (null_code, offset) = match (has_null, k.key.nulls_first) {
+        let (null_code, offset) = match (has_null, key.nulls_first) {
             (false, _) => (None, 0),
             (true, true) => (Some(0), 1),
             (true, false) => (Some(span as u64), 0),
         };
         Some(PackedColumn {
-            key: k.key,
+            key,
             bits,
             at: 0,
             min: if non_null { min } else { 0 },
@@ -2141,6 +2166,169 @@ mod tests {
                         got, want,
                         "{keys:?} lanes={lanes:?} partitions={partitions}"
                     );
+                }
+            }
+        }
+    }
+
+    /// The ids of every lane's rows sorted as [`FullSort`] sorts them:
+    /// one radix sort cut into `wanted` ranges, or runs merged.
+    fn full_sort_ids(
+        spec: &SortSpec,
+        parts: &[(usize, RecordBatch)],
+        lanes: usize,
+        wanted: usize,
+    ) -> (Vec<i64>, &'static str) {
+        let keyed: Vec<KeyedRows> = (0..lanes)
+            .map(|lane| {
+                let mut k = KeyedRows::new(spec);
+                for (m, b) in parts.iter().filter(|(m, _)| m % lanes == lane) {
+                    k.push(spec, *m, b.clone()).unwrap();
+                }
+                k
+            })
+            .collect();
+        match FullSort::new(keyed) {
+            FullSort::Radix(radix) => {
+                let scattered: Vec<Scattered> = (0..radix.parts())
+                    .map(|i| radix.scatter(i).unwrap())
+                    .collect();
+                let ranges = radix.ranges(&scattered, wanted);
+                assert!(ranges.len() <= wanted.max(1) + 1, "{ranges:?}");
+                let sorted: Vec<RecordBatch> = ranges
+                    .into_iter()
+                    .filter_map(|r| radix.sort_range(&scattered, r).unwrap())
+                    .collect();
+                (mixed_ids(&sorted), "radix")
+            }
+            FullSort::Runs(lanes) => {
+                let runs: Vec<SortedRun> = lanes
+                    .into_iter()
+                    .map(|l| SortedRun::new(spec, l.into_inner().unwrap().unwrap()).unwrap())
+                    .collect();
+                let plan = MergePlan::new(&runs, wanted);
+                let merged: Vec<RecordBatch> = (0..plan.partitions)
+                    .filter_map(|p| plan.merge(&runs, p).unwrap())
+                    .collect();
+                (mixed_ids(&merged), "runs")
+            }
+        }
+    }
+
+    #[test]
+    fn one_radix_sort_of_every_lane_sorts_as_the_row_format() {
+        let k = mixed_key;
+        // 3000 rows in morsels of 100, of 1 (a position of many morsels
+        // and few rows), and 200000 in morsels of 4000 (digits of several
+        // hundred rows, sorted on their lower bytes)
+        let small = mixed_morsels(3000, 100, 5);
+        let single = mixed_morsels(300, 1, 6);
+        let large = mixed_morsels(200_000, 4000, 7);
+        // every row's `a` the same: codes of no bits, one digit
+        let constant: Vec<(usize, RecordBatch)> = small
+            .iter()
+            .map(|(m, b)| {
+                let n = b.num_rows();
+                let f = b.column(1).as_primitive::<arrow::datatypes::Float64Type>();
+                let d = b
+                    .column(4)
+                    .as_primitive::<arrow::datatypes::Decimal128Type>();
+                let w = b.column(3).as_primitive::<arrow::datatypes::Int64Type>();
+                let batch = mixed_batch(
+                    vec![Some(2); n],
+                    f.iter().collect(),
+                    vec![None; n],
+                    w.iter().collect(),
+                    d.iter().collect(),
+                    m * 100,
+                );
+                (*m, batch)
+            })
+            .collect();
+        // decimals of -5.00 to 5.00 but a few of +-10^10: the digits'
+        // slices cover the sample's middle, the first and last digits
+        // hold the rest
+        let outliers: Vec<(usize, RecordBatch)> = large
+            .iter()
+            .map(|(m, b)| {
+                let ids = b.column(5).as_primitive::<arrow::datatypes::Int64Type>();
+                let d = b
+                    .column(4)
+                    .as_primitive::<arrow::datatypes::Decimal128Type>();
+                let d: arrow::array::Decimal128Array = d
+                    .iter()
+                    .zip(ids.values())
+                    .map(|(v, id)| match id % 150 {
+                        0 => Some(1_000_000_000_000),
+                        1 => Some(-1_000_000_000_000 - i128::from(*id)),
+                        _ => v,
+                    })
+                    .collect();
+                let mut columns = b.columns().to_vec();
+                columns[4] = Arc::new(d.with_precision_and_scale(15, 2).unwrap());
+                (*m, RecordBatch::try_new(mixed_schema(), columns).unwrap())
+            })
+            .collect();
+        type Case<'a> = (&'a [(usize, RecordBatch)], Vec<SortKey>, &'static str);
+        let cases: Vec<Case> = vec![
+            (&outliers, vec![k("d", 4, true, true)], "radix"),
+            (
+                &outliers,
+                vec![k("a", 0, false, false), k("d", 4, false, true)],
+                "radix",
+            ),
+            (&small, vec![k("a", 0, true, false)], "radix"),
+            (&small, vec![k("d", 4, false, true)], "radix"),
+            // 130 bits by their types, 11 + 12 by their values
+            (
+                &small,
+                vec![k("d", 4, true, false), k("id", 5, false, true)],
+                "radix",
+            ),
+            (
+                &small,
+                vec![k("w", 3, false, true), k("id", 5, true, true)],
+                "runs",
+            ),
+            (
+                &small,
+                vec![k("a", 0, false, true), k("d", 4, true, false)],
+                "radix",
+            ),
+            (
+                &single,
+                vec![k("d", 4, true, true), k("a", 0, false, false)],
+                "radix",
+            ),
+            (
+                &large,
+                vec![k("a", 0, true, true), k("d", 4, false, false)],
+                "radix",
+            ),
+            (&large, vec![k("id", 5, false, false)], "radix"),
+            (&constant, vec![k("a", 0, true, false)], "radix"),
+            (
+                &constant,
+                vec![k("a", 0, false, true), k("d", 4, true, true)],
+                "radix",
+            ),
+            // doubles and `w` span all 64 bits: no word holds them
+            (&small, vec![k("f", 1, true, true)], "runs"),
+            (
+                &small,
+                vec![k("w", 3, false, true), k("a", 0, true, false)],
+                "runs",
+            ),
+        ];
+        for (parts, keys, how) in cases {
+            let spec = SortSpec::new(&keys, mixed_schema()).unwrap();
+            assert!(spec.by_radix());
+            let want = expected_by_rows(parts, &keys);
+            for lanes in [1, 2, 3] {
+                for wanted in [1, 3, 16] {
+                    let (got, took) = full_sort_ids(&spec, parts, lanes, wanted);
+                    assert_eq!(took, how, "{keys:?}");
+                    assert_eq!(got, want, "{keys:?} lanes={lanes} wanted={wanted}");
                 }
             }
         }

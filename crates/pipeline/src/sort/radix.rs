@@ -1,0 +1,466 @@
+//! The full sort of fixed-width keys: one radix sort of every lane's rows,
+//! in two parallel jobs, with no merge.
+//!
+//! The lanes only compute each morsel's ordered key values
+//! ([`KeyedRows`]) as the morsels arrive. Once every lane finished, each
+//! key's range over all the rows gives every value one code for the whole
+//! input, and a row's word is its codes above its input position (its
+//! morsel's place in input order, then its row in the morsel):
+//!
+//! 1. per morsel, its words, scattered by a digit of their codes (the
+//!    first pass of the radix sort, each morsel on its own): 256 slices
+//!    of the codes between percentiles of a sample;
+//! 2. per range of consecutive digits holding about as many rows as the
+//!    others: each digit's words from every morsel in input order, sorted
+//!    on their lower bytes (least significant first, in the cache), and
+//!    the rows gathered in that order.
+//!
+//! The result is the ranges one after the other. Every worker is busy in
+//! both jobs however unequal the lanes were, and the rows are copied once,
+//! as on one thread. Keys whose codes and positions do not fit a word are
+//! sorted per lane and merged ([`FullSort::Runs`]).
+
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use arrow::array::RecordBatch;
+
+use super::{KeyValues, PackedColumn, SortSpec, gather, sort_bucket};
+use crate::error::{Error, Result};
+
+/// One morsel of a lane with its keys' ordered values.
+struct KeyedPart {
+    morsel: usize,
+    batch: RecordBatch,
+    keys: Vec<KeyValues>,
+}
+
+/// A key's smallest and largest ordered value over non-NULL rows (none
+/// when `lo > hi`), and whether a row is NULL.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct KeyRange {
+    pub(super) lo: u64,
+    pub(super) hi: u64,
+    pub(super) nulls: bool,
+}
+
+impl KeyRange {
+    const EMPTY: KeyRange = KeyRange {
+        lo: u64::MAX,
+        hi: 0,
+        nulls: false,
+    };
+
+    pub(super) fn of(k: &KeyValues) -> Self {
+        let (lo, hi) = match &k.nulls {
+            None => k
+                .values
+                .iter()
+                .fold((u64::MAX, 0), |(lo, hi), &v| (lo.min(v), hi.max(v))),
+            Some(n) => k
+                .values
+                .iter()
+                .zip(n.iter())
+                .filter(|(_, valid)| *valid)
+                .fold((u64::MAX, 0), |(lo, hi), (&v, _)| (lo.min(v), hi.max(v))),
+        };
+        KeyRange {
+            lo,
+            hi,
+            nulls: k.nulls.is_some(),
+        }
+    }
+
+    fn union(self, other: KeyRange) -> Self {
+        KeyRange {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+            nulls: self.nulls || other.nulls,
+        }
+    }
+}
+
+/// A sort lane's rows: its morsels with their keys' ordered values, and
+/// each key's range over them.
+pub(crate) struct KeyedRows {
+    parts: Vec<KeyedPart>,
+    ranges: Vec<KeyRange>,
+}
+
+impl KeyedRows {
+    pub(crate) fn new(spec: &SortSpec) -> Self {
+        let keys = spec.radix.as_ref().map_or(0, Vec::len);
+        KeyedRows {
+            parts: Vec::new(),
+            ranges: vec![KeyRange::EMPTY; keys],
+        }
+    }
+
+    /// Adds the rows of morsel `morsel` (a morsel may come in several
+    /// batches, in order).
+    pub(crate) fn push(
+        &mut self,
+        spec: &SortSpec,
+        morsel: usize,
+        batch: RecordBatch,
+    ) -> Result<()> {
+        let fixed = spec
+            .radix
+            .as_ref()
+            .ok_or_else(|| Error::Internal("a radix sort of keys of no fixed width".into()))?;
+        let columns = spec.key_columns(&batch)?;
+        let keys = fixed
+            .iter()
+            .zip(&columns)
+            .map(|(k, c)| KeyValues::new(*k, c))
+            .collect::<Result<Vec<_>>>()?;
+        for (r, k) in self.ranges.iter_mut().zip(&keys) {
+            *r = r.union(KeyRange::of(k));
+        }
+        self.parts.push(KeyedPart {
+            morsel,
+            batch,
+            keys,
+        });
+        Ok(())
+    }
+
+    pub(crate) fn num_rows(&self) -> usize {
+        self.parts.iter().map(|p| p.batch.num_rows()).sum()
+    }
+
+    /// Bytes held: the rows and their keys' values.
+    pub(crate) fn size(&self) -> usize {
+        self.parts
+            .iter()
+            .map(|p| {
+                crate::pipeline::batch_bytes(&p.batch)
+                    + p.keys
+                        .iter()
+                        .map(|k| k.values.capacity() * 8)
+                        .sum::<usize>()
+            })
+            .sum()
+    }
+}
+
+/// How the rows of every sort lane are sorted.
+pub(crate) enum FullSort {
+    /// One radix sort of all of them.
+    Radix(Arc<RadixSort>),
+    /// A sorted run per lane (its morsels), merged: keys whose codes and
+    /// positions need more than a word.
+    Runs(Vec<Mutex<Option<LaneParts>>>),
+}
+
+/// A lane's morsels: each one's index, with its rows.
+pub(crate) type LaneParts = Vec<(usize, RecordBatch)>;
+
+impl FullSort {
+    pub(crate) fn new(lanes: Vec<KeyedRows>) -> Self {
+        let ranges = lanes.iter().fold(None, |acc: Option<Vec<KeyRange>>, l| {
+            Some(match acc {
+                None => l.ranges.clone(),
+                Some(a) => a.iter().zip(&l.ranges).map(|(a, b)| a.union(*b)).collect(),
+            })
+        });
+        let mut parts: Vec<KeyedPart> = Vec::new();
+        let mut lane_parts = Vec::with_capacity(lanes.len());
+        for lane in lanes {
+            lane_parts.push(lane.parts.len());
+            parts.extend(lane.parts);
+        }
+        match RadixSort::new(ranges.unwrap_or_default(), &parts) {
+            Some(mut radix) => {
+                // a morsel's rows are in one lane, in order: a stable sort
+                // by morsel puts every row in input order
+                parts.sort_by_key(|p| p.morsel);
+                let (batches, keys) = parts
+                    .into_iter()
+                    .map(|p| (p.batch, Mutex::new(Some(p.keys))))
+                    .unzip();
+                radix.batches = batches;
+                radix.keys = keys;
+                FullSort::Radix(Arc::new(radix))
+            }
+            None => {
+                let mut parts = parts.into_iter();
+                FullSort::Runs(
+                    lane_parts
+                        .into_iter()
+                        .map(|n| {
+                            let lane = parts.by_ref().take(n).map(|p| (p.morsel, p.batch));
+                            Mutex::new(Some(lane.collect()))
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+}
+
+/// A radix sort of every lane's rows: their morsels in input order, how
+/// a row's keys and position make its word, and the digit the words are
+/// first scattered by.
+pub(crate) struct RadixSort {
+    batches: Vec<RecordBatch>,
+    /// Each morsel's keys, taken by the job that makes its words.
+    keys: Vec<Mutex<Option<Vec<KeyValues>>>>,
+    /// Each key's codes over all the rows, and where they sit in a word.
+    columns: Vec<PackedColumn>,
+    /// Bits of a row's place in its morsel, and of the whole position
+    /// (the morsel's index in `batches` above the row).
+    row_bits: u32,
+    position_bits: u32,
+    /// Where the codes start: the bytes wholly below are positions, in
+    /// input order already, and never sorted on.
+    shift: u32,
+    /// Bits of the codes of all keys.
+    key_bits: u32,
+    /// The digit of the first pass: a row's codes (its word above
+    /// `shift`) less `low`, shifted right by `step`, at most
+    /// [`DIGITS`]` - 1` (see [`RadixSort::choose_digits`]).
+    low: u64,
+    step: u32,
+}
+
+/// Digits of the first pass.
+const DIGITS: usize = 256;
+
+/// Rows sampled to choose the digits.
+const SAMPLES: usize = 4096;
+
+/// One morsel's words, grouped by their digit: digit `d`'s are
+/// `words[starts[d]..starts[d + 1]]`, in input order.
+pub(crate) struct Scattered {
+    words: Vec<u64>,
+    starts: Vec<u32>,
+}
+
+impl Scattered {
+    pub(crate) fn size(&self) -> usize {
+        self.words.capacity() * 8 + self.starts.capacity() * 4
+    }
+
+    fn digit(&self, d: usize) -> &[u64] {
+        &self.words[self.starts[d] as usize..self.starts[d + 1] as usize]
+    }
+}
+
+fn bits_of(n: u64) -> u32 {
+    u64::BITS - n.leading_zeros()
+}
+
+impl RadixSort {
+    /// The layout for `parts` whose keys span `ranges`, if a row's codes
+    /// and position fit a word.
+    fn new(ranges: Vec<KeyRange>, parts: &[KeyedPart]) -> Option<Self> {
+        let mut columns: Vec<PackedColumn> = parts
+            .first()?
+            .keys
+            .iter()
+            .zip(&ranges)
+            .map(|(k, r)| PackedColumn::of_range(k.key, *r))
+            .collect::<Option<_>>()?;
+        let key_bits: u32 = columns.iter().map(|c| c.bits).sum();
+        let longest = parts.iter().map(|p| p.batch.num_rows()).max()?;
+        let row_bits = bits_of(longest.saturating_sub(1) as u64);
+        let position_bits = bits_of(parts.len().saturating_sub(1) as u64) + row_bits;
+        if key_bits + position_bits > 64 || row_bits > 32 || position_bits - row_bits > 32 {
+            return None;
+        }
+        // the codes start at a whole byte where they leave room
+        let whole = position_bits.next_multiple_of(8);
+        let shift = if key_bits + whole <= 64 {
+            whole
+        } else {
+            position_bits
+        };
+        let mut at = shift;
+        for c in columns.iter_mut().rev() {
+            c.at = at;
+            at += c.bits;
+        }
+        let mut radix = RadixSort {
+            batches: Vec::new(),
+            keys: Vec::new(),
+            columns,
+            row_bits,
+            position_bits,
+            shift,
+            key_bits,
+            low: 0,
+            step: 0,
+        };
+        radix.choose_digits(parts);
+        Some(radix)
+    }
+
+    /// A row's codes, the word above its position.
+    #[inline]
+    fn codes(&self, keys: &[KeyValues], r: usize) -> u64 {
+        self.columns
+            .iter()
+            .zip(keys)
+            .fold(0, |w, (c, k)| w | c.code(k, r) << (c.at - self.shift))
+    }
+
+    /// Chooses the digits from a sample of the rows' codes: [`DIGITS`]
+    /// equal slices of the codes between the sample's 1st and 99th
+    /// percentiles, the codes below and above going to the first and the
+    /// last digit. Slices of the whole range would put nearly every row
+    /// in one digit, and so in one task, when a few codes lie far from
+    /// the rest.
+    fn choose_digits(&mut self, parts: &[KeyedPart]) {
+        let rows: usize = parts.iter().map(|p| p.batch.num_rows()).sum();
+        let every = rows.div_ceil(SAMPLES).max(1);
+        let mut sample = Vec::with_capacity(rows.min(SAMPLES) + parts.len());
+        let mut skip = 0;
+        for p in parts {
+            let n = p.batch.num_rows();
+            let mut r = skip;
+            while r < n {
+                sample.push(self.codes(&p.keys, r));
+                r += every;
+            }
+            skip = r - n;
+        }
+        if sample.is_empty() {
+            return;
+        }
+        sample.sort_unstable();
+        let cut = sample.len() / 100;
+        let (low, high) = (sample[cut], sample[sample.len() - 1 - cut]);
+        self.low = low;
+        self.step = bits_of((high - low) / DIGITS as u64);
+    }
+
+    /// Morsels, the tasks of the first job.
+    pub(crate) fn parts(&self) -> usize {
+        self.batches.len()
+    }
+
+    pub(crate) fn num_rows(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    #[inline]
+    fn digit(&self, word: u64) -> usize {
+        let codes = word.checked_shr(self.shift).unwrap_or(0);
+        (codes.saturating_sub(self.low) >> self.step).min(DIGITS as u64 - 1) as usize
+    }
+
+    /// The first job's task `i`: morsel `i`'s words, scattered by digit.
+    pub(crate) fn scatter(&self, i: usize) -> Result<Scattered> {
+        let keys = self.keys[i]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| Error::Internal("a morsel's sort keys taken twice".into()))?;
+        let rows = self.batches[i].num_rows();
+        let base = (i as u64) << self.row_bits;
+        let mut words: Vec<u64> = (0..rows as u64).map(|r| base | r).collect();
+        for (c, k) in self.columns.iter().zip(&keys) {
+            if c.bits > 0 {
+                for (r, w) in words.iter_mut().enumerate() {
+                    *w |= c.code(k, r) << c.at;
+                }
+            }
+        }
+        drop(keys);
+        let mut starts = vec![0u32; DIGITS + 1];
+        for &w in &words {
+            starts[self.digit(w) + 1] += 1;
+        }
+        for d in 1..starts.len() {
+            starts[d] += starts[d - 1];
+        }
+        let mut at = starts.clone();
+        let mut out = vec![0u64; rows];
+        for &w in &words {
+            let d = self.digit(w);
+            out[at[d] as usize] = w;
+            at[d] += 1;
+        }
+        Ok(Scattered { words: out, starts })
+    }
+
+    /// The digits of each task of the second job: ranges of consecutive
+    /// digits of about `total / wanted` rows each (a digit is never cut).
+    pub(crate) fn ranges(&self, scattered: &[Scattered], wanted: usize) -> Vec<Range<usize>> {
+        let counts: Vec<usize> = (0..DIGITS)
+            .map(|d| scattered.iter().map(|s| s.digit(d).len()).sum())
+            .collect();
+        let total: usize = counts.iter().sum();
+        let target = total.div_ceil(wanted.max(1)).max(1);
+        let mut out = Vec::new();
+        let (mut from, mut held) = (0, 0);
+        for (d, &n) in counts.iter().enumerate() {
+            held += n;
+            if held >= target {
+                out.push(from..d + 1);
+                (from, held) = (d + 1, 0);
+            }
+        }
+        if from < DIGITS {
+            out.push(from..DIGITS);
+        }
+        out
+    }
+
+    /// The second job's task: the rows of the digits `digits`, sorted.
+    pub(crate) fn sort_range(
+        &self,
+        scattered: &[Scattered],
+        digits: Range<usize>,
+    ) -> Result<Option<RecordBatch>> {
+        let rows: usize = digits
+            .clone()
+            .map(|d| scattered.iter().map(|s| s.digit(d).len()).sum::<usize>())
+            .sum();
+        if rows == 0 {
+            return Ok(None);
+        }
+        // the bytes of the codes: a digit's words may differ in any (its
+        // slice of codes need not start at a power of two, and the first
+        // and last digits hold the codes below and above the slices), and
+        // those that do not vary are not sorted on
+        let bytes: Vec<usize> = (0..8)
+            .filter(|&b| {
+                b * 8 + 8 > self.shift as usize && b * 8 < (self.shift + self.key_bits) as usize
+            })
+            .collect();
+        let mut words = Vec::with_capacity(rows);
+        let mut scratch: Vec<u64> = Vec::new();
+        for d in digits {
+            // the digit's words in input order: morsel by morsel
+            scratch.clear();
+            for s in scattered {
+                scratch.extend_from_slice(s.digit(d));
+            }
+            if bytes.is_empty() || scratch.len() < 2 {
+                words.extend_from_slice(&scratch);
+                continue;
+            }
+            let from = words.len();
+            words.resize(from + scratch.len(), 0);
+            sort_bucket(&mut scratch, &mut words[from..], &bytes);
+        }
+        let row_mask = (1u64 << self.row_bits) - 1;
+        let position_mask = if self.position_bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.position_bits) - 1
+        };
+        let picks: Vec<u64> = words
+            .iter()
+            .map(|&w| {
+                let position = w & position_mask;
+                ((position >> self.row_bits) << 32) | (position & row_mask)
+            })
+            .collect();
+        drop(words);
+        let batches: Vec<&RecordBatch> = self.batches.iter().collect();
+        gather(&batches, &picks).map(Some)
+    }
+}
