@@ -1017,39 +1017,45 @@ fn merge_key(codes: &[Recode], word: u64) -> u64 {
 /// Sorts `v` by a radix sort of its bytes, stable. The bytes wholly below
 /// bit `ordered` are not sorted on: callers pass words already in
 /// ascending order of those bits (a row number in input order), which a
-/// stable sort of the bytes above keeps among equal ones. One pass counts
-/// every byte's digits; only the bytes that vary are sorted on.
+/// stable sort of the bytes above keeps among equal ones; the bits from
+/// `used` up are zero in every word. One pass counts the digits of the
+/// bytes between; only those that vary are sorted on.
 ///
 /// A long array is first split by its most significant byte to sort on
 /// (one scatter over the whole array), then each part is sorted on the
 /// other bytes least significant first while it sits in the cache; a
 /// short one takes every pass over the whole array.
-fn radix_sort(v: &mut Vec<u64>, ordered: u32) {
+fn radix_sort(v: &mut Vec<u64>, ordered: u32, used: u32) {
     if v.len() < 1 << 10 {
         v.sort_unstable();
         return;
     }
-    let (counts, varying) = digit_counts(v, &[0, 1, 2, 3, 4, 5, 6, 7]);
-    let bytes: Vec<usize> = (0..8)
-        .filter(|&b| (varying >> (b * 8)) & 0xff != 0 && b * 8 + 8 > ordered as usize)
+    let counted: Vec<usize> = (0..8)
+        .filter(|&b| b * 8 + 8 > ordered as usize && b * 8 < used as usize)
+        .collect();
+    let (counts, varying) = digit_counts(v, &counted);
+    // the bytes to sort on, as indices into `counted`
+    let passes: Vec<usize> = (0..counted.len())
+        .filter(|&k| (varying >> (counted[k] * 8)) & 0xff != 0)
         .collect();
     let mut buf = vec![0u64; v.len()];
-    match bytes.split_last() {
+    match passes.split_last() {
         None => {}
         Some((&top, rest)) if !rest.is_empty() && v.len() >= MSD_FROM => {
             let mut at = starts(&counts[top]);
-            scatter(v, &mut buf, top * 8, &mut at);
+            scatter(v, &mut buf, counted[top] * 8, &mut at);
+            let rest: Vec<usize> = rest.iter().map(|&k| counted[k]).collect();
             let mut lo = 0;
             for &n in &counts[top] {
                 let range = lo..lo + n;
-                sort_bucket(&mut buf[range.clone()], &mut v[range], rest);
+                sort_bucket(&mut buf[range.clone()], &mut v[range], &rest);
                 lo += n;
             }
         }
         Some(_) => {
-            for &b in &bytes {
-                let mut at = starts(&counts[b]);
-                scatter(v, &mut buf, b * 8, &mut at);
+            for &k in &passes {
+                let mut at = starts(&counts[k]);
+                scatter(v, &mut buf, counted[k] * 8, &mut at);
                 std::mem::swap(v, &mut buf);
             }
         }
@@ -1299,7 +1305,7 @@ impl SortedRun {
                             }
                         }
                         drop(keys);
-                        radix_sort(&mut words, shift);
+                        radix_sort(&mut words, shift, at);
                         RunKeys::Packed {
                             columns: packed,
                             shift,
@@ -2361,7 +2367,7 @@ mod tests {
                 .collect();
             let mut want = v.clone();
             want.sort_unstable();
-            radix_sort(&mut v, 0);
+            radix_sort(&mut v, 0, 64);
             assert_eq!(v, want, "n={n} bits={bits}");
         }
     }
@@ -2383,7 +2389,7 @@ mod tests {
                 .collect();
             let mut want = v.clone();
             want.sort_unstable();
-            radix_sort(&mut v, at);
+            radix_sort(&mut v, at, at + 9);
             assert_eq!(v, want, "keys from bit {at}");
         }
     }
