@@ -1209,7 +1209,7 @@ fn sort_job(slots: &NodeSlots, ctx: &NodeContext) -> Result<Job> {
             let r = Arc::clone(&radix);
             let (job, handle) = task_job(
                 "sort: words by digit".to_owned(),
-                radix.parts(),
+                radix.chunks(),
                 workers,
                 cost,
                 &slots.error,

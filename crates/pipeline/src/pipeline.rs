@@ -369,7 +369,7 @@ impl Breaker {
                 sort.describe()
             ),
             Breaker::Sort { sort } if sort.by_radix() => format!(
-                "sort by {}: one radix sort of every lane's rows (each morsel's keys scattered by digit, then ranges of digits sorted and their rows gathered, in parallel)",
+                "sort by {}: one radix sort of every lane's rows (runs of morsels' keys scattered by digit, then ranges of digits sorted and their rows gathered, in parallel)",
                 sort.describe()
             ),
             Breaker::Sort { sort } => format!(

@@ -2196,7 +2196,7 @@ mod tests {
             .collect();
         match FullSort::new(keyed) {
             FullSort::Radix(radix) => {
-                let scattered: Vec<Scattered> = (0..radix.parts())
+                let scattered: Vec<Scattered> = (0..radix.chunks())
                     .map(|i| radix.scatter(i).unwrap())
                     .collect();
                 let ranges = radix.ranges(&scattered, wanted);

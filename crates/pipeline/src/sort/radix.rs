@@ -7,11 +7,12 @@
 //! input, and a row's word is its codes above its input position (its
 //! morsel's place in input order, then its row in the morsel):
 //!
-//! 1. per morsel, its words, scattered by a digit of their codes (the
-//!    first pass of the radix sort, each morsel on its own): 256 slices
-//!    of the codes between percentiles of a sample;
+//! 1. per run of morsels of at least 64Ki rows, their words, scattered by
+//!    a digit of their codes (the first pass of the radix sort, each run
+//!    on its own): 256 slices of the codes between percentiles of a
+//!    sample;
 //! 2. per range of consecutive digits holding about as many rows as the
-//!    others: each digit's words from every morsel in input order, sorted
+//!    others: each digit's words from every run in input order, sorted
 //!    on their lower bytes (least significant first, in the cache), and
 //!    the rows gathered in that order.
 //!
@@ -181,6 +182,7 @@ impl FullSort {
                     .unzip();
                 radix.batches = batches;
                 radix.keys = keys;
+                radix.cut_chunks();
                 FullSort::Radix(Arc::new(radix))
             }
             None => {
@@ -206,6 +208,8 @@ pub(crate) struct RadixSort {
     batches: Vec<RecordBatch>,
     /// Each morsel's keys, taken by the job that makes its words.
     keys: Vec<Mutex<Option<Vec<KeyValues>>>>,
+    /// The morsels of each task of the first job.
+    chunks: Vec<Range<usize>>,
     /// Each key's codes over all the rows, and where they sit in a word.
     columns: Vec<PackedColumn>,
     /// Bits of a row's place in its morsel, and of the whole position
@@ -230,20 +234,23 @@ const DIGITS: usize = 256;
 /// Rows sampled to choose the digits.
 const SAMPLES: usize = 4096;
 
-/// One morsel's words, grouped by their digit: digit `d`'s are
+/// Rows of a task of the first job, at least (but for the last).
+const CHUNK_ROWS: usize = 1 << 16;
+
+/// One chunk's words, grouped by their digit: digit `d`'s are
 /// `words[starts[d]..starts[d + 1]]`, in input order.
 pub(crate) struct Scattered {
     words: Vec<u64>,
-    starts: Vec<u32>,
+    starts: Vec<usize>,
 }
 
 impl Scattered {
     pub(crate) fn size(&self) -> usize {
-        self.words.capacity() * 8 + self.starts.capacity() * 4
+        self.words.capacity() * 8 + self.starts.capacity() * 8
     }
 
     fn digit(&self, d: usize) -> &[u64] {
-        &self.words[self.starts[d] as usize..self.starts[d + 1] as usize]
+        &self.words[self.starts[d]..self.starts[d + 1]]
     }
 }
 
@@ -284,6 +291,7 @@ impl RadixSort {
         let mut radix = RadixSort {
             batches: Vec::new(),
             keys: Vec::new(),
+            chunks: Vec::new(),
             columns,
             row_bits,
             position_bits,
@@ -335,9 +343,26 @@ impl RadixSort {
         self.step = bits_of((high - low) / DIGITS as u64);
     }
 
-    /// Morsels, the tasks of the first job.
-    pub(crate) fn parts(&self) -> usize {
-        self.batches.len()
+    /// Cuts the morsels into the tasks of the first job: runs of
+    /// consecutive ones of at least [`CHUNK_ROWS`] rows (or the rest), so
+    /// that many small morsels do not each keep a table of digits.
+    fn cut_chunks(&mut self) {
+        let (mut from, mut rows) = (0, 0);
+        for (i, b) in self.batches.iter().enumerate() {
+            rows += b.num_rows();
+            if rows >= CHUNK_ROWS {
+                self.chunks.push(from..i + 1);
+                (from, rows) = (i + 1, 0);
+            }
+        }
+        if from < self.batches.len() {
+            self.chunks.push(from..self.batches.len());
+        }
+    }
+
+    /// The tasks of the first job.
+    pub(crate) fn chunks(&self) -> usize {
+        self.chunks.len()
     }
 
     pub(crate) fn num_rows(&self) -> usize {
@@ -350,25 +375,33 @@ impl RadixSort {
         (codes.saturating_sub(self.low) >> self.step).min(DIGITS as u64 - 1) as usize
     }
 
-    /// The first job's task `i`: morsel `i`'s words, scattered by digit.
+    /// The first job's task `i`: the words of chunk `i`'s morsels, in
+    /// input order, scattered by digit.
     pub(crate) fn scatter(&self, i: usize) -> Result<Scattered> {
-        let keys = self.keys[i]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .ok_or_else(|| Error::Internal("a morsel's sort keys taken twice".into()))?;
-        let rows = self.batches[i].num_rows();
-        let base = (i as u64) << self.row_bits;
-        let mut words: Vec<u64> = (0..rows as u64).map(|r| base | r).collect();
-        for (c, k) in self.columns.iter().zip(&keys) {
-            if c.bits > 0 {
-                for (r, w) in words.iter_mut().enumerate() {
-                    *w |= c.code(k, r) << c.at;
+        let parts = self.chunks[i].clone();
+        let rows: usize = self.batches[parts.clone()]
+            .iter()
+            .map(RecordBatch::num_rows)
+            .sum();
+        let mut words: Vec<u64> = Vec::with_capacity(rows);
+        for j in parts {
+            let keys = self.keys[j]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .ok_or_else(|| Error::Internal("a morsel's sort keys taken twice".into()))?;
+            let from = words.len();
+            let base = (j as u64) << self.row_bits;
+            words.extend((0..self.batches[j].num_rows() as u64).map(|r| base | r));
+            for (c, k) in self.columns.iter().zip(&keys) {
+                if c.bits > 0 {
+                    for (r, w) in words[from..].iter_mut().enumerate() {
+                        *w |= c.code(k, r) << c.at;
+                    }
                 }
             }
         }
-        drop(keys);
-        let mut starts = vec![0u32; DIGITS + 1];
+        let mut starts = vec![0usize; DIGITS + 1];
         for &w in &words {
             starts[self.digit(w) + 1] += 1;
         }
@@ -379,7 +412,7 @@ impl RadixSort {
         let mut out = vec![0u64; rows];
         for &w in &words {
             let d = self.digit(w);
-            out[at[d] as usize] = w;
+            out[at[d]] = w;
             at[d] += 1;
         }
         Ok(Scattered { words: out, starts })
