@@ -27,7 +27,7 @@ use crate::pipeline::{
     ScanData, Segment, Sink, StepCounters, batch_bytes, make_job, segments, streaming_ops,
 };
 use crate::profile::{OperatorProfile, QueryProfile};
-use crate::rewrite::split_distinct;
+use crate::rewrite::rewrite;
 use crate::shared::repeated_subplans;
 use crate::sort::{FullSort, MergePlan, RadixSort, Scattered, SortedRun, TopN};
 use crate::source::{SourceResolver, TableData};
@@ -415,7 +415,7 @@ impl<'a> DagBuild<'a> {
                 if let LogicalPlan::Union { .. } = plan {
                     return b.union(plan);
                 }
-                let rewritten = split_distinct(plan);
+                let rewritten = rewrite(plan);
                 let physical = rewritten.as_ref().unwrap_or(plan);
                 let segments = segments(physical)?;
                 b.chain(&segments)
@@ -434,7 +434,7 @@ impl<'a> DagBuild<'a> {
             LogicalPlan::Join { .. } => return self.stream_join(plan),
             _ => {}
         }
-        let rewritten = split_distinct(plan);
+        let rewritten = rewrite(plan);
         let physical = rewritten.as_ref().unwrap_or(plan);
         let segments = segments(physical)?;
         let Some((last, before)) = segments.split_last() else {
@@ -1658,9 +1658,11 @@ pub fn explain(
     for line in plan.display_indent().lines() {
         let _ = writeln!(out, "  {line}");
     }
-    let rewritten = split_distinct(plan);
+    let rewritten = rewrite(plan);
     if let Some(physical) = &rewritten {
-        out.push_str("Physical plan (DISTINCT aggregates split in two):\n");
+        out.push_str(
+            "Physical plan (DISTINCT aggregates split in two, a sort under a window without PARTITION BY):\n",
+        );
         for line in physical.display_indent().lines() {
             let _ = writeln!(out, "  {line}");
         }

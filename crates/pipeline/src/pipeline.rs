@@ -639,11 +639,11 @@ impl Pipeline {
                 sort: SortSpec::new(keys, Arc::clone(&rows_schema))?,
             },
             BreakerSpec::Window(LogicalPlan::Window {
+                input,
                 partition_by,
                 order_by,
                 functions,
                 schema: out,
-                ..
             }) => Breaker::Window {
                 plan: WindowPlan::new(
                     Arc::clone(&rows_schema),
@@ -651,6 +651,7 @@ impl Pipeline {
                     partition_by,
                     order_by,
                     functions,
+                    matches!(&**input, LogicalPlan::Sort { keys, .. } if keys == order_by),
                 )?,
             },
             BreakerSpec::Window(_) => {

@@ -7,6 +7,11 @@
 //! result. Both run on the partitioned hash aggregation, so the distinct
 //! values are built and merged on every worker instead of as one set per
 //! group merged on one thread.
+//!
+//! A window without PARTITION BY but with an ORDER BY gets a full sort by
+//! its order keys under it: the sort runs on every worker (one radix sort,
+//! or runs merged by key ranges), and the window computes over its input
+//! in order instead of merging every lane's rows on one task.
 
 use std::sync::Arc;
 
@@ -75,6 +80,42 @@ pub(crate) fn split_distinct(plan: &LogicalPlan) -> Option<LogicalPlan> {
         }
         other => {
             let input = split_distinct(other.input()?)?;
+            Some(with_input(other, input))
+        }
+    }
+}
+
+/// The physical rewrites of `plan` ([`split_distinct`], then
+/// [`sort_under_window`]), or `None` if none applies.
+pub(crate) fn rewrite(plan: &LogicalPlan) -> Option<LogicalPlan> {
+    let split = split_distinct(plan);
+    let sorted = sort_under_window(split.as_ref().unwrap_or(plan));
+    sorted.or(split)
+}
+
+/// `plan` with a full sort by the order keys under each window of its
+/// chain that has an ORDER BY but no PARTITION BY (unless its input is
+/// that sort already), or `None` if it has none.
+pub(crate) fn sort_under_window(plan: &LogicalPlan) -> Option<LogicalPlan> {
+    match plan {
+        LogicalPlan::Window {
+            input,
+            partition_by,
+            order_by,
+            ..
+        } if partition_by.is_empty()
+            && !order_by.is_empty()
+            && !matches!(&**input, LogicalPlan::Sort { keys, .. } if keys == order_by) =>
+        {
+            let input = sort_under_window(input).unwrap_or_else(|| (**input).clone());
+            let sort = LogicalPlan::Sort {
+                input: Box::new(input),
+                keys: order_by.clone(),
+            };
+            Some(with_input(plan, sort))
+        }
+        other => {
+            let input = sort_under_window(other.input()?)?;
             Some(with_input(other, input))
         }
     }

@@ -2,14 +2,17 @@
 //!
 //! Lanes collect their rows; at its end each lane evaluates the partition
 //! keys, order keys and function arguments once, appends them (and each
-//! row's input position) to its rows, cuts them into buckets by a hash of
-//! the partition keys (all rows in one bucket without PARTITION BY) and
-//! sorts each bucket by (partition keys, order keys, input position) in
-//! Arrow's row format. The merge is a parallel job of one task per
-//! bucket: it merges the lanes' sorted runs of its bucket and computes
-//! each function over each partition. Without PARTITION BY the sort is
-//! still parallel (one run per lane), only the merge and the functions
-//! run on one worker. The input position as the last key makes the
+//! row's input position) to its rows and cuts them into buckets by a hash
+//! of the partition keys (all rows in one bucket without PARTITION BY).
+//! The merge is a parallel job of one task per bucket: it sorts the rows
+//! every lane holds of its bucket by (partition keys, order keys, input
+//! position) as the sort breaker sorts and computes each function over
+//! each partition. Without PARTITION BY but with an ORDER BY, a full sort
+//! by the order keys runs before the window (on every worker, see
+//! `rewrite::sort_under_window`), and the one task only puts the lanes'
+//! rows back in input order before computing; a window whose input is
+//! not so sorted has each lane sort its rows into runs and the one task
+//! merge them. The input position as the last key makes the
 //! answer independent of the number of threads.
 //!
 //! Frames are never rescanned row by row: running and moving sums and
@@ -58,6 +61,10 @@ pub(crate) struct WindowPlan {
     /// The sort of a bucket's `work` rows: partition keys, order keys
     /// (the input position breaks ties).
     sort: SortSpec,
+    /// Without a PARTITION BY: the input comes sorted by the order keys
+    /// (a full sort before it, see `rewrite::sort_under_window`), so its
+    /// rows in input order are in window order.
+    presorted: bool,
 }
 
 /// A lane's rows, cut into buckets.
@@ -113,6 +120,7 @@ impl WindowPlan {
         partition_by: &[Expr],
         order_by: &[SortKey],
         functions: &[WindowExpr],
+        presorted: bool,
     ) -> Result<Self> {
         let mut fields: Vec<Field> = input.fields().iter().map(|f| f.as_ref().clone()).collect();
         fields.push(Field::new("__position", DataType::UInt64, false));
@@ -164,6 +172,7 @@ impl WindowPlan {
             work,
             arg_at,
             sort,
+            presorted: presorted && partition_by.is_empty(),
         })
     }
 
@@ -182,6 +191,13 @@ impl WindowPlan {
 
     pub(crate) fn describe(&self) -> String {
         let list = |v: Vec<String>| v.join(", ");
+        if self.presorted {
+            return format!(
+                "window: rows in input order, sorted by [{}] before, computed by one task: {}",
+                list(self.order_by.iter().map(ToString::to_string).collect()),
+                list(self.functions.iter().map(ToString::to_string).collect()),
+            );
+        }
         format!(
             "window: rows cut by a hash of [{}] into {} bucket(s), each sorted by [{}] and computed in parallel: {}",
             list(self.partition_by.iter().map(ToString::to_string).collect()),
@@ -253,7 +269,7 @@ impl WindowPlan {
                 buckets[b].push((morsel, part));
             }
         }
-        if converter.is_none() {
+        if converter.is_none() && !self.presorted {
             let parts = buckets.pop().unwrap_or_default();
             let runs = if parts.is_empty() {
                 Vec::new()
@@ -273,7 +289,24 @@ impl WindowPlan {
 
     /// Sorts bucket `b` of every lane and computes the functions over it.
     pub(crate) fn compute(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
-        let sorted = if self.partition_by.is_empty() {
+        let sorted = if self.presorted {
+            // every lane's rows, in input order: the window's order
+            let mut parts: Vec<&(usize, RecordBatch)> = lanes
+                .iter()
+                .filter_map(|l| l.parts.first())
+                .flatten()
+                .filter(|(_, batch)| batch.num_rows() > 0)
+                .collect();
+            parts.sort_by_key(|(m, _)| *m);
+            let batches: Vec<&RecordBatch> = parts.iter().map(|(_, b)| b).collect();
+            match batches.first() {
+                None => None,
+                Some(first) => Some(
+                    arrow::compute::concat_batches(&first.schema(), batches.iter().copied())
+                        .map_err(Error::arrow)?,
+                ),
+            }
+        } else if self.partition_by.is_empty() {
             let runs: Vec<&SortedRun> = lanes
                 .iter()
                 .flat_map(|l| &l.runs)
