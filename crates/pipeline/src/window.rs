@@ -53,11 +53,20 @@ pub(crate) struct WindowPlan {
     partition_by: Vec<Expr>,
     order_by: Vec<SortKey>,
     functions: Vec<WindowExpr>,
-    /// Input columns, the position, partition keys, order keys, then every
-    /// function's arguments.
+    /// Input columns, the position, then the partition keys, order keys
+    /// and arguments that are not an input column as it is ([`appended`]):
+    /// a key or argument that is one is read where it is, so that it is
+    /// not copied twice as the rows are cut into buckets and sorted.
+    ///
+    /// [`appended`]: WindowPlan::appended
     work: SchemaRef,
-    /// Where each function's arguments start in `work`.
-    arg_at: Vec<usize>,
+    /// The expressions evaluated into `work` after the position.
+    appended: Vec<Expr>,
+    /// Where in `work` the partition keys, the order keys and each
+    /// function's arguments are.
+    partition_cols: Vec<usize>,
+    order_cols: Vec<usize>,
+    arg_cols: Vec<Vec<usize>>,
     /// The sort of a bucket's `work` rows: partition keys, order keys
     /// (the input position breaks ties).
     sort: SortSpec,
@@ -124,40 +133,60 @@ impl WindowPlan {
     ) -> Result<Self> {
         let mut fields: Vec<Field> = input.fields().iter().map(|f| f.as_ref().clone()).collect();
         fields.push(Field::new("__position", DataType::UInt64, false));
-        for (i, p) in partition_by.iter().enumerate() {
-            fields.push(Field::new(format!("__p{i}"), p.data_type(&input), true));
-        }
-        for (i, k) in order_by.iter().enumerate() {
-            fields.push(Field::new(
-                format!("__o{i}"),
-                k.expr.data_type(&input),
-                true,
-            ));
-        }
-        let mut arg_at = Vec::with_capacity(functions.len());
-        for (j, f) in functions.iter().enumerate() {
-            arg_at.push(fields.len());
-            for (i, a) in f.args.iter().enumerate() {
-                fields.push(Field::new(format!("__a{j}_{i}"), a.data_type(&input), true));
+        let mut appended = Vec::new();
+        // an input column of the expression's own type is read in place;
+        // anything else is evaluated into a column of its own
+        let mut place = |e: &Expr, name: String| -> usize {
+            let t = e.data_type(&input);
+            if let Expr::Column(c) = e
+                && input
+                    .fields()
+                    .get(c.index)
+                    .is_some_and(|f| *f.data_type() == t)
+            {
+                return c.index;
             }
-        }
+            fields.push(Field::new(name, t, true));
+            appended.push(e.clone());
+            fields.len() - 1
+        };
+        let partition_cols: Vec<usize> = partition_by
+            .iter()
+            .enumerate()
+            .map(|(i, p)| place(p, format!("__p{i}")))
+            .collect();
+        let order_cols: Vec<usize> = order_by
+            .iter()
+            .enumerate()
+            .map(|(i, k)| place(&k.expr, format!("__o{i}")))
+            .collect();
+        let arg_cols: Vec<Vec<usize>> = functions
+            .iter()
+            .enumerate()
+            .map(|(j, f)| {
+                f.args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| place(a, format!("__a{j}_{i}")))
+                    .collect()
+            })
+            .collect();
         if output.fields().len() != input.fields().len() + functions.len() {
             return Err(Error::Internal(
                 "a Window's output is not its input and one column per function".into(),
             ));
         }
         let work: SchemaRef = Arc::new(Schema::new(fields));
-        let start = input.fields().len() + 1;
-        let np = partition_by.len();
         let column = |i: usize| Expr::column(i, work.field(i).name().clone());
-        let keys: Vec<SortKey> = (0..np)
-            .map(|i| SortKey {
-                expr: column(start + i),
+        let keys: Vec<SortKey> = partition_cols
+            .iter()
+            .map(|&i| SortKey {
+                expr: column(i),
                 asc: true,
                 nulls_first: false,
             })
-            .chain(order_by.iter().enumerate().map(|(i, k)| SortKey {
-                expr: column(start + np + i),
+            .chain(order_by.iter().zip(&order_cols).map(|(k, &i)| SortKey {
+                expr: column(i),
                 asc: k.asc,
                 nulls_first: k.nulls_first,
             }))
@@ -170,7 +199,10 @@ impl WindowPlan {
             order_by: order_by.to_vec(),
             functions: functions.to_vec(),
             work,
-            arg_at,
+            appended,
+            partition_cols,
+            order_cols,
+            arg_cols,
             sort,
             presorted: presorted && partition_by.is_empty(),
         })
@@ -207,8 +239,9 @@ impl WindowPlan {
         )
     }
 
-    fn key_start(&self) -> usize {
-        self.input.fields().len() + 1
+    /// The columns of `batch` (of `work`) at `at`.
+    fn columns_at(batch: &RecordBatch, at: &[usize]) -> Vec<ArrayRef> {
+        at.iter().map(|&i| Arc::clone(batch.column(i))).collect()
     }
 
     /// The lane's share: evaluates keys and arguments over its rows and
@@ -234,12 +267,7 @@ impl WindowPlan {
             }
             let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
             columns.push(Arc::new(seq));
-            let exprs = self
-                .partition_by
-                .iter()
-                .chain(self.order_by.iter().map(|k| &k.expr))
-                .chain(self.functions.iter().flat_map(|f| &f.args));
-            for e in exprs {
+            for e in &self.appended {
                 let t = self.work.field(columns.len()).data_type().clone();
                 columns.push(conform(evaluate(e, &batch)?, &t)?);
             }
@@ -249,10 +277,9 @@ impl WindowPlan {
                 buckets[0].push((morsel, work));
                 continue;
             };
-            let start = self.key_start();
-            let keys = &work.columns()[start..start + self.partition_by.len()];
+            let keys = Self::columns_at(&work, &self.partition_cols);
             let mut picks: Vec<Vec<u32>> = vec![Vec::new(); n_buckets];
-            for (i, h) in partition_hashes(keys, converter)?.into_iter().enumerate() {
+            for (i, h) in partition_hashes(&keys, converter)?.into_iter().enumerate() {
                 picks[(h >> 48) as usize % n_buckets].push(i as u32);
             }
             for (b, idx) in picks.into_iter().enumerate() {
@@ -333,13 +360,18 @@ impl WindowPlan {
             return Ok(None);
         };
         let n_in = self.input.fields().len();
-        let start = self.key_start();
-        let (np, no) = (self.partition_by.len(), self.order_by.len());
+        let no = self.order_by.len();
         let n = sorted.num_rows();
         // partitions and peer groups, as runs of equal keys
         let same = |cols: &[ArrayRef]| -> Result<Vec<bool>> { same_as_previous(cols, n) };
-        let same_partition = same(&sorted.columns()[start..start + np])?;
-        let same_peer = same(&sorted.columns()[start..start + np + no])?;
+        let partition_keys = Self::columns_at(&sorted, &self.partition_cols);
+        let peer_keys: Vec<ArrayRef> = partition_keys
+            .iter()
+            .cloned()
+            .chain(Self::columns_at(&sorted, &self.order_cols))
+            .collect();
+        let same_partition = same(&partition_keys)?;
+        let same_peer = same(&peer_keys)?;
         let mut partitions: Vec<usize> = same_partition
             .iter()
             .enumerate()
@@ -367,11 +399,11 @@ impl WindowPlan {
             partitions: &partitions,
             peer_start: &peer_start,
             peer_end: &peer_end,
-            order_key: (no == 1).then(|| (sorted.column(start + np), self.order_by[0].asc)),
+            order_key: (no == 1).then(|| (sorted.column(self.order_cols[0]), self.order_by[0].asc)),
         };
         let mut columns: Vec<ArrayRef> = sorted.columns()[..n_in].to_vec();
         for (j, f) in self.functions.iter().enumerate() {
-            let args = &sorted.columns()[self.arg_at[j]..self.arg_at[j] + f.args.len()];
+            let args = &Self::columns_at(&sorted, &self.arg_cols[j]);
             let t = self.output.field(n_in + j).data_type();
             columns.push(conform(compute_function(f, args, &ctx, t)?, t)?);
         }
