@@ -1036,14 +1036,14 @@ fn radix_sort(v: &mut Vec<u64>, ordered: u32, used: u32) {
     let (counts, varying) = digit_counts(v, &counted);
     // the bytes to sort on, as indices into `counted`
     let passes: Vec<usize> = (0..counted.len())
-        .filter(|&k| (varying >> (counted[k] * 8)) & 0xff != 0)
+        .filter(|&k| varying.byte(counted[k]) != 0)
         .collect();
     let mut buf = vec![0u64; v.len()];
     match passes.split_last() {
         None => {}
         Some((&top, rest)) if !rest.is_empty() && v.len() >= MSD_FROM => {
             let mut at = starts(&counts[top]);
-            scatter(v, &mut buf, counted[top] * 8, &mut at);
+            scatter(v, &mut buf, counted[top], &mut at);
             let rest: Vec<usize> = rest.iter().map(|&k| counted[k]).collect();
             let mut lo = 0;
             for &n in &counts[top] {
@@ -1055,7 +1055,7 @@ fn radix_sort(v: &mut Vec<u64>, ordered: u32, used: u32) {
         Some(_) => {
             for &k in &passes {
                 let mut at = starts(&counts[k]);
-                scatter(v, &mut buf, counted[k] * 8, &mut at);
+                scatter(v, &mut buf, counted[k], &mut at);
                 std::mem::swap(v, &mut buf);
             }
         }
@@ -1066,16 +1066,50 @@ fn radix_sort(v: &mut Vec<u64>, ordered: u32, used: u32) {
 /// ([`radix_sort`]): a part of a 3M-row run is then ~100 kB.
 const MSD_FROM: usize = 1 << 16;
 
+/// A word a radix sort sorts by its bytes: a `u64`, or a `u128` whose
+/// high half is a key too wide to share a `u64` with its row's position.
+pub(crate) trait RadixWord:
+    Copy
+    + Ord
+    + Default
+    + Send
+    + Sync
+    + std::ops::BitOr<Output = Self>
+    + std::ops::BitAnd<Output = Self>
+    + std::ops::BitXor<Output = Self>
+    + 'static
+{
+    const ONES: Self;
+    /// Byte `b` (0 the least significant).
+    fn byte(self, b: usize) -> usize;
+}
+
+impl RadixWord for u64 {
+    const ONES: Self = u64::MAX;
+    #[inline]
+    fn byte(self, b: usize) -> usize {
+        ((self >> (b * 8)) & 0xff) as usize
+    }
+}
+
+impl RadixWord for u128 {
+    const ONES: Self = u128::MAX;
+    #[inline]
+    fn byte(self, b: usize) -> usize {
+        ((self >> (b * 8)) & 0xff) as usize
+    }
+}
+
 /// Per byte of `bytes` (in that order), how many words of `v` hold each
 /// digit; and the bits that differ between words.
-fn digit_counts(v: &[u64], bytes: &[usize]) -> (Vec<[usize; 256]>, u64) {
+fn digit_counts<W: RadixWord>(v: &[W], bytes: &[usize]) -> (Vec<[usize; 256]>, W) {
     let mut counts = vec![[0usize; 256]; bytes.len()];
-    let (mut or, mut and) = (0u64, u64::MAX);
+    let (mut or, mut and) = (W::default(), W::ONES);
     for &x in v {
-        or |= x;
-        and &= x;
+        or = or | x;
+        and = and & x;
         for (c, &b) in counts.iter_mut().zip(bytes) {
-            c[((x >> (b * 8)) & 0xff) as usize] += 1;
+            c[x.byte(b)] += 1;
         }
     }
     (counts, or ^ and)
@@ -1092,11 +1126,11 @@ fn starts(counts: &[usize; 256]) -> [usize; 256] {
     at
 }
 
-/// Moves `src` into `dst` by the digit at bit `shift`, in order within
-/// each digit; `at` holds each digit's next place.
-fn scatter(src: &[u64], dst: &mut [u64], shift: usize, at: &mut [usize; 256]) {
+/// Moves `src` into `dst` by byte `b`, in order within each digit; `at`
+/// holds each digit's next place.
+fn scatter<W: RadixWord>(src: &[W], dst: &mut [W], b: usize, at: &mut [usize; 256]) {
     for &x in src {
-        let d = ((x >> shift) & 0xff) as usize;
+        let d = x.byte(b);
         dst[at[d]] = x;
         at[d] += 1;
     }
@@ -1104,7 +1138,7 @@ fn scatter(src: &[u64], dst: &mut [u64], shift: usize, at: &mut [usize; 256]) {
 
 /// Sorts one part of a split array on `bytes` (least significant first):
 /// from `src` into `dst`, using `src` as scratch.
-fn sort_bucket(src: &mut [u64], dst: &mut [u64], bytes: &[usize]) {
+fn sort_bucket<W: RadixWord>(src: &mut [W], dst: &mut [W], bytes: &[usize]) {
     if src.len() < 1 << 8 {
         // whole words: equal ones are alike, so stable or not is the same
         src.sort_unstable();
@@ -1114,13 +1148,13 @@ fn sort_bucket(src: &mut [u64], dst: &mut [u64], bytes: &[usize]) {
     // the digits of the bytes to sort on only (the part is in the cache)
     let (counts, varying) = digit_counts(src, bytes);
     let passes: Vec<usize> = (0..bytes.len())
-        .filter(|&k| (varying >> (bytes[k] * 8)) & 0xff != 0)
+        .filter(|&k| varying.byte(bytes[k]) != 0)
         .collect();
     // passes alternate between the two slices; an odd number ends in dst
     let (mut from, mut to) = (src, dst);
     for &k in &passes {
-        let (b, mut at) = (bytes[k], starts(&counts[k]));
-        scatter(from, to, b * 8, &mut at);
+        let mut at = starts(&counts[k]);
+        scatter(from, to, bytes[k], &mut at);
         std::mem::swap(&mut from, &mut to);
     }
     // after the last pass the sorted words are in `from`
@@ -2205,7 +2239,10 @@ mod tests {
                     .into_iter()
                     .filter_map(|r| radix.sort_range(&scattered, r).unwrap())
                     .collect();
-                (mixed_ids(&sorted), "radix")
+                (
+                    mixed_ids(&sorted),
+                    if radix.wide() { "wide" } else { "radix" },
+                )
             }
             FullSort::Runs(lanes) => {
                 let runs: Vec<SortedRun> = lanes
@@ -2276,7 +2313,30 @@ mod tests {
             })
             .collect();
         type Case<'a> = (&'a [(usize, RecordBatch)], Vec<SortKey>, &'static str);
+        // decimals spanning nearly all 15 digits: codes of 51 bits, too
+        // many beside a position of 18 for a u64
+        let far: Vec<(usize, RecordBatch)> = outliers
+            .iter()
+            .map(|(m, b)| {
+                let d = b
+                    .column(4)
+                    .as_primitive::<arrow::datatypes::Decimal128Type>();
+                let d: arrow::array::Decimal128Array = d
+                    .iter()
+                    .map(|v| v.map(|v| v.clamp(-1, 1) * 999_999_999_999_990 + v % 7))
+                    .collect();
+                let mut columns = b.columns().to_vec();
+                columns[4] = Arc::new(d.with_precision_and_scale(15, 2).unwrap());
+                (*m, RecordBatch::try_new(mixed_schema(), columns).unwrap())
+            })
+            .collect();
         let cases: Vec<Case> = vec![
+            (&far, vec![k("d", 4, false, true)], "wide"),
+            (
+                &far,
+                vec![k("a", 0, true, false), k("d", 4, true, true)],
+                "wide",
+            ),
             (&outliers, vec![k("d", 4, true, true)], "radix"),
             (
                 &outliers,

@@ -18,15 +18,17 @@
 //!
 //! The result is the ranges one after the other. Every worker is busy in
 //! both jobs however unequal the lanes were, and the rows are copied once,
-//! as on one thread. Keys whose codes and positions do not fit a word are
-//! sorted per lane and merged ([`FullSort::Runs`]).
+//! as on one thread. Where codes and position need more than 64 bits (a
+//! DOUBLE key's codes take about 56), a word is a `u128`, the codes in
+//! its high half; keys whose codes alone need more are sorted per lane
+//! and merged ([`FullSort::Runs`]).
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use arrow::array::RecordBatch;
 
-use super::{KeyValues, PackedColumn, SortSpec, gather, sort_bucket};
+use super::{KeyValues, PackedColumn, RadixWord, SortSpec, gather, sort_bucket};
 use crate::error::{Error, Result};
 
 /// One morsel of a lane with its keys' ordered values.
@@ -149,8 +151,8 @@ impl KeyedRows {
 pub(crate) enum FullSort {
     /// One radix sort of all of them.
     Radix(Arc<RadixSort>),
-    /// A sorted run per lane (its morsels), merged: keys whose codes and
-    /// positions need more than a word.
+    /// A sorted run per lane (its morsels), merged: keys whose codes
+    /// need more than 64 bits.
     Runs(Vec<Mutex<Option<LaneParts>>>),
 }
 
@@ -210,15 +212,18 @@ pub(crate) struct RadixSort {
     keys: Vec<Mutex<Option<Vec<KeyValues>>>>,
     /// The morsels of each task of the first job.
     chunks: Vec<Range<usize>>,
-    /// Each key's codes over all the rows, and where they sit in a word.
+    /// Each key's codes over all the rows, and where they sit in the
+    /// words (the codes' bit `at - shift`).
     columns: Vec<PackedColumn>,
     /// Bits of a row's place in its morsel, and of the whole position
     /// (the morsel's index in `batches` above the row).
     row_bits: u32,
     position_bits: u32,
     /// Where the codes start: the bytes wholly below are positions, in
-    /// input order already, and never sorted on.
+    /// input order already, and never sorted on. 64 when the words are
+    /// `u128`s (`wide`): codes and position need more than 64 bits.
     shift: u32,
+    wide: bool,
     /// Bits of the codes of all keys.
     key_bits: u32,
     /// The digit of the first pass: a row's codes (its word above
@@ -237,20 +242,100 @@ const SAMPLES: usize = 4096;
 /// Rows of a task of the first job, at least (but for the last).
 const CHUNK_ROWS: usize = 1 << 16;
 
+/// A word of the sort: a row's codes above its position.
+trait Word: RadixWord {
+    const BYTES: usize;
+    fn pack(codes: u64, position: u64, shift: u32) -> Self;
+    fn codes(self, shift: u32) -> u64;
+    /// The low 64 bits.
+    fn low(self) -> u64;
+    fn words(s: &Scattered) -> &[Self];
+    fn scattered(words: Vec<Self>, starts: Vec<usize>) -> Scattered;
+}
+
+impl Word for u64 {
+    const BYTES: usize = 8;
+    #[inline]
+    fn pack(codes: u64, position: u64, shift: u32) -> Self {
+        codes.checked_shl(shift).unwrap_or(0) | position
+    }
+    #[inline]
+    fn codes(self, shift: u32) -> u64 {
+        self.checked_shr(shift).unwrap_or(0)
+    }
+    #[inline]
+    fn low(self) -> u64 {
+        self
+    }
+    fn words(s: &Scattered) -> &[Self] {
+        match &s.words {
+            Words::Narrow(w) => w,
+            Words::Wide(_) => &[],
+        }
+    }
+    fn scattered(words: Vec<Self>, starts: Vec<usize>) -> Scattered {
+        Scattered {
+            words: Words::Narrow(words),
+            starts,
+        }
+    }
+}
+
+impl Word for u128 {
+    const BYTES: usize = 16;
+    #[inline]
+    fn pack(codes: u64, position: u64, _: u32) -> Self {
+        u128::from(codes) << 64 | u128::from(position)
+    }
+    #[inline]
+    fn codes(self, _: u32) -> u64 {
+        (self >> 64) as u64
+    }
+    #[inline]
+    fn low(self) -> u64 {
+        self as u64
+    }
+    fn words(s: &Scattered) -> &[Self] {
+        match &s.words {
+            Words::Wide(w) => w,
+            Words::Narrow(_) => &[],
+        }
+    }
+    fn scattered(words: Vec<Self>, starts: Vec<usize>) -> Scattered {
+        Scattered {
+            words: Words::Wide(words),
+            starts,
+        }
+    }
+}
+
+enum Words {
+    Narrow(Vec<u64>),
+    Wide(Vec<u128>),
+}
+
 /// One chunk's words, grouped by their digit: digit `d`'s are
 /// `words[starts[d]..starts[d + 1]]`, in input order.
 pub(crate) struct Scattered {
-    words: Vec<u64>,
+    words: Words,
     starts: Vec<usize>,
 }
 
 impl Scattered {
     pub(crate) fn size(&self) -> usize {
-        self.words.capacity() * 8 + self.starts.capacity() * 8
+        let words = match &self.words {
+            Words::Narrow(w) => w.capacity() * 8,
+            Words::Wide(w) => w.capacity() * 16,
+        };
+        words + self.starts.capacity() * 8
     }
 
-    fn digit(&self, d: usize) -> &[u64] {
-        &self.words[self.starts[d]..self.starts[d + 1]]
+    fn digit<W: Word>(&self, d: usize) -> &[W] {
+        &W::words(self)[self.starts[d]..self.starts[d + 1]]
+    }
+
+    fn len(&self, d: usize) -> usize {
+        self.starts[d + 1] - self.starts[d]
     }
 }
 
@@ -260,7 +345,8 @@ fn bits_of(n: u64) -> u32 {
 
 impl RadixSort {
     /// The layout for `parts` whose keys span `ranges`, if a row's codes
-    /// and position fit a word.
+    /// fit 64 bits (its position is below them, in the same word or in
+    /// the low half of a `u128`).
     fn new(ranges: Vec<KeyRange>, parts: &[KeyedPart]) -> Option<Self> {
         let mut columns: Vec<PackedColumn> = parts
             .first()?
@@ -273,15 +359,18 @@ impl RadixSort {
         let longest = parts.iter().map(|p| p.batch.num_rows()).max()?;
         let row_bits = bits_of(longest.saturating_sub(1) as u64);
         let position_bits = bits_of(parts.len().saturating_sub(1) as u64) + row_bits;
-        if key_bits + position_bits > 64 || row_bits > 32 || position_bits - row_bits > 32 {
+        if key_bits > 64 || row_bits > 32 || position_bits - row_bits > 32 {
             return None;
         }
-        // the codes start at a whole byte where they leave room
+        // the codes start at a whole byte where they leave room; past 64
+        // bits, in the high half of a u128
         let whole = position_bits.next_multiple_of(8);
-        let shift = if key_bits + whole <= 64 {
-            whole
+        let (shift, wide) = if key_bits + whole <= 64 {
+            (whole, false)
+        } else if key_bits + position_bits <= 64 {
+            (position_bits, false)
         } else {
-            position_bits
+            (64, true)
         };
         let mut at = shift;
         for c in columns.iter_mut().rev() {
@@ -296,6 +385,7 @@ impl RadixSort {
             row_bits,
             position_bits,
             shift,
+            wide,
             key_bits,
             low: 0,
             step: 0,
@@ -304,7 +394,7 @@ impl RadixSort {
         Some(radix)
     }
 
-    /// A row's codes, the word above its position.
+    /// A row's codes, its word above its position.
     #[inline]
     fn codes(&self, keys: &[KeyValues], r: usize) -> u64 {
         self.columns
@@ -360,6 +450,12 @@ impl RadixSort {
         }
     }
 
+    /// Whether the words are `u128`s.
+    #[cfg(test)]
+    pub(crate) fn wide(&self) -> bool {
+        self.wide
+    }
+
     /// The tasks of the first job.
     pub(crate) fn chunks(&self) -> usize {
         self.chunks.len()
@@ -370,36 +466,54 @@ impl RadixSort {
     }
 
     #[inline]
-    fn digit(&self, word: u64) -> usize {
-        let codes = word.checked_shr(self.shift).unwrap_or(0);
-        (codes.saturating_sub(self.low) >> self.step).min(DIGITS as u64 - 1) as usize
+    fn digit<W: Word>(&self, word: W) -> usize {
+        (word.codes(self.shift).saturating_sub(self.low) >> self.step).min(DIGITS as u64 - 1)
+            as usize
     }
 
     /// The first job's task `i`: the words of chunk `i`'s morsels, in
     /// input order, scattered by digit.
     pub(crate) fn scatter(&self, i: usize) -> Result<Scattered> {
+        if self.wide {
+            self.scatter_as::<u128>(i)
+        } else {
+            self.scatter_as::<u64>(i)
+        }
+    }
+
+    fn scatter_as<W: Word>(&self, i: usize) -> Result<Scattered> {
         let parts = self.chunks[i].clone();
         let rows: usize = self.batches[parts.clone()]
             .iter()
             .map(RecordBatch::num_rows)
             .sum();
-        let mut words: Vec<u64> = Vec::with_capacity(rows);
+        let mut words: Vec<W> = Vec::with_capacity(rows);
+        let mut codes: Vec<u64> = Vec::new();
         for j in parts {
             let keys = self.keys[j]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .take()
                 .ok_or_else(|| Error::Internal("a morsel's sort keys taken twice".into()))?;
-            let from = words.len();
-            let base = (j as u64) << self.row_bits;
-            words.extend((0..self.batches[j].num_rows() as u64).map(|r| base | r));
+            let n = self.batches[j].num_rows();
+            // the codes column by column (each loop over one key's values)
+            codes.clear();
+            codes.resize(n, 0);
             for (c, k) in self.columns.iter().zip(&keys) {
                 if c.bits > 0 {
-                    for (r, w) in words[from..].iter_mut().enumerate() {
-                        *w |= c.code(k, r) << c.at;
+                    let at = c.at - self.shift;
+                    for (r, w) in codes.iter_mut().enumerate() {
+                        *w |= c.code(k, r) << at;
                     }
                 }
             }
+            let base = (j as u64) << self.row_bits;
+            words.extend(
+                codes
+                    .iter()
+                    .enumerate()
+                    .map(|(r, &c)| W::pack(c, base | r as u64, self.shift)),
+            );
         }
         let mut starts = vec![0usize; DIGITS + 1];
         for &w in &words {
@@ -409,20 +523,20 @@ impl RadixSort {
             starts[d] += starts[d - 1];
         }
         let mut at = starts.clone();
-        let mut out = vec![0u64; rows];
+        let mut out = vec![W::default(); rows];
         for &w in &words {
             let d = self.digit(w);
             out[at[d]] = w;
             at[d] += 1;
         }
-        Ok(Scattered { words: out, starts })
+        Ok(W::scattered(out, starts))
     }
 
     /// The digits of each task of the second job: ranges of consecutive
     /// digits of about `total / wanted` rows each (a digit is never cut).
     pub(crate) fn ranges(&self, scattered: &[Scattered], wanted: usize) -> Vec<Range<usize>> {
         let counts: Vec<usize> = (0..DIGITS)
-            .map(|d| scattered.iter().map(|s| s.digit(d).len()).sum())
+            .map(|d| scattered.iter().map(|s| s.len(d)).sum())
             .collect();
         let total: usize = counts.iter().sum();
         let target = total.div_ceil(wanted.max(1)).max(1);
@@ -447,9 +561,21 @@ impl RadixSort {
         scattered: &[Scattered],
         digits: Range<usize>,
     ) -> Result<Option<RecordBatch>> {
+        if self.wide {
+            self.sort_range_as::<u128>(scattered, digits)
+        } else {
+            self.sort_range_as::<u64>(scattered, digits)
+        }
+    }
+
+    fn sort_range_as<W: Word>(
+        &self,
+        scattered: &[Scattered],
+        digits: Range<usize>,
+    ) -> Result<Option<RecordBatch>> {
         let rows: usize = digits
             .clone()
-            .map(|d| scattered.iter().map(|s| s.digit(d).len()).sum::<usize>())
+            .map(|d| scattered.iter().map(|s| s.len(d)).sum::<usize>())
             .sum();
         if rows == 0 {
             return Ok(None);
@@ -458,25 +584,25 @@ impl RadixSort {
         // slice of codes need not start at a power of two, and the first
         // and last digits hold the codes below and above the slices), and
         // those that do not vary are not sorted on
-        let bytes: Vec<usize> = (0..8)
+        let bytes: Vec<usize> = (0..W::BYTES)
             .filter(|&b| {
                 b * 8 + 8 > self.shift as usize && b * 8 < (self.shift + self.key_bits) as usize
             })
             .collect();
-        let mut words = Vec::with_capacity(rows);
-        let mut scratch: Vec<u64> = Vec::new();
+        let mut words: Vec<W> = Vec::with_capacity(rows);
+        let mut scratch: Vec<W> = Vec::new();
         for d in digits {
             // the digit's words in input order: morsel by morsel
             scratch.clear();
             for s in scattered {
-                scratch.extend_from_slice(s.digit(d));
+                scratch.extend_from_slice(s.digit::<W>(d));
             }
             if bytes.is_empty() || scratch.len() < 2 {
                 words.extend_from_slice(&scratch);
                 continue;
             }
             let from = words.len();
-            words.resize(from + scratch.len(), 0);
+            words.resize(from + scratch.len(), W::default());
             sort_bucket(&mut scratch, &mut words[from..], &bytes);
         }
         let row_mask = (1u64 << self.row_bits) - 1;
@@ -488,7 +614,7 @@ impl RadixSort {
         let picks: Vec<u64> = words
             .iter()
             .map(|&w| {
-                let position = w & position_mask;
+                let position = w.low() & position_mask;
                 ((position >> self.row_bits) << 32) | (position & row_mask)
             })
             .collect();
