@@ -137,6 +137,16 @@ impl SortSpec {
             .collect()
     }
 
+    /// The ordered values of `batch`'s keys, of the fixed widths `fixed`.
+    fn key_values(&self, fixed: &[FixedKey], batch: &RecordBatch) -> Result<Vec<KeyValues>> {
+        let columns = self.key_columns(batch)?;
+        fixed
+            .iter()
+            .zip(&columns)
+            .map(|(k, c)| KeyValues::new(*k, c))
+            .collect()
+    }
+
     pub(crate) fn converter(&self) -> Result<RowConverter> {
         RowConverter::new(self.fields.clone()).map_err(Error::arrow)
     }
@@ -1301,13 +1311,7 @@ impl SortedRun {
         drop(batches);
         let keys = match &spec.fixed {
             Some(fixed) => {
-                let columns = spec.key_columns(&batch)?;
-                let keys = fixed
-                    .iter()
-                    .zip(&columns)
-                    .map(|(k, c)| KeyValues::new(*k, c))
-                    .collect::<Result<Vec<_>>>()?;
-                drop(columns);
+                let keys = spec.key_values(fixed, &batch)?;
                 let row_bits = usize::BITS - rows.leading_zeros();
                 let packed: Option<Vec<PackedColumn>> =
                     keys.iter().map(PackedColumn::new).collect();

@@ -111,12 +111,7 @@ impl KeyedRows {
             .radix
             .as_ref()
             .ok_or_else(|| Error::Internal("a radix sort of keys of no fixed width".into()))?;
-        let columns = spec.key_columns(&batch)?;
-        let keys = fixed
-            .iter()
-            .zip(&columns)
-            .map(|(k, c)| KeyValues::new(*k, c))
-            .collect::<Result<Vec<_>>>()?;
+        let keys = spec.key_values(fixed, &batch)?;
         for (r, k) in self.ranges.iter_mut().zip(&keys) {
             *r = r.union(KeyRange::of(k));
         }
