@@ -1183,14 +1183,14 @@ struct SortStage {
 }
 
 enum SortWork {
-    /// Each morsel's words, scattered by digit.
+    /// Each run of morsels' words, scattered by digit.
     Radix(Arc<RadixSort>, TaskHandle<Scattered>),
-    /// Keys too wide for a word: a sorted run per lane.
+    /// Codes too wide for 64 bits: a sorted run per lane.
     Runs(TaskHandle<SortedRun>),
 }
 
 /// A full sort's first job, after its lanes computed their rows' keys:
-/// each morsel's words scattered by their top digit ([`RadixSort`]), or
+/// each run of morsels' words scattered by a digit ([`RadixSort`]), or
 /// each lane's rows sorted into a run.
 fn sort_job(slots: &NodeSlots, ctx: &NodeContext) -> Result<Job> {
     let mut collected = collect_lanes(slots, ctx)?;
