@@ -31,7 +31,7 @@ use arrow::array::{
 use arrow::buffer::NullBuffer;
 use arrow::compute::kernels::cmp::{gt_eq, lt_eq};
 use arrow::compute::{
-    SortOptions, concat, concat_batches, filter, filter_record_batch, interleave, is_null, or,
+    SortOptions, concat, concat_batches, filter_record_batch, interleave, is_null, or,
     prep_null_mask_filter, take,
 };
 use arrow::datatypes::{DataType, SchemaRef};
@@ -261,11 +261,39 @@ impl TopN {
             let (batch, _) = lanes.pop().expect("one lane");
             return Ok(batch.slice(0, batch.num_rows().min(k)));
         }
-        let mut top = TopN::new(spec, k)?;
-        for (batch, seq) in lanes {
-            top.push(spec, batch, seq)?;
+        let Some(schema) = lanes.first().map(|(b, _)| b.schema()) else {
+            return Ok(TopN::new(spec, k)?.finish(spec)?.0);
+        };
+        // each lane's rows are sorted by (keys, position): the first k of
+        // a merge of their row-encoded keys, the lanes' heads compared
+        let converter = spec.converter()?;
+        let rows = lanes
+            .iter()
+            .map(|(batch, seq)| spec.rows(&converter, batch, seq))
+            .collect::<Result<Vec<_>>>()?;
+        let mut at = vec![0usize; rows.len()];
+        let total: usize = rows.iter().map(Rows::num_rows).sum();
+        let mut picks: Vec<(usize, usize)> = Vec::with_capacity(k.min(total));
+        while picks.len() < k {
+            let mut best: Option<usize> = None;
+            for (l, r) in rows.iter().enumerate() {
+                if at[l] < r.num_rows() && best.is_none_or(|b| r.row(at[l]) < rows[b].row(at[b])) {
+                    best = Some(l);
+                }
+            }
+            let Some(l) = best else { break };
+            picks.push((l, at[l]));
+            at[l] += 1;
         }
-        Ok(top.finish(spec)?.0)
+        let columns = (0..schema.fields().len())
+            .map(|c| {
+                let arrays: Vec<&dyn Array> =
+                    lanes.iter().map(|(b, _)| b.column(c).as_ref()).collect();
+                interleave(&arrays, &picks).map_err(Error::arrow)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let options = RecordBatchOptions::new().with_row_count(Some(picks.len()));
+        RecordBatch::try_new_with_options(schema, columns, &options).map_err(Error::arrow)
     }
 
     /// Trades first-key thresholds with the other lanes: publishes this
@@ -298,7 +326,9 @@ impl TopN {
         Ok(())
     }
 
-    /// Offers the rows of `batch`, at input positions `seq`.
+    /// Offers the rows of `batch`, at input positions `seq` (the lanes
+    /// offer whole morsels, [`TopN::push_morsel`]).
+    #[cfg(test)]
     pub(crate) fn push(
         &mut self,
         spec: &SortSpec,
@@ -317,7 +347,8 @@ impl TopN {
                 if batch.num_rows() == 0 {
                     return Ok(());
                 }
-                let seq = downcast_seq(&filter(&seq, &mask).map_err(Error::arrow)?)?;
+                let seq =
+                    downcast_seq(&arrow::compute::filter(&seq, &mask).map_err(Error::arrow)?)?;
                 (batch, seq)
             }
         };
@@ -2616,12 +2647,11 @@ mod tests {
                         assert_eq!(mine, Some(best.to_data()), "k={k} asc={asc} lanes={n}");
                     }
                 }
-                let mut merged = TopN::new(&spec, k).unwrap();
-                for lane in lanes {
-                    let (b, seq) = lane.finish(&spec).unwrap();
-                    merged.push(&spec, b, seq).unwrap();
-                }
-                let (out, _) = merged.finish(&spec).unwrap();
+                let finished = lanes
+                    .into_iter()
+                    .map(|lane| lane.finish(&spec).unwrap())
+                    .collect();
+                let out = TopN::merge(&spec, k, finished).unwrap();
                 let mut want = expected(&parts, asc, nulls_first);
                 want.truncate(k);
                 assert_eq!(ids(&[out]), want, "k={k} asc={asc} lanes={n}");
