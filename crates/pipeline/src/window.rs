@@ -9,10 +9,9 @@
 //! position) as the sort breaker sorts and computes each function over
 //! each partition. Without PARTITION BY but with an ORDER BY, a full sort
 //! by the order keys runs before the window (on every worker, see
-//! `rewrite::sort_under_window`), and the one task only puts the lanes'
-//! rows back in input order before computing; a window whose input is
-//! not so sorted has each lane sort its rows into runs and the one task
-//! merge them. The input position as the last key makes the
+//! `rewrite::sort_under_window`); then, as without an ORDER BY, the one
+//! task only puts the lanes' rows back in input order before computing.
+//! The input position as the last key makes the
 //! answer independent of the number of threads.
 //!
 //! Frames are never rescanned row by row: running and moving sums and
@@ -41,7 +40,7 @@ use crate::aggregate::conform;
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::hash::{fold_word, hash_bytes, mix};
-use crate::sort::{MergePlan, SortSpec, SortedRun, part_positions};
+use crate::sort::{SortSpec, SortedRun, part_positions};
 
 /// Buckets the lanes cut rows into when there is a PARTITION BY.
 const BUCKETS: usize = 64;
@@ -70,43 +69,36 @@ pub(crate) struct WindowPlan {
     /// The sort of a bucket's `work` rows: partition keys, order keys
     /// (the input position breaks ties).
     sort: SortSpec,
-    /// Without a PARTITION BY: the input comes sorted by the order keys
-    /// (a full sort before it, see `rewrite::sort_under_window`), so its
-    /// rows in input order are in window order.
+    /// Without a PARTITION BY, the input's rows in input order are in
+    /// window order: there is no ORDER BY, or a full sort by it runs
+    /// before the window (`input_sorted`, see `rewrite::sort_under_window`).
+    /// Only a window whose rewrite did not run sorts its one bucket.
     presorted: bool,
 }
 
 /// A lane's rows, cut into buckets.
 #[derive(Default)]
 pub(crate) struct WindowLane {
-    /// With a PARTITION BY, per bucket, the lane's `work` rows of each
-    /// morsel (with its index), in input order. A bucket's task sorts the
-    /// rows every lane holds of it at once: the buckets are the
+    /// Per bucket (one without a PARTITION BY), the lane's `work` rows of
+    /// each morsel (with its index), in input order. A bucket's task sorts
+    /// the rows every lane holds of it at once: the buckets are the
     /// parallelism, and no lane's sorted rows are merged again (W1 on 2
     /// threads: the bucket tasks took as long as on 1 thread, merging
     /// what the lanes had sorted).
     parts: Vec<Vec<(usize, RecordBatch)>>,
-    /// Without one (a single bucket), the lane's `work` rows as runs
-    /// sorted by (order keys, position), one per share of the source the
-    /// lane cut (see `LaneRun::cut_run`): the lanes sort while the scan
-    /// runs, and the one task merges their runs.
-    runs: Vec<SortedRun>,
 }
 
 impl WindowLane {
     pub(crate) fn size(&self) -> usize {
-        let parts: usize = self
-            .parts
+        self.parts
             .iter()
             .flatten()
             .map(|(_, b)| b.get_array_memory_size())
-            .sum();
-        parts + self.runs.iter().map(SortedRun::size).sum::<usize>()
+            .sum()
     }
 
     pub(crate) fn rows(&self) -> usize {
-        let parts: usize = self.parts.iter().flatten().map(|(_, b)| b.num_rows()).sum();
-        parts + self.runs.iter().map(SortedRun::num_rows).sum::<usize>()
+        self.parts.iter().flatten().map(|(_, b)| b.num_rows()).sum()
     }
 
     /// Adds the rows of `other` (of the same plan) to this lane's.
@@ -118,7 +110,6 @@ impl WindowLane {
                 mine.extend(theirs);
             }
         }
-        self.runs.extend(other.runs);
     }
 }
 
@@ -129,7 +120,7 @@ impl WindowPlan {
         partition_by: &[Expr],
         order_by: &[SortKey],
         functions: &[WindowExpr],
-        presorted: bool,
+        input_sorted: bool,
     ) -> Result<Self> {
         let mut fields: Vec<Field> = input.fields().iter().map(|f| f.as_ref().clone()).collect();
         fields.push(Field::new("__position", DataType::UInt64, false));
@@ -204,7 +195,7 @@ impl WindowPlan {
             order_cols,
             arg_cols,
             sort,
-            presorted: presorted && partition_by.is_empty(),
+            presorted: partition_by.is_empty() && (order_by.is_empty() || input_sorted),
         })
     }
 
@@ -224,9 +215,16 @@ impl WindowPlan {
     pub(crate) fn describe(&self) -> String {
         let list = |v: Vec<String>| v.join(", ");
         if self.presorted {
+            let order = if self.order_by.is_empty() {
+                "no ORDER BY".to_owned()
+            } else {
+                format!(
+                    "sorted by [{}] before",
+                    list(self.order_by.iter().map(ToString::to_string).collect())
+                )
+            };
             return format!(
-                "window: rows in input order, sorted by [{}] before, computed by one task: {}",
-                list(self.order_by.iter().map(ToString::to_string).collect()),
+                "window: rows in input order ({order}), computed by one task: {}",
                 list(self.functions.iter().map(ToString::to_string).collect()),
             );
         }
@@ -296,22 +294,7 @@ impl WindowPlan {
                 buckets[b].push((morsel, part));
             }
         }
-        if converter.is_none() && !self.presorted {
-            let parts = buckets.pop().unwrap_or_default();
-            let runs = if parts.is_empty() {
-                Vec::new()
-            } else {
-                vec![SortedRun::new(&self.sort, parts)?]
-            };
-            return Ok(WindowLane {
-                parts: Vec::new(),
-                runs,
-            });
-        }
-        Ok(WindowLane {
-            parts: buckets,
-            runs: Vec::new(),
-        })
+        Ok(WindowLane { parts: buckets })
     }
 
     /// Sorts bucket `b` of every lane and computes the functions over it.
@@ -333,13 +316,6 @@ impl WindowPlan {
                         .map_err(Error::arrow)?,
                 ),
             }
-        } else if self.partition_by.is_empty() {
-            let runs: Vec<&SortedRun> = lanes
-                .iter()
-                .flat_map(|l| &l.runs)
-                .filter(|r| r.num_rows() > 0)
-                .collect();
-            MergePlan::new(&runs, 1).merge(&runs, 0)?
         } else {
             // the bucket's rows of every lane, sorted at once (a morsel's
             // index orders it among the others of any lane)
