@@ -1248,7 +1248,7 @@ impl LaneRun<'_> {
     /// sorted at the end, so a lane that started first could take every
     /// morsel before the others start and then sort them all alone; cut
     /// at its share, it sorts while the others take the rest.
-    /// A window lane likewise buckets and sorts what it holds.
+    /// A window lane likewise buckets what it holds (keys evaluated once).
     fn cut_run(&mut self, share: usize) -> Result<()> {
         let LaneState::Batches(parts) = &mut self.state else {
             return Ok(());
