@@ -40,7 +40,7 @@ use crate::aggregate::conform;
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::hash::{fold_word, hash_bytes, mix};
-use crate::sort::{SortSpec, SortedRun, part_positions};
+use crate::sort::{SortSpec, part_positions, sort_parts};
 
 /// Buckets the lanes cut rows into when there is a PARTITION BY.
 const BUCKETS: usize = 64;
@@ -329,7 +329,7 @@ impl WindowPlan {
             if parts.is_empty() {
                 None
             } else {
-                Some(SortedRun::new(&self.sort, parts)?.into_batch())
+                Some(sort_parts(&self.sort, parts)?)
             }
         };
         let Some(sorted) = sorted else {

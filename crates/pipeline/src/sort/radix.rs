@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow::array::RecordBatch;
 
-use super::{KeyValues, PackedColumn, RadixWord, SortSpec, gather, sort_bucket};
+use super::{KeyValues, PackedColumn, RadixWord, SortSpec, SortedRun, gather, sort_bucket};
 use crate::error::{Error, Result};
 
 /// One morsel of a lane with its keys' ordered values.
@@ -196,6 +196,40 @@ impl FullSort {
             }
         }
     }
+}
+
+/// Sorts `parts` (morsels with their index; the index orders ties) on
+/// the calling thread, as one bucket of a window is: a sorted run
+/// ([`SortedRun`]), whose fixed-width keys pack into words when their
+/// types take at most 128 bits; keys of a fixed width past that (two
+/// BIGINTs, a BIGINT and a DECIMAL), which a run would sort as encoded
+/// rows, take the radix sort of the full sort, in both its steps, when
+/// the codes of the values the rows hold fit 64 bits.
+pub(crate) fn sort_parts(spec: &SortSpec, parts: LaneParts) -> Result<RecordBatch> {
+    let parts = if spec.by_radix() && spec.fixed.is_none() {
+        let mut keyed = KeyedRows::new(spec);
+        for (morsel, batch) in parts {
+            keyed.push(spec, morsel, batch)?;
+        }
+        match FullSort::new(vec![keyed]) {
+            FullSort::Radix(radix) => {
+                let scattered = (0..radix.chunks())
+                    .map(|i| radix.scatter(i))
+                    .collect::<Result<Vec<_>>>()?;
+                let sorted = radix.sort_range(&scattered, 0..DIGITS)?;
+                return Ok(
+                    sorted.unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(&spec.schema)))
+                );
+            }
+            FullSort::Runs(mut lanes) => lanes
+                .pop()
+                .and_then(|l| l.into_inner().unwrap_or_else(|e| e.into_inner()))
+                .unwrap_or_default(),
+        }
+    } else {
+        parts
+    };
+    Ok(SortedRun::new(spec, parts)?.into_batch())
 }
 
 /// A radix sort of every lane's rows: their morsels in input order, how
