@@ -30,8 +30,8 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayData, ArrayRef, AsArray, BooleanArray, make_array};
-use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
+use arrow::array::{Array, ArrayData, ArrayRef, AsArray, BooleanArray, StringArray, make_array};
+use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{ArrowNativeType, DataType};
 use arrow::row::{RowConverter, Rows, SortField};
 use hashbrown::HashTable;
@@ -1696,30 +1696,204 @@ fn key_head(bytes: &[u8]) -> u128 {
     u128::from_le_bytes(buf)
 }
 
-/// Groups keyed by their row-encoded key bytes.
+/// Groups keyed by their key bytes: row-encoded, or a single VARCHAR's
+/// own bytes ([`RowKeys`]).
 pub(crate) struct RowGroups {
     types: Vec<DataType>,
-    converter: RowConverter,
     tables: Vec<HashTable<RowSlot>>,
     buckets: Buckets,
     /// Per group id, its key and hash.
-    keys: Rows,
+    keys: RowKeys,
     hashes: Vec<u64>,
+}
+
+/// The keys of a row table, by group id.
+enum RowKeys {
+    /// Arrow's row format: keys of any types and number.
+    Encoded { converter: RowConverter, rows: Rows },
+    /// A single VARCHAR key: each group's bytes as they are, one after
+    /// the other, so that a batch's strings are hashed, compared and
+    /// kept without being encoded first, and the result's column is the
+    /// bytes and their offsets, not decoded. NULL is a group of its own
+    /// with no bytes, its slot's length [`NULL_LEN`].
+    Strings {
+        bytes: Vec<u8>,
+        /// Per group, where its bytes end.
+        ends: Vec<usize>,
+        /// The group of NULL, if any.
+        null: Option<u32>,
+    },
+}
+
+/// The length a slot of a string table keeps for NULL (no string is that
+/// long: VARCHAR offsets are 32-bit).
+const NULL_LEN: u32 = u32::MAX;
+
+/// The hash of a NULL string key.
+const NULL_HASH: u64 = 0x51af_d7ed_558c_cd3d;
+
+/// A key offered to a row table.
+#[derive(Clone, Copy)]
+enum RowKey<'a> {
+    /// A row-encoded key.
+    Row(&'a [u8]),
+    /// A string of a single VARCHAR key; `None` for NULL.
+    Str(Option<&'a [u8]>),
+}
+
+impl<'a> RowKey<'a> {
+    #[inline]
+    fn bytes(self) -> &'a [u8] {
+        match self {
+            RowKey::Row(bytes) => bytes,
+            RowKey::Str(s) => s.unwrap_or(&[]),
+        }
+    }
+
+    /// The length its slot keeps.
+    #[inline]
+    fn len(self) -> u32 {
+        match self {
+            RowKey::Str(None) => NULL_LEN,
+            _ => self.bytes().len().min(NULL_LEN as usize - 1) as u32,
+        }
+    }
+
+    #[inline]
+    fn hash(self) -> u64 {
+        match self {
+            RowKey::Str(None) => NULL_HASH,
+            _ => hash_bytes(self.bytes()),
+        }
+    }
+}
+
+/// A batch's keys, as a row table reads them.
+enum BatchKeys<'a> {
+    Encoded(Rows),
+    Strings(&'a StringArray, Option<NullBuffer>),
+}
+
+impl BatchKeys<'_> {
+    fn len(&self) -> usize {
+        match self {
+            BatchKeys::Encoded(rows) => rows.num_rows(),
+            BatchKeys::Strings(strings, _) => strings.len(),
+        }
+    }
+
+    #[inline]
+    fn key(&self, i: usize) -> RowKey<'_> {
+        match self {
+            BatchKeys::Encoded(rows) => RowKey::Row(rows.row(i).data()),
+            BatchKeys::Strings(strings, nulls) => RowKey::Str(
+                nulls
+                    .as_ref()
+                    .is_none_or(|n| n.is_valid(i))
+                    .then(|| strings.value(i).as_bytes()),
+            ),
+        }
+    }
+}
+
+impl RowKeys {
+    /// The bytes of group `id`'s key.
+    #[inline]
+    fn bytes(&self, id: usize) -> &[u8] {
+        match self {
+            RowKeys::Encoded { rows, .. } => rows.row(id).data(),
+            RowKeys::Strings { bytes, ends, .. } => {
+                let start = if id == 0 { 0 } else { ends[id - 1] };
+                &bytes[start..ends[id]]
+            }
+        }
+    }
+
+    /// Group `id`'s key, as a batch offers it.
+    fn key(&self, id: usize) -> RowKey<'_> {
+        match self {
+            RowKeys::Encoded { rows, .. } => RowKey::Row(rows.row(id).data()),
+            RowKeys::Strings { null, .. } if *null == Some(id as u32) => RowKey::Str(None),
+            RowKeys::Strings { .. } => RowKey::Str(Some(self.bytes(id))),
+        }
+    }
+
+    /// Adds `key` as the next group, `id`.
+    fn push(&mut self, key: RowKey<'_>, id: u32) {
+        match self {
+            RowKeys::Encoded { rows, converter } => {
+                // `Rows` only take rows of their own converter: parse the
+                // bytes (the same encoding) with ours
+                rows.push(converter.parser().parse(key.bytes()));
+            }
+            RowKeys::Strings { bytes, ends, null } => {
+                match key {
+                    RowKey::Str(None) => *null = Some(id),
+                    key => bytes.extend_from_slice(key.bytes()),
+                }
+                ends.push(bytes.len());
+            }
+        }
+    }
+
+    fn size(&self) -> usize {
+        match self {
+            RowKeys::Encoded { rows, .. } => rows.size(),
+            RowKeys::Strings { bytes, ends, .. } => bytes.capacity() + ends.capacity() * 8,
+        }
+    }
 }
 
 impl RowGroups {
     fn new(types: &[DataType]) -> Result<Self> {
-        let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
-        let converter = RowConverter::new(fields).map_err(Error::arrow)?;
-        let keys = converter.empty_rows(0, 0);
+        let keys = if types == [DataType::Utf8] {
+            RowKeys::Strings {
+                bytes: Vec::new(),
+                ends: Vec::new(),
+                null: None,
+            }
+        } else {
+            let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
+            let converter = RowConverter::new(fields).map_err(Error::arrow)?;
+            let rows = converter.empty_rows(0, 0);
+            RowKeys::Encoded { converter, rows }
+        };
         Ok(RowGroups {
             types: types.to_vec(),
-            converter,
             tables: (0..RADIX_BUCKETS).map(|_| HashTable::new()).collect(),
             buckets: Buckets::new(),
             keys,
             hashes: Vec::new(),
         })
+    }
+
+    /// The keys of the rows of `columns`.
+    fn batch_keys<'a>(&self, columns: &'a [ArrayRef]) -> Result<BatchKeys<'a>> {
+        match &self.keys {
+            RowKeys::Encoded { converter, .. } => converter
+                .convert_columns(columns)
+                .map(BatchKeys::Encoded)
+                .map_err(Error::arrow),
+            RowKeys::Strings { .. } => {
+                let strings = columns
+                    .first()
+                    .and_then(|c| c.as_string_opt::<i32>())
+                    .ok_or_else(|| Error::Internal("a string group key of another type".into()))?;
+                let nulls = strings.logical_nulls().filter(|n| n.null_count() > 0);
+                Ok(BatchKeys::Strings(strings, nulls))
+            }
+        }
+    }
+
+    /// Whether slot `s` holds `key` (of head `head`): keys of up to 16
+    /// bytes are compared in the slot, without reading the key store (one
+    /// cache miss per probe instead of three).
+    #[inline]
+    fn same(keys: &RowKeys, s: &RowSlot, key: RowKey<'_>, head: u128) -> bool {
+        let len = key.len();
+        s.head == head
+            && s.len == len
+            && (len <= 16 || len == NULL_LEN || keys.bytes(s.id as usize) == key.bytes())
     }
 
     /// As [`FixedGroups::radixes`].
@@ -1729,71 +1903,49 @@ impl RowGroups {
         out: &mut Vec<u8>,
         stride: usize,
     ) -> Result<(usize, usize)> {
-        let rows = self
-            .converter
-            .convert_columns(columns)
-            .map_err(Error::arrow)?;
-        out.extend(rows.iter().map(|r| radix(hash_bytes(r.as_ref())) as u8));
-        if stride == 0 {
-            return Ok((0, 0));
-        }
+        let batch = self.batch_keys(columns)?;
         let (mut probed, mut held) = (0, 0);
-        for i in (0..rows.num_rows()).step_by(stride) {
-            let row = rows.row(i);
-            let bytes = row.as_ref();
-            let h = hash_bytes(bytes);
-            let head = key_head(bytes);
-            let keys = &self.keys;
-            let found = self.tables[radix(h)].find(h, |s: &RowSlot| {
-                s.head == head
-                    && if bytes.len() <= 16 {
-                        s.len as usize == bytes.len()
-                    } else {
-                        keys.row(s.id as usize).as_ref() == bytes
-                    }
-            });
-            probed += 1;
-            held += usize::from(found.is_some());
+        for i in 0..batch.len() {
+            let key = batch.key(i);
+            let h = key.hash();
+            out.push(radix(h) as u8);
+            if stride > 0 && i % stride == 0 {
+                let head = key_head(key.bytes());
+                let keys = &self.keys;
+                probed += 1;
+                held += usize::from(
+                    self.tables[radix(h)]
+                        .find(h, |s| Self::same(keys, s, key, head))
+                        .is_some(),
+                );
+            }
         }
         Ok((probed, held))
     }
 
     fn group_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
-        let rows = self
-            .converter
-            .convert_columns(columns)
-            .map_err(Error::arrow)?;
+        let batch = self.batch_keys(columns)?;
         ids.clear();
-        ids.reserve(rows.num_rows());
-        let mut last: Option<(arrow::row::Row<'_>, u32)> = None;
-        for row in rows.iter() {
+        ids.reserve(batch.len());
+        let mut last: Option<(RowKey<'_>, u32)> = None;
+        for i in 0..batch.len() {
+            let key = batch.key(i);
             let id = match last {
-                Some((prev, id)) if prev == row => id,
-                _ => self.find_or_insert(row.as_ref(), hash_bytes(row.as_ref()), row),
+                Some((prev, id)) if prev.len() == key.len() && prev.bytes() == key.bytes() => id,
+                _ => self.find_or_insert(key, key.hash()),
             };
-            last = Some((row, id));
+            last = Some((key, id));
             ids.push(id);
         }
         Ok(())
     }
 
-    /// The id of the group with key `bytes` (of hash `hash`), adding it
-    /// (as `row`, the same bytes) if new.
-    fn find_or_insert(&mut self, bytes: &[u8], hash: u64, row: arrow::row::Row<'_>) -> u32 {
-        let head = key_head(bytes);
+    /// The id of the group `key` (of hash `hash`), adding it if new.
+    fn find_or_insert(&mut self, key: RowKey<'_>, hash: u64) -> u32 {
+        let head = key_head(key.bytes());
         let keys = &self.keys;
         let bucket = radix(hash);
-        // keys of up to 16 bytes are compared in the slot, without reading
-        // the key store (one cache miss per probe instead of three)
-        let eq = |s: &RowSlot| {
-            s.head == head
-                && if bytes.len() <= 16 {
-                    s.len as usize == bytes.len()
-                } else {
-                    keys.row(s.id as usize).as_ref() == bytes
-                }
-        };
-        match self.tables[bucket].entry(hash, eq, |s| s.hash) {
+        match self.tables[bucket].entry(hash, |s| Self::same(keys, s, key, head), |s| s.hash) {
             Entry::Occupied(slot) => slot.get().id,
             Entry::Vacant(vacant) => {
                 let id = self.hashes.len() as u32;
@@ -1801,9 +1953,9 @@ impl RowGroups {
                     hash,
                     head,
                     id,
-                    len: bytes.len().min(u32::MAX as usize) as u32,
+                    len: key.len(),
                 });
-                self.keys.push(row);
+                self.keys.push(key, id);
                 self.hashes.push(hash);
                 self.buckets.push(bucket, id);
                 id
@@ -1820,14 +1972,10 @@ impl RowGroups {
             slot.id = offset + base.buckets.local[slot.id as usize];
         }
         self.tables[b] = table;
-        // the encoding is the same, but `Rows` only take rows of their own
-        // converter: re-parse the bytes with ours
-        let parser = self.converter.parser();
         for &g in &base.buckets.ids[b] {
             let id = self.hashes.len() as u32;
             src.push(g);
-            self.keys
-                .push(parser.parse(base.keys.row(g as usize).data()));
+            self.keys.push(base.keys.key(g as usize), id);
             self.hashes.push(base.hashes[g as usize]);
             self.buckets.push(b, id);
         }
@@ -1842,11 +1990,10 @@ impl RowGroups {
     ) -> Result<()> {
         src.clear();
         map.clear();
-        let parser = self.converter.parser();
         for &g in &other.buckets.ids[b] {
             src.push(g);
-            let bytes = other.keys.row(g as usize).data();
-            map.push(self.find_or_insert(bytes, other.hashes[g as usize], parser.parse(bytes)));
+            let key = other.keys.key(g as usize);
+            map.push(self.find_or_insert(key, other.hashes[g as usize]));
         }
         Ok(())
     }
@@ -1865,9 +2012,36 @@ impl RowGroups {
     }
 
     fn key_arrays(&self) -> Result<Vec<ArrayRef>> {
-        self.converter
-            .convert_rows(self.keys.iter())
-            .map_err(Error::arrow)
+        match &self.keys {
+            RowKeys::Encoded { converter, rows } => {
+                converter.convert_rows(rows.iter()).map_err(Error::arrow)
+            }
+            RowKeys::Strings { bytes, ends, null } => {
+                let too_long =
+                    || Error::Internal("the group keys' strings pass 2 GiB in all".into());
+                let mut offsets = Vec::with_capacity(ends.len() + 1);
+                offsets.push(0i32);
+                for &end in ends {
+                    offsets.push(i32::try_from(end).map_err(|_| too_long())?);
+                }
+                let nulls = null.map(|g| {
+                    let mut valid = vec![true; ends.len()];
+                    valid[g as usize] = false;
+                    NullBuffer::from(valid)
+                });
+                // SAFETY: the bytes are whole strings of valid VARCHAR
+                // arrays, one after the other; the offsets are their ends,
+                // ascending from 0
+                let strings = unsafe {
+                    StringArray::new_unchecked(
+                        OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)),
+                        Buffer::from_slice_ref(bytes),
+                        nulls,
+                    )
+                };
+                Ok(vec![Arc::new(strings)])
+            }
+        }
     }
 
     fn size(&self) -> usize {
@@ -2467,6 +2641,51 @@ mod tests {
                 "N|1",
                 "8 bytes!|1",
                 "sixteen bytes!!!|1"
+            ]
+        );
+    }
+
+    #[test]
+    fn one_varchar_key_keeps_its_strings_as_they_are_and_null_apart_from_empty() {
+        let mut t = table(&[DataType::Utf8]);
+        let first: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("a"),
+            Some(""),
+            None,
+            Some("a\0"),
+        ]));
+        let mut ids = Vec::new();
+        t.group_ids(&[first], &mut ids).unwrap();
+        assert_eq!(ids, [0, 1, 2, 3]);
+        // long strings (a slice: its first offset is not 0) that share
+        // their first sixteen bytes turn the table into rows
+        let second: ArrayRef = Arc::new(
+            StringArray::from(vec![
+                Some("skipped"),
+                Some("a key past sixteen bytes, one"),
+                Some("a key past sixteen bytes, two"),
+                None,
+                Some(""),
+                Some("a key past sixteen bytes, one"),
+                Some("a\0"),
+            ])
+            .slice(1, 6),
+        );
+        let mut more = Vec::new();
+        t.group_ids(&[second], &mut more).unwrap();
+        assert_eq!(t.layout(), Layout::Rows);
+        assert_eq!(more, [4, 5, 2, 1, 4, 3]);
+        let keys = t.finish().unwrap();
+        assert_eq!(keys[0].null_count(), 1);
+        assert_eq!(
+            rendered(&keys),
+            [
+                "a",
+                "",
+                "NULL",
+                "a\0",
+                "a key past sixteen bytes, one",
+                "a key past sixteen bytes, two"
             ]
         );
     }
