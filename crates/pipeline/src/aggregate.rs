@@ -947,6 +947,17 @@ pub(crate) fn merge_partition(
             && let Some(groups) = &mut merged.groups
         {
             groups.by_hash();
+            // rows are put aside while they fold poorly (about a group a
+            // row): room for a group per row of each bucket at once, not
+            // grown by doubling as they come
+            for b in buckets.clone() {
+                let rows: usize = spills
+                    .clone()
+                    .flat_map(|s| &s.chunks)
+                    .map(|c| c.offsets[b + 1] - c.offsets[b])
+                    .sum();
+                groups.reserve_bucket(b, rows);
+            }
         }
         for chunk in spills.flat_map(|s| &s.chunks) {
             if let Some(rows) = chunk.rows(&buckets) {

@@ -441,6 +441,18 @@ impl GroupTable {
         }
     }
 
+    /// Makes room in radix bucket `b` for `more` groups beyond those it
+    /// holds, growing its table at most once.
+    pub(crate) fn reserve_bucket(&mut self, b: usize, more: usize) {
+        match self {
+            GroupTable::Rows(t) => t.tables[b].reserve(more, |s| s.hash),
+            GroupTable::Fixed1(t) => t.tables[b].fit(more),
+            GroupTable::Fixed2(t) => t.tables[b].fit(more),
+            GroupTable::Fixed3(t) => t.tables[b].fit(more),
+            GroupTable::Fixed4(t) => t.tables[b].fit(more),
+        }
+    }
+
     /// Number of groups in radix bucket `b` (of a sealed table).
     pub(crate) fn bucket_len(&self, b: usize) -> usize {
         match self {
@@ -1796,6 +1808,32 @@ impl BatchKeys<'_> {
     }
 }
 
+/// The VARCHAR column of a string table's keys: `bytes`, each group's
+/// ending at `ends`, NULL for group `null`.
+fn strings_of(bytes: Buffer, ends: &[usize], null: Option<u32>) -> Result<ArrayRef> {
+    let too_long = || Error::Internal("the group keys' strings pass 2 GiB in all".into());
+    let mut offsets = Vec::with_capacity(ends.len() + 1);
+    offsets.push(0i32);
+    for &end in ends {
+        offsets.push(i32::try_from(end).map_err(|_| too_long())?);
+    }
+    let nulls = null.map(|g| {
+        let mut valid = vec![true; ends.len()];
+        valid[g as usize] = false;
+        NullBuffer::from(valid)
+    });
+    // SAFETY: the bytes are whole strings of valid VARCHAR arrays, one
+    // after the other; the offsets are their ends, ascending from 0
+    let strings = unsafe {
+        StringArray::new_unchecked(
+            OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)),
+            bytes,
+            nulls,
+        )
+    };
+    Ok(Arc::new(strings))
+}
+
 impl RowKeys {
     /// The bytes of group `id`'s key.
     #[inline]
@@ -1999,7 +2037,12 @@ impl RowGroups {
     }
 
     fn finish(self) -> Result<Vec<ArrayRef>> {
-        self.key_arrays()
+        match self.keys {
+            RowKeys::Strings { bytes, ends, null } => {
+                Ok(vec![strings_of(Buffer::from_vec(bytes), &ends, null)?])
+            }
+            RowKeys::Encoded { .. } => self.key_arrays(),
+        }
     }
 
     /// Row keys hold any value.
@@ -2016,31 +2059,11 @@ impl RowGroups {
             RowKeys::Encoded { converter, rows } => {
                 converter.convert_rows(rows.iter()).map_err(Error::arrow)
             }
-            RowKeys::Strings { bytes, ends, null } => {
-                let too_long =
-                    || Error::Internal("the group keys' strings pass 2 GiB in all".into());
-                let mut offsets = Vec::with_capacity(ends.len() + 1);
-                offsets.push(0i32);
-                for &end in ends {
-                    offsets.push(i32::try_from(end).map_err(|_| too_long())?);
-                }
-                let nulls = null.map(|g| {
-                    let mut valid = vec![true; ends.len()];
-                    valid[g as usize] = false;
-                    NullBuffer::from(valid)
-                });
-                // SAFETY: the bytes are whole strings of valid VARCHAR
-                // arrays, one after the other; the offsets are their ends,
-                // ascending from 0
-                let strings = unsafe {
-                    StringArray::new_unchecked(
-                        OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)),
-                        Buffer::from_slice_ref(bytes),
-                        nulls,
-                    )
-                };
-                Ok(vec![Arc::new(strings)])
-            }
+            RowKeys::Strings { bytes, ends, null } => Ok(vec![strings_of(
+                Buffer::from_slice_ref(bytes),
+                ends,
+                *null,
+            )?]),
         }
     }
 
