@@ -11,7 +11,12 @@
 //! kernels and row format use: integers, dates, times, timestamps and
 //! decimals as their numbers, floats in IEEE total order (`-0.0 < 0.0`,
 //! NaN greatest), so a zone never disagrees with the filter it stands in
-//! for. Other types have no zones.
+//! for. A VARCHAR's key is its first 16 bytes (zeros past its end), in
+//! byte order: a block's zone then bounds its strings' heads, which is
+//! enough to leave out a block whose every string is worse than a bound
+//! (a string worse than `t` has a head no better than `t`'s), though not
+//! to name a row holding the zone's end ([`ZoneCache::bound`] has none).
+//! Other types have no zones.
 //!
 //! [`TableData`]: crate::source::TableData
 
@@ -124,6 +129,10 @@ impl ZoneCache {
         desc: bool,
     ) -> Option<ArrayRef> {
         let zones = self.columns.get()?.get(column)?.get()?.as_ref()?;
+        if batches.first()?.column(column).data_type() == &DataType::Utf8 {
+            // a zone of strings bounds their heads: no row need hold one
+            return None;
+        }
         // the better end of each zone with values, and its block
         let mut ends: Vec<(i128, usize)> = zones
             .blocks
@@ -232,10 +241,20 @@ macro_rules! with_keys {
 }
 
 /// Whether values of `data_type` have `i128` keys (the types
-/// [`with_keys!`] knows).
+/// [`with_keys!`] knows, and VARCHAR).
 pub(crate) fn has_zones(data_type: &DataType) -> bool {
     let empty = arrow::array::new_empty_array(data_type);
-    with_keys!(empty, _a, _key => true, false)
+    *data_type == DataType::Utf8 || with_keys!(empty, _a, _key => true, false)
+}
+
+/// A string's key: its first 16 bytes, zeros past its end, as a
+/// big-endian number moved into `i128`'s range (byte order kept).
+#[inline]
+fn string_key(bytes: &[u8]) -> i128 {
+    let mut head = [0u8; 16];
+    let n = bytes.len().min(16);
+    head[..n].copy_from_slice(&bytes[..n]);
+    (u128::from_be_bytes(head) ^ (1 << 127)) as i128
 }
 
 /// Value `i` of `array` as a key; `None` when it is NULL or the type has
@@ -244,11 +263,29 @@ pub(crate) fn key_of(array: &ArrayRef, i: usize) -> Option<i128> {
     if i >= array.len() || array.is_null(i) {
         return None;
     }
+    if let Some(strings) = array.as_string_opt::<i32>() {
+        return Some(string_key(strings.value(i).as_bytes()));
+    }
     with_keys!(array, a, key => Some(key(a.value(i))), None)
 }
 
 /// The zone of rows `span` of `array`; `None` for a type without keys.
 fn zone_of(array: &ArrayRef, span: Range<usize>) -> Option<Zone> {
+    if let Some(strings) = array.as_string_opt::<i32>() {
+        let (mut min, mut max) = (i128::MAX, i128::MIN);
+        let mut nulls = false;
+        let valid = strings.nulls().filter(|n| n.null_count() > 0);
+        for i in span {
+            if valid.is_some_and(|v| v.is_null(i)) {
+                nulls = true;
+            } else {
+                let k = string_key(strings.value(i).as_bytes());
+                min = min.min(k);
+                max = max.max(k);
+            }
+        }
+        return Some(Zone { min, max, nulls });
+    }
     fn fold<T: ArrowPrimitiveType>(
         a: &PrimitiveArray<T>,
         span: Range<usize>,
@@ -390,15 +427,84 @@ mod tests {
         ] {
             assert!(has_zones(&t), "{t}");
         }
-        for t in [DataType::Utf8, DataType::Boolean, DataType::Null] {
+        for t in [DataType::Boolean, DataType::Null, DataType::LargeUtf8] {
             assert!(!has_zones(&t), "{t}");
         }
-        let strings: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
-        assert_eq!(key_of(&strings, 0), None);
-        let batches = vec![batch(strings)];
+        let booleans: ArrayRef = Arc::new(arrow::array::BooleanArray::from(vec![true]));
+        assert_eq!(key_of(&booleans, 0), None);
+        let batches = vec![batch(booleans)];
         assert_eq!(
             ZoneCache::default().surviving(&batches, 0, 0, 0..1, |_| true),
             None
         );
+    }
+
+    #[test]
+    fn string_zones_never_leave_out_a_block_holding_a_wanted_string() {
+        // strings that share their first 16 bytes or more, differ past
+        // them, are prefixes of each other, end in zero bytes, or are
+        // empty or NULL, in blocks of mixed order
+        let words = [
+            "",
+            "a",
+            "a\0",
+            "ab",
+            "Tiresias ",
+            "Tiresias",
+            " Tiresias about the",
+            " Tiresias ",
+            " Tiresias about th",
+            "sixteen bytes!!!",
+            "sixteen bytes!!!a",
+            "sixteen bytes!!",
+            "zz",
+            "\u{e9}t\u{e9}",
+        ];
+        // each block holds a few of the words (and NULLs), so a block
+        // wrongly left out is missed
+        let n = 4 * ZONE_ROWS + 100;
+        let values: Vec<Option<&str>> = (0..n)
+            .map(|i| {
+                let of_block = &words[(i / ZONE_ROWS * 3) % words.len()..];
+                let w = (i * 7919) % (of_block.len().min(4) + 1);
+                of_block.get(w).copied().filter(|_| w < 4)
+            })
+            .collect();
+        let array: ArrayRef = Arc::new(StringArray::from(values.clone()));
+        let batches = vec![batch(Arc::clone(&array))];
+        let cache = ZoneCache::default();
+        for t in words {
+            let bound: ArrayRef = Arc::new(StringArray::from(vec![t]));
+            let key = key_of(&bound, 0).unwrap();
+            for (at_most, test) in [
+                (
+                    true,
+                    Box::new(move |z: &Zone| z.min <= key) as Box<dyn Fn(&Zone) -> bool>,
+                ),
+                (false, Box::new(move |z: &Zone| z.max >= key)),
+            ] {
+                let kept = cache.surviving(&batches, 0, 0, 0..n, test).unwrap();
+                for (i, v) in values.iter().enumerate() {
+                    let wanted = v.is_some_and(|v| if at_most { v <= t } else { v >= t });
+                    if wanted {
+                        assert!(
+                            kept.iter().any(|r| r.contains(&i)),
+                            "row {i} ({v:?}) left out against {t:?}, at most {at_most}"
+                        );
+                    }
+                }
+            }
+        }
+        // a block of strings all worse than the bound is left out
+        let far: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..ZONE_ROWS).map(|i| format!("zebra {i}")),
+        ));
+        let batches = vec![batch(far)];
+        let key = string_key(b"yak");
+        assert_eq!(
+            ZoneCache::default().surviving(&batches, 0, 0, 0..ZONE_ROWS, |z| z.min <= key),
+            Some(vec![])
+        );
+        assert_eq!(ZoneCache::default().bound(&batches, 0, 1, false), None);
     }
 }
