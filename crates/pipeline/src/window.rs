@@ -20,6 +20,7 @@
 //! sum), MIN/MAX a monotonic deque (frame bounds only move forward), RANGE
 //! offsets a binary search on the order key.
 
+use std::cell::OnceCell;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -347,7 +348,6 @@ impl WindowPlan {
             .chain(Self::columns_at(&sorted, &self.order_cols))
             .collect();
         let same_partition = same(&partition_keys)?;
-        let same_peer = same(&peer_keys)?;
         let mut partitions: Vec<usize> = same_partition
             .iter()
             .enumerate()
@@ -355,26 +355,12 @@ impl WindowPlan {
             .map(|(i, _)| i)
             .collect();
         partitions.push(n);
-        let mut peer_start = vec![0usize; n];
-        for i in 0..n {
-            peer_start[i] = if i > 0 && same_partition[i] && same_peer[i] {
-                peer_start[i - 1]
-            } else {
-                i
-            };
-        }
-        let mut peer_end = vec![n; n];
-        for i in (0..n).rev() {
-            peer_end[i] = if i + 1 < n && same_partition[i + 1] && same_peer[i + 1] {
-                peer_end[i + 1]
-            } else {
-                i + 1
-            };
-        }
         let ctx = Ctx {
+            n,
             partitions: &partitions,
-            peer_start: &peer_start,
-            peer_end: &peer_end,
+            same_partition: &same_partition,
+            order_keys: &peer_keys[partition_keys.len()..],
+            peers: OnceCell::new(),
             order_key: (no == 1).then(|| (sorted.column(self.order_cols[0]), self.order_by[0].asc)),
         };
         let mut columns: Vec<ArrayRef> = sorted.columns()[..n_in].to_vec();
@@ -475,18 +461,53 @@ fn same_as_previous(cols: &[ArrayRef], n: usize) -> Result<Vec<bool>> {
 }
 
 /// The sorted rows' structure: partition starts (and the end), each row's
-/// peer group, and the one ORDER BY key (for RANGE offsets).
+/// peer group (found when a function first needs them), and the one
+/// ORDER BY key (for RANGE offsets).
 struct Ctx<'a> {
+    n: usize,
     partitions: &'a [usize],
-    peer_start: &'a [usize],
-    peer_end: &'a [usize],
+    /// Per row, whether it is in the partition of the row before.
+    same_partition: &'a [bool],
+    /// The ORDER BY keys: rows of a partition equal in them are peers.
+    order_keys: &'a [ArrayRef],
+    peers: OnceCell<Peers>,
     order_key: Option<(&'a ArrayRef, bool)>,
+}
+
+/// Per row, the first row of its peer group and one past its last.
+struct Peers {
+    start: Vec<usize>,
+    end: Vec<usize>,
 }
 
 impl Ctx<'_> {
     /// `(start, end)` of each partition.
     fn parts(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.partitions.windows(2).map(|w| (w[0], w[1]))
+    }
+
+    /// The peer groups, found the first time a function asks (ROW_NUMBER,
+    /// NTILE, LAG, LEAD and ROWS frames never do).
+    fn peers(&self) -> Result<&Peers> {
+        if let Some(peers) = self.peers.get() {
+            return Ok(peers);
+        }
+        let n = self.n;
+        let same_order = same_as_previous(self.order_keys, n)?;
+        let peer = |i: usize| self.same_partition[i] && same_order[i];
+        let mut start = vec![0usize; n];
+        for i in 0..n {
+            start[i] = if i > 0 && peer(i) { start[i - 1] } else { i };
+        }
+        let mut end = vec![n; n];
+        for i in (0..n).rev() {
+            end[i] = if i + 1 < n && peer(i + 1) {
+                end[i + 1]
+            } else {
+                i + 1
+            };
+        }
+        Ok(self.peers.get_or_init(|| Peers { start, end }))
     }
 }
 
@@ -496,7 +517,7 @@ fn compute_function(
     ctx: &Ctx<'_>,
     out: &DataType,
 ) -> Result<ArrayRef> {
-    let n = ctx.peer_start.len();
+    let n = ctx.n;
     let ints = |g: &dyn Fn(usize, usize, usize) -> Option<i64>| -> ArrayRef {
         let mut v = Vec::with_capacity(n);
         for (ps, pe) in ctx.parts() {
@@ -520,14 +541,28 @@ fn compute_function(
             .ok_or_else(|| Error::Internal(format!("{} without its argument", f.func.name())))
     };
     Ok(match f.func {
-        WindowFunction::RowNumber => ints(&|ps, _, i| Some((i - ps + 1) as i64)),
-        WindowFunction::Rank => ints(&|ps, _, i| Some((ctx.peer_start[i] - ps + 1) as i64)),
+        WindowFunction::RowNumber => {
+            let mut v = Vec::with_capacity(n);
+            for (ps, pe) in ctx.parts() {
+                v.extend(1..=(pe - ps) as i64);
+            }
+            Arc::new(Int64Array::from(v))
+        }
+        WindowFunction::Rank => {
+            let peers = ctx.peers()?;
+            let mut v = Vec::with_capacity(n);
+            for (ps, pe) in ctx.parts() {
+                v.extend(peers.start[ps..pe].iter().map(|&s| (s - ps + 1) as i64));
+            }
+            Arc::new(Int64Array::from(v))
+        }
         WindowFunction::DenseRank => {
+            let peers = ctx.peers()?;
             let mut v = Vec::with_capacity(n);
             for (ps, pe) in ctx.parts() {
                 let mut rank = 0i64;
                 for i in ps..pe {
-                    if ctx.peer_start[i] == i {
+                    if peers.start[i] == i {
                         rank += 1;
                     }
                     v.push(rank);
@@ -535,15 +570,19 @@ fn compute_function(
             }
             Arc::new(Int64Array::from(v))
         }
-        WindowFunction::PercentRank => doubles(&|ps, pe, i| {
-            if pe - ps <= 1 {
-                0.0
-            } else {
-                (ctx.peer_start[i] - ps) as f64 / (pe - ps - 1) as f64
-            }
-        }),
+        WindowFunction::PercentRank => {
+            let peers = ctx.peers()?;
+            doubles(&|ps, pe, i| {
+                if pe - ps <= 1 {
+                    0.0
+                } else {
+                    (peers.start[i] - ps) as f64 / (pe - ps - 1) as f64
+                }
+            })
+        }
         WindowFunction::CumeDist => {
-            doubles(&|ps, pe, i| (ctx.peer_end[i] - ps) as f64 / (pe - ps) as f64)
+            let peers = ctx.peers()?;
+            doubles(&|ps, pe, i| (peers.end[i] - ps) as f64 / (pe - ps) as f64)
         }
         WindowFunction::Ntile => {
             let buckets = f.offset;
@@ -656,10 +695,17 @@ fn compute_function(
 /// Each row's frame as `[start, end)` row indices (empty where end <=
 /// start).
 fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
-    let n = ctx.peer_start.len();
+    let n = ctx.n;
     let mut fs = Vec::with_capacity(n);
     let mut fe = Vec::with_capacity(n);
     let frame = &f.frame;
+    // a RANGE frame's bounds are peer groups (ROWS frames never read them)
+    let peers = match frame.units {
+        FrameUnits::Range => Some(ctx.peers()?),
+        FrameUnits::Rows => None,
+    };
+    let peer_start = |i: usize| peers.map_or(i, |p| p.start[i]);
+    let peer_end = |i: usize| peers.map_or(i + 1, |p| p.end[i]);
     let range_keys = match (frame.units, &frame.start, &frame.end) {
         (FrameUnits::Range, FrameBound::Preceding(_) | FrameBound::Following(_), _)
         | (FrameUnits::Range, _, FrameBound::Preceding(_) | FrameBound::Following(_)) => {
@@ -709,8 +755,8 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
                     FrameBound::CurrentRow => match frame.units {
                         FrameUnits::Rows if is_start => i,
                         FrameUnits::Rows => i + 1,
-                        FrameUnits::Range if is_start => ctx.peer_start[i],
-                        FrameUnits::Range => ctx.peer_end[i],
+                        FrameUnits::Range if is_start => peer_start(i),
+                        FrameUnits::Range => peer_end(i),
                     },
                     FrameBound::Preceding(v) | FrameBound::Following(v) => {
                         let d = offset(v)?;
@@ -726,8 +772,8 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
                             }
                             (FrameUnits::Range, Some((k, _))) => match k[i] {
                                 // NULL keys: the frame is the row's peers
-                                None if is_start => ctx.peer_start[i],
-                                None => ctx.peer_end[i],
+                                None if is_start => peer_start(i),
+                                None => peer_end(i),
                                 Some(v) => {
                                     let target = v + d;
                                     let run = &k[vs..ve];
