@@ -706,6 +706,24 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
     };
     let peer_start = |i: usize| peers.map_or(i, |p| p.start[i]);
     let peer_end = |i: usize| peers.map_or(i + 1, |p| p.end[i]);
+    // the frames of running and whole-partition aggregates (the default
+    // frames with and without ORDER BY), partition by partition
+    let whole = match (&frame.start, &frame.end) {
+        (FrameBound::UnboundedPreceding, FrameBound::CurrentRow) => Some(false),
+        (FrameBound::UnboundedPreceding, FrameBound::UnboundedFollowing) => Some(true),
+        _ => None,
+    };
+    if let Some(whole) = whole {
+        for (ps, pe) in ctx.parts() {
+            fs.extend(std::iter::repeat_n(ps, pe - ps));
+            match (whole, peers) {
+                (true, _) => fe.extend(std::iter::repeat_n(pe, pe - ps)),
+                (false, Some(p)) => fe.extend_from_slice(&p.end[ps..pe]),
+                (false, None) => fe.extend(ps + 1..pe + 1),
+            }
+        }
+        return Ok((fs, fe));
+    }
     let range_keys = match (frame.units, &frame.start, &frame.end) {
         (FrameUnits::Range, FrameBound::Preceding(_) | FrameBound::Following(_), _)
         | (FrameUnits::Range, _, FrameBound::Preceding(_) | FrameBound::Following(_)) => {
