@@ -1691,6 +1691,12 @@ fn describe_segment(segment: &Segment<'_>) -> String {
                 .to_owned(),
         );
     }
+    if let BreakerSpec::Window { limit: Some(k), .. } = segment.breaker {
+        parts.push(format!(
+            "window: rows bucketed by partition keys, each bucket sorted, keeping the first {k} row(s) of each partition, and computed in parallel"
+        ));
+        return parts.join(" -> ");
+    }
     parts.push(
         match segment.breaker {
             BreakerSpec::Materialize { limit: None } => "materialise",
@@ -1701,7 +1707,7 @@ fn describe_segment(segment: &Segment<'_>) -> String {
             BreakerSpec::Sort(_) => {
                 "full sort: one radix sort of every lane's rows (fixed-width keys) or sorted runs per lane merged, in parallel"
             }
-            BreakerSpec::Window(_) => {
+            BreakerSpec::Window { .. } => {
                 "window: rows bucketed by partition keys, each bucket sorted and computed in parallel"
             }
         }

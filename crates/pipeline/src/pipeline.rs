@@ -21,7 +21,7 @@ use crate::options::{ExecOptions, Progress};
 use crate::sort::{KeyedRows, SharedBound, SortSpec, SortedRun, TOP_N_MAX, TopN, position_base};
 use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
-use crate::window::{WindowLane, WindowPlan};
+use crate::window::{WindowLane, WindowPlan, row_limit};
 use crate::zones::has_zones;
 
 /// One pipeline of a query: a source, the filters and projection (or
@@ -59,8 +59,12 @@ pub(crate) enum BreakerSpec<'a> {
     /// ORDER BY: sorted runs, merged by range.
     Sort(&'a LogicalPlan),
     /// Window functions: rows bucketed by partition, sorted and computed
-    /// per bucket in parallel.
-    Window(&'a LogicalPlan),
+    /// per bucket in parallel; with `limit`, the first rows of each
+    /// partition only ([`crate::window::row_limit`]).
+    Window {
+        window: &'a LogicalPlan,
+        limit: Option<usize>,
+    },
 }
 
 impl Segment<'_> {
@@ -120,7 +124,13 @@ pub(crate) fn segments(plan: &LogicalPlan) -> Result<Vec<Segment<'_>>> {
                 }
                 Some(n @ LogicalPlan::Window { .. }) if sink.is_none() => {
                     i += 1;
-                    BreakerSpec::Window(n)
+                    // a filter above that keeps the first rows of each
+                    // partition only (QUALIFY ROW_NUMBER() ... <= k)
+                    let limit = match chain.get(i) {
+                        Some(LogicalPlan::Filter { predicate, .. }) => row_limit(n, predicate),
+                        _ => None,
+                    };
+                    BreakerSpec::Window { window: n, limit }
                 }
                 Some(n @ LogicalPlan::Sort { .. }) => {
                     i += 1;
@@ -638,13 +648,17 @@ impl Pipeline {
             BreakerSpec::Sort(LogicalPlan::Sort { keys, .. }) => Breaker::Sort {
                 sort: SortSpec::new(keys, Arc::clone(&rows_schema))?,
             },
-            BreakerSpec::Window(LogicalPlan::Window {
-                input,
-                partition_by,
-                order_by,
-                functions,
-                schema: out,
-            }) => Breaker::Window {
+            BreakerSpec::Window {
+                window:
+                    LogicalPlan::Window {
+                        input,
+                        partition_by,
+                        order_by,
+                        functions,
+                        schema: out,
+                    },
+                limit,
+            } => Breaker::Window {
                 plan: WindowPlan::new(
                     Arc::clone(&rows_schema),
                     Arc::clone(out),
@@ -652,9 +666,10 @@ impl Pipeline {
                     order_by,
                     functions,
                     matches!(&**input, LogicalPlan::Sort { keys, .. } if keys == order_by),
+                    *limit,
                 )?,
             },
-            BreakerSpec::Window(_) => {
+            BreakerSpec::Window { .. } => {
                 return Err(Error::Internal(
                     "a window breaker without a Window node".into(),
                 ));

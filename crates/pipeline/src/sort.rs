@@ -46,7 +46,7 @@ use crate::zones::{Zone, key_of};
 mod radix;
 
 use radix::KeyRange;
-pub(crate) use radix::{FullSort, KeyedRows, RadixSort, Scattered, sort_parts};
+pub(crate) use radix::{FullSort, KeyedRows, RadixSort, RowLimit, Scattered, sort_parts};
 
 /// The largest `offset + fetch` run as a top-N; above it, a full sort.
 pub(crate) const TOP_N_MAX: usize = 1 << 16;

@@ -33,15 +33,15 @@ use arrow::compute::{cast, interleave, take, take_record_batch};
 use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
 use arrow::row::{RowConverter, Rows, SortField};
 use weir_planner::{
-    AggregateFunction, Expr, FrameBound, FrameUnits, ScalarValue, SortKey, WindowExpr,
-    WindowFunction,
+    AggregateFunction, BinaryOp, Expr, FrameBound, FrameUnits, LogicalPlan, ScalarValue, SortKey,
+    WindowExpr, WindowFunction,
 };
 
 use crate::aggregate::conform;
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::hash::{fold_word, hash_bytes, mix};
-use crate::sort::{SortSpec, part_positions, sort_parts};
+use crate::sort::{RowLimit, SortSpec, part_positions, sort_parts};
 
 /// Buckets the lanes cut rows into when there is a PARTITION BY.
 const BUCKETS: usize = 64;
@@ -75,6 +75,99 @@ pub(crate) struct WindowPlan {
     /// before the window (`input_sorted`, see `rewrite::sort_under_window`).
     /// Only a window whose rewrite did not run sorts its one bucket.
     presorted: bool,
+    /// Only the first rows of each partition are wanted ([`row_limit`]):
+    /// a bucket gathers and computes no others.
+    limit: Option<usize>,
+}
+
+/// How many rows of each partition a filter above `window` can keep at
+/// most: every function of the window is `ROW_NUMBER()` (its value for a
+/// row depends on the rows before it only), there is a PARTITION BY, and
+/// a conjunct of `predicate` (over the window's output) bounds one of
+/// their columns from above by a constant (`rn <= 2`, `rn < 3`, `rn = 1`,
+/// `2 >= rn`). The filter still runs; the window only drops rows it
+/// would reject. `None` otherwise.
+pub(crate) fn row_limit(window: &LogicalPlan, predicate: &Expr) -> Option<usize> {
+    let LogicalPlan::Window {
+        input,
+        partition_by,
+        functions,
+        ..
+    } = window
+    else {
+        return None;
+    };
+    if partition_by.is_empty()
+        || functions.is_empty()
+        || functions
+            .iter()
+            .any(|f| f.func != WindowFunction::RowNumber)
+    {
+        return None;
+    }
+    let width = input.schema().fields().len();
+    let number = |e: &Expr| match e {
+        Expr::Column(c) if c.index >= width => Some(()),
+        _ => None,
+    };
+    let constant = |e: &Expr| match e {
+        Expr::Literal(v) => integer(v),
+        _ => None,
+    };
+    // the largest row number a conjunct lets through
+    let bound = |e: &Expr| -> Option<i128> {
+        let Expr::Binary { op, left, right } = e else {
+            return None;
+        };
+        let (op, k) = match (number(left), constant(right), constant(left), number(right)) {
+            (Some(()), Some(k), _, _) => (*op, k),
+            // `k >= rn` is `rn <= k`
+            (_, _, Some(k), Some(())) => match op {
+                BinaryOp::GtEq => (BinaryOp::LtEq, k),
+                BinaryOp::Gt => (BinaryOp::Lt, k),
+                BinaryOp::Eq => (BinaryOp::Eq, k),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        match op {
+            BinaryOp::LtEq | BinaryOp::Eq => Some(k),
+            BinaryOp::Lt => Some(k - 1),
+            _ => None,
+        }
+    };
+    let mut conjuncts = vec![predicate];
+    let mut limit: Option<i128> = None;
+    while let Some(e) = conjuncts.pop() {
+        match e {
+            Expr::Binary {
+                op: BinaryOp::And,
+                left,
+                right,
+            } => conjuncts.extend([&**left, &**right]),
+            e => {
+                if let Some(k) = bound(e) {
+                    limit = Some(limit.map_or(k, |l| l.min(k)));
+                }
+            }
+        }
+    }
+    limit.map(|k| usize::try_from(k.max(0)).unwrap_or(usize::MAX))
+}
+
+/// An integer constant's value.
+fn integer(v: &ScalarValue) -> Option<i128> {
+    Some(match *v {
+        ScalarValue::Int8(x) => x.into(),
+        ScalarValue::Int16(x) => x.into(),
+        ScalarValue::Int32(x) => x.into(),
+        ScalarValue::Int64(x) => x.into(),
+        ScalarValue::UInt8(x) => x.into(),
+        ScalarValue::UInt16(x) => x.into(),
+        ScalarValue::UInt32(x) => x.into(),
+        ScalarValue::UInt64(x) => x.into(),
+        _ => return None,
+    })
 }
 
 /// A lane's rows, cut into buckets.
@@ -122,6 +215,7 @@ impl WindowPlan {
         order_by: &[SortKey],
         functions: &[WindowExpr],
         input_sorted: bool,
+        limit: Option<usize>,
     ) -> Result<Self> {
         let mut fields: Vec<Field> = input.fields().iter().map(|f| f.as_ref().clone()).collect();
         fields.push(Field::new("__position", DataType::UInt64, false));
@@ -197,6 +291,7 @@ impl WindowPlan {
             arg_cols,
             sort,
             presorted: partition_by.is_empty() && (order_by.is_empty() || input_sorted),
+            limit: limit.filter(|_| !partition_by.is_empty()),
         })
     }
 
@@ -229,8 +324,12 @@ impl WindowPlan {
                 list(self.functions.iter().map(ToString::to_string).collect()),
             );
         }
+        let kept = match self.limit {
+            Some(k) => format!(", keeping the first {k} row(s) of each partition"),
+            None => String::new(),
+        };
         format!(
-            "window: rows cut by a hash of [{}] into {} bucket(s), each sorted by [{}] and computed in parallel: {}",
+            "window: rows cut by a hash of [{}] into {} bucket(s), each sorted by [{}]{kept} and computed in parallel: {}",
             list(self.partition_by.iter().map(ToString::to_string).collect()),
             self.buckets(),
             list(self.order_by.iter().map(ToString::to_string).collect()),
@@ -330,7 +429,11 @@ impl WindowPlan {
             if parts.is_empty() {
                 None
             } else {
-                Some(sort_parts(&self.sort, parts)?)
+                let limit = self.limit.map(|rows| RowLimit {
+                    keys: self.partition_cols.len(),
+                    rows,
+                });
+                Some(sort_parts(&self.sort, parts, limit)?)
             }
         };
         let Some(sorted) = sorted else {
@@ -340,14 +443,8 @@ impl WindowPlan {
         let no = self.order_by.len();
         let n = sorted.num_rows();
         // partitions and peer groups, as runs of equal keys
-        let same = |cols: &[ArrayRef]| -> Result<Vec<bool>> { same_as_previous(cols, n) };
         let partition_keys = Self::columns_at(&sorted, &self.partition_cols);
-        let peer_keys: Vec<ArrayRef> = partition_keys
-            .iter()
-            .cloned()
-            .chain(Self::columns_at(&sorted, &self.order_cols))
-            .collect();
-        let same_partition = same(&partition_keys)?;
+        let mut same_partition = same_as_previous(&partition_keys, n)?;
         let mut partitions: Vec<usize> = same_partition
             .iter()
             .enumerate()
@@ -355,11 +452,35 @@ impl WindowPlan {
             .map(|(i, _)| i)
             .collect();
         partitions.push(n);
+        // the first rows of each partition only, where the sort kept more
+        let (sorted, n) = match self.limit {
+            Some(k) if partitions.windows(2).any(|p| p[1] - p[0] > k) => {
+                let keep: Vec<u32> = partitions
+                    .windows(2)
+                    .flat_map(|p| p[0] as u32..(p[0] + k).min(p[1]) as u32)
+                    .collect();
+                let kept =
+                    take_record_batch(&sorted, &UInt32Array::from(keep)).map_err(Error::arrow)?;
+                let n = kept.num_rows();
+                same_partition =
+                    same_as_previous(&Self::columns_at(&kept, &self.partition_cols), n)?;
+                partitions = same_partition
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, same)| i == 0 || !same)
+                    .map(|(i, _)| i)
+                    .collect();
+                partitions.push(n);
+                (kept, n)
+            }
+            _ => (sorted, n),
+        };
+        let order_keys = Self::columns_at(&sorted, &self.order_cols);
         let ctx = Ctx {
             n,
             partitions: &partitions,
             same_partition: &same_partition,
-            order_keys: &peer_keys[partition_keys.len()..],
+            order_keys: &order_keys,
             peers: OnceCell::new(),
             order_key: (no == 1).then(|| (sorted.column(self.order_cols[0]), self.order_by[0].asc)),
         };

@@ -110,3 +110,57 @@ fn one_partition_numbers_its_rows_alike_on_every_thread_count() {
         assert!(got(&db, "ORDER BY o") == want, "{threads} threads");
     }
 }
+
+#[test]
+fn a_row_number_bound_above_keeps_the_first_rows_of_each_partition_in_the_window() {
+    let db = Database::new().unwrap();
+    table(&db);
+    let want = expected(|id| row(id).0);
+    let explain = |sql: &str| db.execute(&format!("EXPLAIN {sql}")).unwrap().to_string();
+    let window = "SELECT id, row_number() OVER (PARTITION BY p ORDER BY o) AS rn FROM t";
+    // bounds above, however written, reach the window
+    for (filter, k) in [
+        ("rn <= 2", 2),
+        ("rn < 3", 2),
+        ("rn = 1", 1),
+        ("3 >= rn AND id > 5", 3),
+    ] {
+        let sql = format!("SELECT * FROM ({window}) WHERE {filter}");
+        let plan = explain(&sql);
+        assert!(
+            plan.contains(&format!("keeping the first {k} row(s) of each partition")),
+            "{filter}: {plan}"
+        );
+        // ties (five values of o) numbered in input order, on any thread
+        // count, as the whole window numbers them
+        for threads in [1, 2, 4] {
+            db.set_threads(threads).unwrap();
+            let result = db.execute(&sql).unwrap();
+            let mut kept = 0;
+            for b in result.batches() {
+                let (id, rn) = (
+                    b.column(0).as_primitive::<Int64Type>(),
+                    b.column(1).as_primitive::<Int64Type>(),
+                );
+                for i in 0..b.num_rows() {
+                    assert_eq!(want[&id.value(i)].0, rn.value(i), "{filter}");
+                    kept += 1;
+                }
+            }
+            let expected = want
+                .iter()
+                .filter(|&(&id, &(rn, _))| rn <= k && (filter != "3 >= rn AND id > 5" || id > 5))
+                .count();
+            assert_eq!(kept, expected, "{filter}, {threads} threads");
+        }
+    }
+    // ranks (ties), other functions, lower bounds and disjunctions do not
+    for sql in [
+        "SELECT * FROM (SELECT id, rank() OVER (PARTITION BY p ORDER BY o) AS r FROM t) WHERE r <= 2".to_owned(),
+        format!("SELECT * FROM ({window}) WHERE rn > 2"),
+        format!("SELECT * FROM ({window}) WHERE rn <= 2 OR id = 7"),
+        "SELECT * FROM (SELECT id, row_number() OVER (PARTITION BY p ORDER BY o) AS rn, sum(v) OVER (PARTITION BY p ORDER BY o) AS s FROM t) WHERE rn <= 2".to_owned(),
+    ] {
+        assert!(!explain(&sql).contains("keeping the first"), "{sql}");
+    }
+}

@@ -205,8 +205,18 @@ impl FullSort {
 /// BIGINTs, a BIGINT and a DECIMAL), which a run would sort as encoded
 /// rows, take the radix sort of the full sort, in both its steps, when
 /// the codes of the values the rows hold fit 64 bits.
-pub(crate) fn sort_parts(spec: &SortSpec, parts: LaneParts) -> Result<RecordBatch> {
-    let parts = if spec.by_radix() && spec.fixed.is_none() {
+///
+/// With `limit`, the radix sort gathers only the first rows of each run
+/// of equal leading keys ([`RowLimit`]); the sorted run gathers them all
+/// (its caller keeps the first).
+pub(crate) fn sort_parts(
+    spec: &SortSpec,
+    parts: LaneParts,
+    limit: Option<RowLimit>,
+) -> Result<RecordBatch> {
+    // a limit gathers few rows: worth the radix sort whatever the keys'
+    // types
+    let parts = if spec.by_radix() && (spec.fixed.is_none() || limit.is_some()) {
         let mut keyed = KeyedRows::new(spec);
         for (morsel, batch) in parts {
             keyed.push(spec, morsel, batch)?;
@@ -216,7 +226,11 @@ pub(crate) fn sort_parts(spec: &SortSpec, parts: LaneParts) -> Result<RecordBatc
                 let scattered = (0..radix.chunks())
                     .map(|i| radix.scatter(i))
                     .collect::<Result<Vec<_>>>()?;
-                let sorted = radix.sort_range(&scattered, 0..DIGITS)?;
+                let sorted = if radix.wide {
+                    radix.sort_range_as::<u128>(&scattered, 0..DIGITS, limit)?
+                } else {
+                    radix.sort_range_as::<u64>(&scattered, 0..DIGITS, limit)?
+                };
                 return Ok(
                     sorted.unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(&spec.schema)))
                 );
@@ -230,6 +244,14 @@ pub(crate) fn sort_parts(spec: &SortSpec, parts: LaneParts) -> Result<RecordBatc
         parts
     };
     Ok(SortedRun::new(spec, parts)?.into_batch())
+}
+
+/// The first `rows` rows of each run of rows equal in the first `keys`
+/// sort keys (a window's partition keys: `ROW_NUMBER() ... <= rows`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RowLimit {
+    pub(crate) keys: usize,
+    pub(crate) rows: usize,
 }
 
 /// A radix sort of every lane's rows: their morsels in input order, how
@@ -591,16 +613,19 @@ impl RadixSort {
         digits: Range<usize>,
     ) -> Result<Option<RecordBatch>> {
         if self.wide {
-            self.sort_range_as::<u128>(scattered, digits)
+            self.sort_range_as::<u128>(scattered, digits, None)
         } else {
-            self.sort_range_as::<u64>(scattered, digits)
+            self.sort_range_as::<u64>(scattered, digits, None)
         }
     }
 
+    /// [`Self::sort_range`] of words `W`, keeping only the rows `limit`
+    /// keeps (the digits must hold every row of each run it counts).
     fn sort_range_as<W: Word>(
         &self,
         scattered: &[Scattered],
         digits: Range<usize>,
+        limit: Option<RowLimit>,
     ) -> Result<Option<RecordBatch>> {
         let rows: usize = digits
             .clone()
@@ -633,6 +658,27 @@ impl RadixSort {
             let from = words.len();
             words.resize(from + scratch.len(), W::default());
             sort_bucket(&mut scratch, &mut words[from..], &bytes);
+        }
+        if let Some(RowLimit { keys, rows }) = limit {
+            // the leading keys' codes are the codes' high bits: rows equal
+            // in them are neighbours, counted run by run
+            let cut = match keys.checked_sub(1).and_then(|k| self.columns.get(k)) {
+                Some(last) => last.at - self.shift,
+                None => u64::BITS,
+            };
+            let mut run: Option<(u64, usize)> = None;
+            words.retain(|&w| {
+                let lead = w.codes(self.shift).checked_shr(cut).unwrap_or(0);
+                let n = match run {
+                    Some((l, n)) if l == lead => n + 1,
+                    _ => 0,
+                };
+                run = Some((lead, n));
+                n < rows
+            });
+            if words.is_empty() {
+                return Ok(None);
+            }
         }
         let row_mask = (1u64 << self.row_bits) - 1;
         let position_mask = if self.position_bits == 64 {
