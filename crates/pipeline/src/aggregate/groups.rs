@@ -1735,6 +1735,174 @@ enum RowKeys {
         /// The group of NULL, if any.
         null: Option<u32>,
     },
+    /// Keys of VARCHARs and fixed-width values ([`packable`]), each
+    /// group's one after the other, column by column: a VARCHAR as its
+    /// length in four bytes ([`NULL_LEN`] for NULL) and its bytes, a
+    /// value of width `w` as a byte (1 valid, 0 NULL) and its `w` bytes
+    /// (zeros for NULL). Equal keys have equal bytes, which is all a
+    /// group table asks (the row format's order costs an encoding of
+    /// every string in 32-byte blocks); the result's columns are cut
+    /// back out of them.
+    Packed {
+        types: Vec<DataType>,
+        bytes: Vec<u8>,
+        /// Per group, where its bytes end.
+        ends: Vec<usize>,
+    },
+}
+
+/// Whether a key column of type `t` can be packed ([`RowKeys::Packed`]):
+/// a VARCHAR, or a type of a fixed width in bytes.
+fn packable(t: &DataType) -> bool {
+    *t == DataType::Utf8 || (*t != DataType::Boolean && t.primitive_width().is_some())
+}
+
+/// The packed keys ([`RowKeys::Packed`]) of the rows of `columns`, of
+/// `types`: their bytes, row `i`'s at `offsets[i]..offsets[i + 1]`.
+fn pack_keys(columns: &[ArrayRef], types: &[DataType]) -> Result<(Vec<u8>, Vec<usize>)> {
+    let n = columns.first().map_or(0, |c| c.len());
+    let mut lens = vec![0usize; n];
+    for (c, t) in columns.iter().zip(types) {
+        if c.data_type() != t {
+            return Err(Error::Internal(format!(
+                "a group key of type {} where {t} was planned",
+                c.data_type()
+            )));
+        }
+        let valid = c.logical_nulls().filter(|v| v.null_count() > 0);
+        match c.as_string_opt::<i32>() {
+            Some(strings) => {
+                let offsets = strings.value_offsets().windows(2);
+                for (i, (l, o)) in lens.iter_mut().zip(offsets).enumerate() {
+                    let len = if valid.as_ref().is_none_or(|v| v.is_valid(i)) {
+                        (o[1] - o[0]) as usize
+                    } else {
+                        0
+                    };
+                    *l += 4 + len;
+                }
+            }
+            None => {
+                let w = t.primitive_width().unwrap_or(0);
+                lens.iter_mut().for_each(|l| *l += 1 + w);
+            }
+        }
+    }
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0usize);
+    let mut total = 0;
+    for l in &lens {
+        total += l;
+        offsets.push(total);
+    }
+    let mut bytes = vec![0u8; total];
+    let mut at: Vec<usize> = offsets[..n].to_vec();
+    for (c, t) in columns.iter().zip(types) {
+        let valid = c.logical_nulls().filter(|v| v.null_count() > 0);
+        let is_valid = |i: usize| valid.as_ref().is_none_or(|v| v.is_valid(i));
+        match c.as_string_opt::<i32>() {
+            Some(strings) => {
+                let (o, data) = (strings.value_offsets(), strings.value_data());
+                for (i, at) in at.iter_mut().enumerate() {
+                    if is_valid(i) {
+                        let value = &data[o[i] as usize..o[i + 1] as usize];
+                        let len = (value.len() as u32).to_le_bytes();
+                        bytes[*at..*at + 4].copy_from_slice(&len);
+                        bytes[*at + 4..*at + 4 + value.len()].copy_from_slice(value);
+                        *at += 4 + value.len();
+                    } else {
+                        bytes[*at..*at + 4].copy_from_slice(&NULL_LEN.to_le_bytes());
+                        *at += 4;
+                    }
+                }
+            }
+            None => {
+                let w = t.primitive_width().unwrap_or(0);
+                let data = c.to_data();
+                let values = data
+                    .buffers()
+                    .first()
+                    .map(|b| &b.as_slice()[data.offset() * w..(data.offset() + n) * w])
+                    .ok_or_else(|| Error::Internal(format!("a {t} key without values")))?;
+                for (i, at) in at.iter_mut().enumerate() {
+                    if is_valid(i) {
+                        bytes[*at] = 1;
+                        bytes[*at + 1..*at + 1 + w].copy_from_slice(&values[i * w..(i + 1) * w]);
+                    }
+                    *at += 1 + w;
+                }
+            }
+        }
+    }
+    Ok((bytes, offsets))
+}
+
+/// The key columns of packed keys ([`RowKeys::Packed`]) of `types`: group
+/// `g`'s key is `bytes[ends[g - 1]..ends[g]]`.
+fn unpack_keys(types: &[DataType], bytes: &[u8], ends: &[usize]) -> Result<Vec<ArrayRef>> {
+    let n = ends.len();
+    let mut values: Vec<Vec<u8>> = vec![Vec::new(); types.len()];
+    let mut offsets: Vec<Vec<i32>> = types
+        .iter()
+        .map(|t| {
+            if *t == DataType::Utf8 {
+                vec![0]
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let mut valid: Vec<Vec<bool>> = vec![Vec::with_capacity(n); types.len()];
+    let too_long = || Error::Internal("the group keys' strings pass 2 GiB in all".into());
+    let mut start = 0;
+    for &end in ends {
+        let mut key = &bytes[start..end];
+        for (c, t) in types.iter().enumerate() {
+            if *t == DataType::Utf8 {
+                let len = u32::from_le_bytes(key[..4].try_into().expect("4 bytes"));
+                key = &key[4..];
+                if len == NULL_LEN {
+                    valid[c].push(false);
+                } else {
+                    values[c].extend_from_slice(&key[..len as usize]);
+                    key = &key[len as usize..];
+                    valid[c].push(true);
+                }
+                offsets[c].push(i32::try_from(values[c].len()).map_err(|_| too_long())?);
+            } else {
+                let w = t.primitive_width().unwrap_or(0);
+                valid[c].push(key[0] == 1);
+                values[c].extend_from_slice(&key[1..1 + w]);
+                key = &key[1 + w..];
+            }
+        }
+        start = end;
+    }
+    let mut out = Vec::with_capacity(types.len());
+    for (((t, values), offsets), valid) in types.iter().zip(values).zip(offsets).zip(valid) {
+        let nulls = valid.contains(&false).then(|| NullBuffer::from(valid));
+        if *t == DataType::Utf8 {
+            // SAFETY: the bytes are whole strings of valid VARCHAR arrays,
+            // one after the other; the offsets are their ends from 0
+            let strings = unsafe {
+                StringArray::new_unchecked(
+                    OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)),
+                    Buffer::from_vec(values),
+                    nulls,
+                )
+            };
+            out.push(Arc::new(strings) as ArrayRef);
+        } else {
+            let data = ArrayData::builder(t.clone())
+                .len(n)
+                .add_buffer(Buffer::from_vec(values))
+                .nulls(nulls)
+                .build()
+                .map_err(Error::arrow)?;
+            out.push(make_array(data));
+        }
+    }
+    Ok(out)
 }
 
 /// The length a slot of a string table keeps for NULL (no string is that
@@ -1784,6 +1952,8 @@ impl<'a> RowKey<'a> {
 enum BatchKeys<'a> {
     Encoded(Rows),
     Strings(&'a StringArray, Option<NullBuffer>),
+    /// Packed keys ([`pack_keys`]).
+    Packed(Vec<u8>, Vec<usize>),
 }
 
 impl BatchKeys<'_> {
@@ -1791,6 +1961,7 @@ impl BatchKeys<'_> {
         match self {
             BatchKeys::Encoded(rows) => rows.num_rows(),
             BatchKeys::Strings(strings, _) => strings.len(),
+            BatchKeys::Packed(_, offsets) => offsets.len() - 1,
         }
     }
 
@@ -1798,6 +1969,7 @@ impl BatchKeys<'_> {
     fn key(&self, i: usize) -> RowKey<'_> {
         match self {
             BatchKeys::Encoded(rows) => RowKey::Row(rows.row(i).data()),
+            BatchKeys::Packed(bytes, offsets) => RowKey::Row(&bytes[offsets[i]..offsets[i + 1]]),
             BatchKeys::Strings(strings, nulls) => RowKey::Str(
                 nulls
                     .as_ref()
@@ -1840,7 +2012,7 @@ impl RowKeys {
     fn bytes(&self, id: usize) -> &[u8] {
         match self {
             RowKeys::Encoded { rows, .. } => rows.row(id).data(),
-            RowKeys::Strings { bytes, ends, .. } => {
+            RowKeys::Strings { bytes, ends, .. } | RowKeys::Packed { bytes, ends, .. } => {
                 let start = if id == 0 { 0 } else { ends[id - 1] };
                 &bytes[start..ends[id]]
             }
@@ -1851,6 +2023,7 @@ impl RowKeys {
     fn key(&self, id: usize) -> RowKey<'_> {
         match self {
             RowKeys::Encoded { rows, .. } => RowKey::Row(rows.row(id).data()),
+            RowKeys::Packed { .. } => RowKey::Row(self.bytes(id)),
             RowKeys::Strings { null, .. } if *null == Some(id as u32) => RowKey::Str(None),
             RowKeys::Strings { .. } => RowKey::Str(Some(self.bytes(id))),
         }
@@ -1871,13 +2044,19 @@ impl RowKeys {
                 }
                 ends.push(bytes.len());
             }
+            RowKeys::Packed { bytes, ends, .. } => {
+                bytes.extend_from_slice(key.bytes());
+                ends.push(bytes.len());
+            }
         }
     }
 
     fn size(&self) -> usize {
         match self {
             RowKeys::Encoded { rows, .. } => rows.size(),
-            RowKeys::Strings { bytes, ends, .. } => bytes.capacity() + ends.capacity() * 8,
+            RowKeys::Strings { bytes, ends, .. } | RowKeys::Packed { bytes, ends, .. } => {
+                bytes.capacity() + ends.capacity() * 8
+            }
         }
     }
 }
@@ -1889,6 +2068,12 @@ impl RowGroups {
                 bytes: Vec::new(),
                 ends: Vec::new(),
                 null: None,
+            }
+        } else if types.iter().all(packable) {
+            RowKeys::Packed {
+                types: types.to_vec(),
+                bytes: Vec::new(),
+                ends: Vec::new(),
             }
         } else {
             let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
@@ -1919,6 +2104,10 @@ impl RowGroups {
                     .ok_or_else(|| Error::Internal("a string group key of another type".into()))?;
                 let nulls = strings.logical_nulls().filter(|n| n.null_count() > 0);
                 Ok(BatchKeys::Strings(strings, nulls))
+            }
+            RowKeys::Packed { types, .. } => {
+                let (bytes, offsets) = pack_keys(columns, types)?;
+                Ok(BatchKeys::Packed(bytes, offsets))
             }
         }
     }
@@ -2041,7 +2230,7 @@ impl RowGroups {
             RowKeys::Strings { bytes, ends, null } => {
                 Ok(vec![strings_of(Buffer::from_vec(bytes), &ends, null)?])
             }
-            RowKeys::Encoded { .. } => self.key_arrays(),
+            RowKeys::Encoded { .. } | RowKeys::Packed { .. } => self.key_arrays(),
         }
     }
 
@@ -2064,6 +2253,7 @@ impl RowGroups {
                 ends,
                 *null,
             )?]),
+            RowKeys::Packed { types, bytes, ends } => unpack_keys(types, bytes, ends),
         }
     }
 
@@ -2410,6 +2600,116 @@ mod tests {
             let distinct: HashSet<&String> = text.iter().collect();
             assert_eq!(t.len(), distinct.len(), "{text:?}");
             // the same rows again find the same groups
+            let mut again = Vec::new();
+            t.group_ids(&columns, &mut again).unwrap();
+            assert_eq!(ids, again);
+            let keys = t.finish().unwrap();
+            for (k, c) in keys.iter().zip(&columns) {
+                assert_eq!(k.data_type(), c.data_type());
+            }
+            let out = rendered(&keys);
+            for (i, id) in ids.iter().enumerate() {
+                assert_eq!(out[*id as usize], text[i]);
+            }
+        }
+    }
+
+    #[test]
+    fn packed_keys_of_strings_and_fixed_widths_round_trip_with_nulls() {
+        // a long string makes a row table; its other keys are packed
+        // beside it (a BOOLEAN, which has no byte width, is row-encoded)
+        let long: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("skipped by the slice"),
+            Some("a key past sixteen bytes"),
+            None,
+            Some("a key past sixteen bytes"),
+            Some(""),
+            Some("a key past sixteen bytes"),
+            Some("a key past sixteen bytes"),
+        ]));
+        let others: Vec<ArrayRef> = vec![
+            Arc::new(Int32Array::from(vec![
+                Some(9),
+                Some(1),
+                None,
+                Some(1),
+                Some(-7),
+                None,
+                Some(1),
+            ])),
+            Arc::new(
+                Decimal128Array::from(vec![
+                    Some(4),
+                    Some(i128::MAX / 3),
+                    Some(-5),
+                    Some(i128::MAX / 3),
+                    None,
+                    Some(0),
+                    Some(i128::MAX / 3),
+                ])
+                .with_precision_and_scale(38, 2)
+                .unwrap(),
+            ),
+            Arc::new(Float64Array::from(vec![
+                Some(1.0),
+                Some(-0.0),
+                Some(0.0),
+                Some(-0.0),
+                None,
+                Some(2.5),
+                Some(-0.0),
+            ])),
+            Arc::new(
+                TimestampMicrosecondArray::from(vec![
+                    Some(0),
+                    Some(1),
+                    Some(2),
+                    Some(1),
+                    Some(3),
+                    None,
+                    Some(1),
+                ])
+                .with_timezone("+01:00"),
+            ),
+            Arc::new(StringArray::from(vec![
+                Some("x"),
+                Some("R"),
+                Some("R"),
+                Some("R"),
+                None,
+                Some(""),
+                Some("R"),
+            ])),
+            Arc::new(BooleanArray::from(vec![
+                Some(true),
+                Some(true),
+                None,
+                Some(true),
+                Some(false),
+                Some(true),
+                Some(true),
+            ])),
+        ];
+        for with_boolean in [false, true] {
+            let mut columns = vec![Arc::clone(&long)];
+            columns.extend(
+                others
+                    .iter()
+                    .take(if with_boolean { 6 } else { 5 })
+                    .cloned(),
+            );
+            // a slice: every column's offset is 1
+            let columns: Vec<ArrayRef> = columns.iter().map(|c| c.slice(1, 6)).collect();
+            let types: Vec<DataType> = columns.iter().map(|c| c.data_type().clone()).collect();
+            let mut t = table(&types);
+            let mut ids = Vec::new();
+            t.group_ids(&columns, &mut ids).unwrap();
+            assert_eq!(t.fixed_words(), None);
+            assert_eq!(ids[0], ids[2]);
+            assert_eq!(ids[2], ids[5]);
+            let text = rendered(&columns);
+            let distinct: HashSet<&String> = text.iter().collect();
+            assert_eq!(t.len(), distinct.len(), "{text:?}");
             let mut again = Vec::new();
             t.group_ids(&columns, &mut again).unwrap();
             assert_eq!(ids, again);
