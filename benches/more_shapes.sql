@@ -1,0 +1,42 @@
+-- Shapes of the breakers not in breakers.sql: string keys, QUALIFY, several keys (docs/PERFORMANCE.md, fourth session of 2026-11-27).
+-- Not timed by `cargo xtask bench`; run them with the harness beside DuckDB, e.g.
+-- `compare --data target/tpch-data/sf1 --sf 1 --tables lineitem --queries benches/more_shapes.sql --threads 2` and
+-- `python3 benches/compare_peer.py --data target/tpch-data/sf1 --tables lineitem --queries benches/more_shapes.sql --threads 2`.
+-- U1
+SELECT l_comment, count(*) AS n FROM lineitem GROUP BY l_comment ORDER BY n DESC, l_comment LIMIT 5;
+-- U2
+SELECT l_shipmode, l_shipinstruct, count(*) AS n, avg(l_discount) AS d FROM lineitem GROUP BY l_shipmode, l_shipinstruct;
+-- U3
+SELECT count(DISTINCT l_orderkey) FROM lineitem;
+-- U4
+SELECT DISTINCT l_partkey, l_suppkey FROM lineitem;
+-- U5
+SELECT l_comment, l_orderkey FROM lineitem ORDER BY l_comment LIMIT 10;
+-- U6
+SELECT l_orderkey, l_comment FROM lineitem ORDER BY l_comment;
+-- U7
+SELECT l_suppkey, sum(l_extendedprice * (1 - l_discount)) AS rev FROM lineitem GROUP BY l_suppkey ORDER BY rev DESC LIMIT 10;
+-- U8
+SELECT * FROM lineitem ORDER BY l_receiptdate, l_orderkey LIMIT 100;
+-- U9
+SELECT l_partkey, min(l_shipdate) AS a, max(l_commitdate) AS b FROM lineitem GROUP BY l_partkey;
+-- U10
+SELECT count(DISTINCT l_comment) FROM lineitem;
+-- U11
+SELECT l_orderkey, l_partkey, l_quantity FROM lineitem ORDER BY l_quantity DESC, l_partkey LIMIT 1000;
+-- U12
+SELECT l_partkey, l_suppkey, l_orderkey, l_extendedprice FROM lineitem ORDER BY l_partkey, l_suppkey;
+-- U13
+SELECT l_shipdate, count(DISTINCT l_suppkey) AS s FROM lineitem GROUP BY l_shipdate;
+-- U14
+SELECT l_returnflag, l_linestatus, l_shipmode, count(*) AS n, sum(l_quantity) AS q FROM lineitem WHERE l_discount > 0.05 GROUP BY ALL ORDER BY ALL;
+-- U15
+SELECT l_orderkey, sum(l_quantity) AS q FROM lineitem GROUP BY l_orderkey HAVING sum(l_quantity) > 300;
+-- U16
+SELECT l_suppkey, l_orderkey, l_extendedprice, row_number() OVER (PARTITION BY l_suppkey ORDER BY l_extendedprice DESC) AS rn FROM lineitem QUALIFY rn <= 2;
+-- U17
+SELECT l_shipinstruct, count(*) AS n FROM lineitem GROUP BY l_shipinstruct;
+-- U18
+SELECT l_comment, l_shipmode, count(*) AS n FROM lineitem GROUP BY l_comment, l_shipmode ORDER BY n DESC LIMIT 3;
+-- U19
+SELECT l_suppkey, l_orderkey, l_extendedprice, row_number() OVER (PARTITION BY l_suppkey ORDER BY l_extendedprice DESC) AS rn FROM lineitem;
