@@ -445,13 +445,7 @@ impl WindowPlan {
         // partitions and peer groups, as runs of equal keys
         let partition_keys = Self::columns_at(&sorted, &self.partition_cols);
         let mut same_partition = same_as_previous(&partition_keys, n)?;
-        let mut partitions: Vec<usize> = same_partition
-            .iter()
-            .enumerate()
-            .filter(|&(i, same)| i == 0 || !same)
-            .map(|(i, _)| i)
-            .collect();
-        partitions.push(n);
+        let mut partitions = partition_bounds(&same_partition);
         // the first rows of each partition only, where the sort kept more
         let (sorted, n) = match self.limit {
             Some(k) if partitions.windows(2).any(|p| p[1] - p[0] > k) => {
@@ -459,18 +453,12 @@ impl WindowPlan {
                     .windows(2)
                     .flat_map(|p| p[0] as u32..(p[0] + k).min(p[1]) as u32)
                     .collect();
+                // (a partition's first row starts it, the next k - 1 do not)
+                same_partition = keep.iter().map(|&i| same_partition[i as usize]).collect();
+                partitions = partition_bounds(&same_partition);
                 let kept =
                     take_record_batch(&sorted, &UInt32Array::from(keep)).map_err(Error::arrow)?;
                 let n = kept.num_rows();
-                same_partition =
-                    same_as_previous(&Self::columns_at(&kept, &self.partition_cols), n)?;
-                partitions = same_partition
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, same)| i == 0 || !same)
-                    .map(|(i, _)| i)
-                    .collect();
-                partitions.push(n);
                 (kept, n)
             }
             _ => (sorted, n),
@@ -494,6 +482,19 @@ impl WindowPlan {
             .map(Some)
             .map_err(Error::arrow)
     }
+}
+
+/// Where each partition starts, given per row whether it is in the
+/// partition of the row before, then the number of rows.
+fn partition_bounds(same_partition: &[bool]) -> Vec<usize> {
+    let mut bounds: Vec<usize> = same_partition
+        .iter()
+        .enumerate()
+        .filter(|&(i, same)| i == 0 || !same)
+        .map(|(i, _)| i)
+        .collect();
+    bounds.push(same_partition.len());
+    bounds
 }
 
 /// Per row of `keys` (the partition keys), a hash: their values folded

@@ -2590,28 +2590,35 @@ mod tests {
             ),
         ];
         for columns in [columns, more] {
-            let types: Vec<DataType> = columns.iter().map(|c| c.data_type().clone()).collect();
-            let mut t = table(&types);
-            assert!(t.fixed_words().is_some(), "{types:?}");
-            let mut ids = Vec::new();
-            t.group_ids(&columns, &mut ids).unwrap();
+            let ids = round_trip(&columns, |t| assert!(t.fixed_words().is_some()));
             assert_eq!(ids[0], ids[2]);
-            let text = rendered(&columns);
-            let distinct: HashSet<&String> = text.iter().collect();
-            assert_eq!(t.len(), distinct.len(), "{text:?}");
-            // the same rows again find the same groups
-            let mut again = Vec::new();
-            t.group_ids(&columns, &mut again).unwrap();
-            assert_eq!(ids, again);
-            let keys = t.finish().unwrap();
-            for (k, c) in keys.iter().zip(&columns) {
-                assert_eq!(k.data_type(), c.data_type());
-            }
-            let out = rendered(&keys);
-            for (i, id) in ids.iter().enumerate() {
-                assert_eq!(out[*id as usize], text[i]);
-            }
         }
+    }
+
+    /// Groups the rows of `columns` in a new table, checks its layout
+    /// with `layout`, that the same rows find the same groups again and
+    /// that the finished keys render as the rows did; the rows' groups.
+    fn round_trip(columns: &[ArrayRef], layout: impl Fn(&GroupTable)) -> Vec<u32> {
+        let types: Vec<DataType> = columns.iter().map(|c| c.data_type().clone()).collect();
+        let mut t = table(&types);
+        let mut ids = Vec::new();
+        t.group_ids(columns, &mut ids).unwrap();
+        layout(&t);
+        let text = rendered(columns);
+        let distinct: HashSet<&String> = text.iter().collect();
+        assert_eq!(t.len(), distinct.len(), "{text:?}");
+        let mut again = Vec::new();
+        t.group_ids(columns, &mut again).unwrap();
+        assert_eq!(ids, again);
+        let keys = t.finish().unwrap();
+        for (k, c) in keys.iter().zip(columns) {
+            assert_eq!(k.data_type(), c.data_type());
+        }
+        let out = rendered(&keys);
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(out[*id as usize], text[i]);
+        }
+        ids
     }
 
     #[test]
@@ -2700,27 +2707,9 @@ mod tests {
             );
             // a slice: every column's offset is 1
             let columns: Vec<ArrayRef> = columns.iter().map(|c| c.slice(1, 6)).collect();
-            let types: Vec<DataType> = columns.iter().map(|c| c.data_type().clone()).collect();
-            let mut t = table(&types);
-            let mut ids = Vec::new();
-            t.group_ids(&columns, &mut ids).unwrap();
-            assert_eq!(t.fixed_words(), None);
+            let ids = round_trip(&columns, |t| assert_eq!(t.fixed_words(), None));
             assert_eq!(ids[0], ids[2]);
             assert_eq!(ids[2], ids[5]);
-            let text = rendered(&columns);
-            let distinct: HashSet<&String> = text.iter().collect();
-            assert_eq!(t.len(), distinct.len(), "{text:?}");
-            let mut again = Vec::new();
-            t.group_ids(&columns, &mut again).unwrap();
-            assert_eq!(ids, again);
-            let keys = t.finish().unwrap();
-            for (k, c) in keys.iter().zip(&columns) {
-                assert_eq!(k.data_type(), c.data_type());
-            }
-            let out = rendered(&keys);
-            for (i, id) in ids.iter().enumerate() {
-                assert_eq!(out[*id as usize], text[i]);
-            }
         }
     }
 
