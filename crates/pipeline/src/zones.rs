@@ -120,6 +120,9 @@ impl ZoneCache {
     /// or least (ascending), as a one-row slice of the column. Each
     /// zone's greatest and least value is a row of its block, so `k`
     /// rows at least are that good, and no row worse can make the cut.
+    /// A string zone holds heads, which name no row: for a VARCHAR (`k`
+    /// up to [`STRING_BOUND_BLOCKS`]) the bound is the worst of the best
+    /// strings of the `k` blocks of the best heads, each read whole.
     /// `None` with fewer than `k` zones of values.
     pub(crate) fn bound(
         &self,
@@ -129,8 +132,8 @@ impl ZoneCache {
         desc: bool,
     ) -> Option<ArrayRef> {
         let zones = self.columns.get()?.get(column)?.get()?.as_ref()?;
-        if batches.first()?.column(column).data_type() == &DataType::Utf8 {
-            // a zone of strings bounds their heads: no row need hold one
+        let strings = batches.first()?.column(column).data_type() == &DataType::Utf8;
+        if strings && k > STRING_BOUND_BLOCKS {
             return None;
         }
         // the better end of each zone with values, and its block
@@ -146,20 +149,58 @@ impl ZoneCache {
         if k == 0 || ends.len() < k {
             return None;
         }
-        let (_, &mut (value, block), _) = if desc {
+        let (best, &mut (value, block), _) = if desc {
             ends.select_nth_unstable_by(k - 1, |a, b| b.0.cmp(&a.0))
         } else {
             ends.select_nth_unstable_by(k - 1, |a, b| a.0.cmp(&b.0))
         };
-        // the batch of the block, and the row of it holding the value
-        let batch = zones.first_block.partition_point(|&f| f <= block) - 1;
-        let values = batches.get(batch)?.column(column);
-        let first = (block - zones.first_block[batch]) * ZONE_ROWS;
-        let row = (first..(first + ZONE_ROWS).min(values.len()))
-            .find(|&i| key_of(values, i) == Some(value))?;
+        // the batch of a block, and its rows
+        let rows_of = |block: usize| -> Option<(&ArrayRef, Range<usize>)> {
+            let batch = zones.first_block.partition_point(|&f| f <= block) - 1;
+            let values = batches.get(batch)?.column(column);
+            let first = (block - zones.first_block[batch]) * ZONE_ROWS;
+            Some((values, first..(first + ZONE_ROWS).min(values.len())))
+        };
+        if strings {
+            // a string zone holds heads, not strings: the best string of
+            // each of the k blocks of the best heads (a row each), and the
+            // worst of those
+            let mut bound: Option<(&ArrayRef, usize)> = None;
+            for &(_, b) in best.iter().chain(std::iter::once(&(value, block))) {
+                let (values, rows) = rows_of(b)?;
+                let values_s = values.as_string_opt::<i32>()?;
+                let better = |i: usize, j: usize| {
+                    let (x, y) = (values_s.value(i), values_s.value(j));
+                    if desc { x > y } else { x < y }
+                };
+                let mut top: Option<usize> = None;
+                for i in rows.filter(|&i| values.is_valid(i)) {
+                    if top.is_none_or(|t| better(i, t)) {
+                        top = Some(i);
+                    }
+                }
+                let top = top?;
+                let worse = |(v, r): (&ArrayRef, usize)| {
+                    let (x, y) = (v.as_string::<i32>().value(r), values_s.value(top));
+                    if desc { y < x } else { y > x }
+                };
+                if bound.is_none_or(worse) {
+                    bound = Some((values, top));
+                }
+            }
+            let (values, row) = bound?;
+            return Some(values.slice(row, 1));
+        }
+        // the row of the block holding the value
+        let (values, rows) = rows_of(block)?;
+        let row = rows.clone().find(|&i| key_of(values, i) == Some(value))?;
         Some(values.slice(row, 1))
     }
 }
+
+/// The most rows a top-N by a string may ask [`ZoneCache::bound`] for: it
+/// reads the strings of that many blocks.
+const STRING_BOUND_BLOCKS: usize = 64;
 
 impl ColumnZones {
     fn new(batches: &[RecordBatch], column: usize) -> Option<Self> {
@@ -506,5 +547,44 @@ mod tests {
             Some(vec![])
         );
         assert_eq!(ZoneCache::default().bound(&batches, 0, 1, false), None);
+    }
+
+    #[test]
+    fn a_string_bound_has_k_rows_at_least_as_good() {
+        // blocks of mixed strings, some sharing their first 16 bytes
+        let n = 6 * ZONE_ROWS + 7;
+        let values: Vec<Option<String>> = (0..n)
+            .map(|i| {
+                (i % 11 != 0).then(|| {
+                    let w = (i * 7919 + i / ZONE_ROWS * 104_729) % 100_003;
+                    format!(
+                        "shared sixteen b{}{w}",
+                        (b'a' + (i / ZONE_ROWS) as u8) as char
+                    )
+                })
+            })
+            .collect();
+        let array: ArrayRef = Arc::new(StringArray::from(values.clone()));
+        let batches = vec![batch(array)];
+        let cache = ZoneCache::default();
+        // compute every zone
+        cache.surviving(&batches, 0, 0, 0..n, |_| true).unwrap();
+        for desc in [false, true] {
+            for k in [1, 3, 6] {
+                let bound = cache.bound(&batches, 0, k, desc).unwrap();
+                let b = bound.as_string::<i32>().value(0).to_owned();
+                let good = values
+                    .iter()
+                    .flatten()
+                    .filter(|v| if desc { **v >= b } else { **v <= b })
+                    .count();
+                assert!(
+                    good >= k,
+                    "{good} rows as good as {b:?}, k {k}, desc {desc}"
+                );
+            }
+            // more blocks than there are: no bound
+            assert_eq!(cache.bound(&batches, 0, 8, desc), None);
+        }
     }
 }
