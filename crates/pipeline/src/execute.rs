@@ -1517,7 +1517,7 @@ fn sorted_work(
                 parallel: ranges.len() > 1,
                 task: Box::new(move |i| {
                     Ok(radix
-                        .sort_range(&scattered, ranges[i].clone())?
+                        .sort_range(&scattered, ranges[i].clone(), None)?
                         .into_iter()
                         .collect())
                 }),

@@ -2272,7 +2272,7 @@ mod tests {
                 assert!(ranges.len() <= wanted.max(1) + 1, "{ranges:?}");
                 let sorted: Vec<RecordBatch> = ranges
                     .into_iter()
-                    .filter_map(|r| radix.sort_range(&scattered, r).unwrap())
+                    .filter_map(|r| radix.sort_range(&scattered, r, None).unwrap())
                     .collect();
                 (
                     mixed_ids(&sorted),

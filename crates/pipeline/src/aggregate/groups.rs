@@ -1761,15 +1761,18 @@ fn packable(t: &DataType) -> bool {
 /// `types`: their bytes, row `i`'s at `offsets[i]..offsets[i + 1]`.
 fn pack_keys(columns: &[ArrayRef], types: &[DataType]) -> Result<(Vec<u8>, Vec<usize>)> {
     let n = columns.first().map_or(0, |c| c.len());
+    let valids: Vec<Option<NullBuffer>> = columns
+        .iter()
+        .map(|c| c.logical_nulls().filter(|v| v.null_count() > 0))
+        .collect();
     let mut lens = vec![0usize; n];
-    for (c, t) in columns.iter().zip(types) {
+    for ((c, t), valid) in columns.iter().zip(types).zip(&valids) {
         if c.data_type() != t {
             return Err(Error::Internal(format!(
                 "a group key of type {} where {t} was planned",
                 c.data_type()
             )));
         }
-        let valid = c.logical_nulls().filter(|v| v.null_count() > 0);
         match c.as_string_opt::<i32>() {
             Some(strings) => {
                 let offsets = strings.value_offsets().windows(2);
@@ -1797,8 +1800,7 @@ fn pack_keys(columns: &[ArrayRef], types: &[DataType]) -> Result<(Vec<u8>, Vec<u
     }
     let mut bytes = vec![0u8; total];
     let mut at: Vec<usize> = offsets[..n].to_vec();
-    for (c, t) in columns.iter().zip(types) {
-        let valid = c.logical_nulls().filter(|v| v.null_count() > 0);
+    for ((c, t), valid) in columns.iter().zip(types).zip(&valids) {
         let is_valid = |i: usize| valid.as_ref().is_none_or(|v| v.is_valid(i));
         match c.as_string_opt::<i32>() {
             Some(strings) => {
@@ -1882,16 +1884,7 @@ fn unpack_keys(types: &[DataType], bytes: &[u8], ends: &[usize]) -> Result<Vec<A
     for (((t, values), offsets), valid) in types.iter().zip(values).zip(offsets).zip(valid) {
         let nulls = valid.contains(&false).then(|| NullBuffer::from(valid));
         if *t == DataType::Utf8 {
-            // SAFETY: the bytes are whole strings of valid VARCHAR arrays,
-            // one after the other; the offsets are their ends from 0
-            let strings = unsafe {
-                StringArray::new_unchecked(
-                    OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)),
-                    Buffer::from_vec(values),
-                    nulls,
-                )
-            };
-            out.push(Arc::new(strings) as ArrayRef);
+            out.push(kept_strings(offsets, Buffer::from_vec(values), nulls));
         } else {
             let data = ArrayData::builder(t.clone())
                 .len(n)
@@ -1994,8 +1987,15 @@ fn strings_of(bytes: Buffer, ends: &[usize], null: Option<u32>) -> Result<ArrayR
         valid[g as usize] = false;
         NullBuffer::from(valid)
     });
-    // SAFETY: the bytes are whole strings of valid VARCHAR arrays, one
-    // after the other; the offsets are their ends, ascending from 0
+    Ok(kept_strings(offsets, bytes, nulls))
+}
+
+/// A VARCHAR column of strings a group table kept: `bytes`, whole strings
+/// of valid VARCHAR arrays one after the other, ending at `offsets` (from
+/// 0, ascending).
+fn kept_strings(offsets: Vec<i32>, bytes: Buffer, nulls: Option<NullBuffer>) -> ArrayRef {
+    // SAFETY: as the caller promises, the offsets ascend from 0 within the
+    // bytes and cut them at the ends of valid UTF-8 strings
     let strings = unsafe {
         StringArray::new_unchecked(
             OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)),
@@ -2003,7 +2003,7 @@ fn strings_of(bytes: Buffer, ends: &[usize], null: Option<u32>) -> Result<ArrayR
             nulls,
         )
     };
-    Ok(Arc::new(strings))
+    Arc::new(strings)
 }
 
 impl RowKeys {

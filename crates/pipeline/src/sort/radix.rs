@@ -226,11 +226,7 @@ pub(crate) fn sort_parts(
                 let scattered = (0..radix.chunks())
                     .map(|i| radix.scatter(i))
                     .collect::<Result<Vec<_>>>()?;
-                let sorted = if radix.wide {
-                    radix.sort_range_as::<u128>(&scattered, 0..DIGITS, limit)?
-                } else {
-                    radix.sort_range_as::<u64>(&scattered, 0..DIGITS, limit)?
-                };
+                let sorted = radix.sort_range(&scattered, 0..DIGITS, limit)?;
                 return Ok(
                     sorted.unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(&spec.schema)))
                 );
@@ -606,21 +602,23 @@ impl RadixSort {
         out
     }
 
-    /// The second job's task: the rows of the digits `digits`, sorted.
+    /// The second job's task: the rows of the digits `digits`, sorted;
+    /// with `limit`, only the rows it keeps (the digits must then hold
+    /// every row of each run it counts).
     pub(crate) fn sort_range(
         &self,
         scattered: &[Scattered],
         digits: Range<usize>,
+        limit: Option<RowLimit>,
     ) -> Result<Option<RecordBatch>> {
         if self.wide {
-            self.sort_range_as::<u128>(scattered, digits, None)
+            self.sort_range_as::<u128>(scattered, digits, limit)
         } else {
-            self.sort_range_as::<u64>(scattered, digits, None)
+            self.sort_range_as::<u64>(scattered, digits, limit)
         }
     }
 
-    /// [`Self::sort_range`] of words `W`, keeping only the rows `limit`
-    /// keeps (the digits must hold every row of each run it counts).
+    /// [`Self::sort_range`] of words `W`.
     fn sort_range_as<W: Word>(
         &self,
         scattered: &[Scattered],
