@@ -31,8 +31,8 @@ use crate::error::{Error, Result};
 mod holistic;
 use crate::eval::evaluate;
 
-pub(crate) use self::groups::RADIX_BUCKETS;
-use self::groups::{DIRECT_PAGE, DirectMap, EMPTY as EMPTY_GROUP, GroupTable, Layout};
+use self::groups::{DIRECT_PAGE, DirectMap, EMPTY as EMPTY_GROUP, Layout};
+pub(crate) use self::groups::{GroupTable, RADIX_BUCKETS};
 use crate::hash::FxHashSet;
 use crate::pipeline::batch_bytes;
 use crate::step::{PipelineBatch, Selection, remap_columns};

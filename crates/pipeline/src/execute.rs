@@ -503,7 +503,7 @@ impl<'a> DagBuild<'a> {
                         previous.name,
                         segment_name(segment),
                         previous.name,
-                        describe_segment(segment)
+                        describe_segment(segment, None)
                     );
                 }
                 previous.name = format!("pipeline {}", self.pipelines);
@@ -581,7 +581,7 @@ impl<'a> DagBuild<'a> {
                         job,
                         "job over the result of {}: {}",
                         p.name,
-                        describe_segment(segment)
+                        describe_segment(segment, Some(&pipeline.breaker))
                     );
                     pipeline.describe_ops(&mut job);
                 }
@@ -1677,7 +1677,9 @@ pub fn explain(
 }
 
 /// A one-line summary of a later pipeline for EXPLAIN.
-fn describe_segment(segment: &Segment<'_>) -> String {
+/// The EXPLAIN line of `segment`'s job; `breaker`, where the job is
+/// built, says how its breaker runs.
+fn describe_segment(segment: &Segment<'_>, breaker: Option<&Breaker>) -> String {
     let mut parts = Vec::new();
     if !segment.filters.is_empty() {
         parts.push(format!("{} filter(s)", segment.filters.len()));
@@ -1691,10 +1693,8 @@ fn describe_segment(segment: &Segment<'_>) -> String {
                 .to_owned(),
         );
     }
-    if let BreakerSpec::Window { limit: Some(k), .. } = segment.breaker {
-        parts.push(format!(
-            "window: rows bucketed by partition keys, each bucket sorted, keeping the first {k} row(s) of each partition, and computed in parallel"
-        ));
+    if let Some(Breaker::Window { plan }) = breaker {
+        parts.push(plan.describe());
         return parts.join(" -> ");
     }
     parts.push(

@@ -1281,7 +1281,7 @@ impl LaneRun<'_> {
         match breaker {
             // one lane's run is the result; several lanes' runs are merged
             Breaker::Sort { sort } => self.runs.push(SortedRun::new(sort, parts)?),
-            Breaker::Window { plan } => self.windows.absorb(plan.scatter(parts)?),
+            Breaker::Window { plan } => plan.scatter(parts, &mut self.windows)?,
             _ => {}
         }
         let at = self.shared.pipeline.ops.len() + 2;
@@ -1576,7 +1576,7 @@ impl Lane {
             }
             (LaneState::Batches(parts), Breaker::Window { plan }) => {
                 if !parts.is_empty() {
-                    run_windows.absorb(plan.scatter(parts)?);
+                    plan.scatter(parts, &mut run_windows)?;
                 }
                 LaneOutput::Window(run_windows)
             }

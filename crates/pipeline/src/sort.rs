@@ -147,6 +147,22 @@ impl SortSpec {
             .collect()
     }
 
+    /// Whether the keys have fixed widths that fit in 128 bits in all
+    /// ([`Self::ordered_keys`]).
+    pub(crate) fn fixed_width(&self) -> bool {
+        self.fixed.is_some()
+    }
+
+    /// Per row of `batch`, its keys as one number that orders rows as
+    /// the keys do ([`global_keys`]), when they fit in 128 bits.
+    pub(crate) fn ordered_keys(&self, batch: &RecordBatch) -> Result<Option<Vec<u128>>> {
+        let Some(fixed) = &self.fixed else {
+            return Ok(None);
+        };
+        let keys = self.key_values(fixed, batch)?;
+        Ok(Some(global_keys(&keys, batch.num_rows())))
+    }
+
     pub(crate) fn converter(&self) -> Result<RowConverter> {
         RowConverter::new(self.fields.clone()).map_err(Error::arrow)
     }

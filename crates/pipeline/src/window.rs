@@ -30,14 +30,14 @@ use arrow::array::{
 };
 use arrow::compute::kernels::cmp::distinct;
 use arrow::compute::{cast, interleave, take, take_record_batch};
-use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef, UInt64Type};
 use arrow::row::{RowConverter, Rows, SortField};
 use weir_planner::{
     AggregateFunction, BinaryOp, Expr, FrameBound, FrameUnits, LogicalPlan, ScalarValue, SortKey,
     WindowExpr, WindowFunction,
 };
 
-use crate::aggregate::conform;
+use crate::aggregate::{GroupTable, conform};
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::hash::{fold_word, hash_bytes, mix};
@@ -78,7 +78,21 @@ pub(crate) struct WindowPlan {
     /// Only the first rows of each partition are wanted ([`row_limit`]):
     /// a bucket gathers and computes no others.
     limit: Option<usize>,
+    /// With a row limit of at most [`LEADERS_MAX`] rows, the order keys
+    /// (over `work`) when they fit in 128 bits: each lane then drops the
+    /// rows its own partitions already have enough better rows for
+    /// ([`Leaders`]).
+    leaders: Option<SortSpec>,
 }
+
+/// The largest row limit for which lanes keep each partition's best rows
+/// so far ([`Leaders`]); above it, every row is cut into the buckets.
+const LEADERS_MAX: usize = 64;
+
+/// Rows a lane judges [`Leaders`] by: if more than half of such a run of
+/// rows (after the first, when every partition is new) were kept, the
+/// lane stops dropping rows.
+const LEADERS_TRIAL: usize = 1 << 16;
 
 /// How many rows of each partition a filter above `window` can keep at
 /// most: every function of the window is `ROW_NUMBER()` (its value for a
@@ -180,30 +194,116 @@ pub(crate) struct WindowLane {
     /// threads: the bucket tasks took as long as on 1 thread, merging
     /// what the lanes had sorted).
     parts: Vec<Vec<(usize, RecordBatch)>>,
+    /// The best rows so far of each partition the lane met, when only the
+    /// first rows of each partition are wanted.
+    leaders: Option<Leaders>,
+    /// The lane stopped dropping rows ([`Leaders::pays`]).
+    keeps_all: bool,
+}
+
+/// A lane's best rows so far of each partition, when a filter keeps only
+/// the first `k` rows of each ([`row_limit`]): a row with `k` rows of its
+/// partition before it in this lane alone has at least `k` before it in
+/// the whole input, so the lane drops it before it is cut into a bucket
+/// and sorted (QUALIFY `row_number() OVER (PARTITION BY a ORDER BY b) <=
+/// 2` keeps a few rows in a hundred). A row is ranked by its order keys
+/// as one number ([`SortSpec::ordered_keys`]), then its input position,
+/// as the bucket's sort ranks it, so the rows kept are a superset of the
+/// first `k` of each partition and the answer is the same.
+struct Leaders {
+    k: usize,
+    /// The partitions met, numbered as met (an aggregation's group table).
+    partitions: GroupTable,
+    /// Per partition, `k` slots: its best (order key, position) so far,
+    /// best first; `held` of them are filled.
+    best: Vec<(u128, u64)>,
+    held: Vec<u32>,
+    ids: Vec<u32>,
+    /// Rows seen and rows kept of the current run of [`LEADERS_TRIAL`]
+    /// rows, and whether a run ended before.
+    seen: usize,
+    kept: usize,
+    judged: bool,
+}
+
+impl Leaders {
+    fn new(k: usize, types: &[DataType]) -> Result<Self> {
+        Ok(Leaders {
+            k,
+            partitions: GroupTable::new(types)?,
+            best: Vec::new(),
+            held: Vec::new(),
+            ids: Vec::new(),
+            seen: 0,
+            kept: 0,
+            judged: false,
+        })
+    }
+
+    /// The rows to keep of a batch whose partition keys are `keys`, order
+    /// keys `order` and input positions `seq`.
+    fn keep(&mut self, keys: &[ArrayRef], order: &[u128], seq: &[u64]) -> Result<Vec<u32>> {
+        let k = self.k;
+        self.partitions.group_ids(keys, &mut self.ids)?;
+        let groups = self.partitions.len();
+        self.held.resize(groups, 0);
+        self.best.resize(groups * k, (0, 0));
+        let mut keep = Vec::new();
+        for (i, ((&g, &key), &position)) in self.ids.iter().zip(order).zip(seq).enumerate() {
+            let g = g as usize;
+            let rank = (key, position);
+            let slots = &mut self.best[g * k..(g + 1) * k];
+            let held = self.held[g] as usize;
+            if held == k && rank >= slots[k - 1] {
+                continue;
+            }
+            // insert in order, the worst falling off when all are held
+            let mut j = held.min(k - 1);
+            while j > 0 && slots[j - 1] > rank {
+                slots[j] = slots[j - 1];
+                j -= 1;
+            }
+            slots[j] = rank;
+            if held < k {
+                self.held[g] += 1;
+            }
+            keep.push(i as u32);
+        }
+        self.seen += order.len();
+        self.kept += keep.len();
+        Ok(keep)
+    }
+
+    /// Whether dropping rows still pays: at most half the rows of the
+    /// last run were kept (partitions of a few rows each keep most). The
+    /// first run is not judged: a partition's first `k` rows are always
+    /// kept, and they are most of the first rows of many partitions.
+    fn pays(&mut self) -> bool {
+        if self.seen < LEADERS_TRIAL {
+            return true;
+        }
+        let judged = std::mem::replace(&mut self.judged, true);
+        let pays = !judged || self.kept * 2 <= self.seen;
+        (self.seen, self.kept) = (0, 0);
+        pays
+    }
 }
 
 impl WindowLane {
     pub(crate) fn size(&self) -> usize {
+        let leaders = self.leaders.as_ref().map_or(0, |l| {
+            l.partitions.size() + l.best.capacity() * 32 + l.held.capacity() * 4
+        });
         self.parts
             .iter()
             .flatten()
             .map(|(_, b)| b.get_array_memory_size())
-            .sum()
+            .sum::<usize>()
+            + leaders
     }
 
     pub(crate) fn rows(&self) -> usize {
         self.parts.iter().flatten().map(|(_, b)| b.num_rows()).sum()
-    }
-
-    /// Adds the rows of `other` (of the same plan) to this lane's.
-    pub(crate) fn absorb(&mut self, other: WindowLane) {
-        if self.parts.is_empty() {
-            self.parts = other.parts;
-        } else {
-            for (mine, theirs) in self.parts.iter_mut().zip(other.parts) {
-                mine.extend(theirs);
-            }
-        }
     }
 }
 
@@ -278,6 +378,14 @@ impl WindowPlan {
             }))
             .collect();
         let sort = SortSpec::new(&keys, Arc::clone(&work))?;
+        let limit = limit.filter(|_| !partition_by.is_empty());
+        let leaders = match limit {
+            Some(k) if (1..=LEADERS_MAX).contains(&k) => {
+                let spec = SortSpec::new(&keys[partition_cols.len()..], Arc::clone(&work))?;
+                spec.fixed_width().then_some(spec)
+            }
+            _ => None,
+        };
         Ok(WindowPlan {
             input,
             output,
@@ -291,7 +399,8 @@ impl WindowPlan {
             arg_cols,
             sort,
             presorted: partition_by.is_empty() && (order_by.is_empty() || input_sorted),
-            limit: limit.filter(|_| !partition_by.is_empty()),
+            limit,
+            leaders,
         })
     }
 
@@ -324,9 +433,12 @@ impl WindowPlan {
                 list(self.functions.iter().map(ToString::to_string).collect()),
             );
         }
-        let kept = match self.limit {
-            Some(k) => format!(", keeping the first {k} row(s) of each partition"),
-            None => String::new(),
+        let kept = match (self.limit, &self.leaders) {
+            (Some(k), Some(_)) => format!(
+                ", keeping the first {k} row(s) of each partition (each lane first drops rows {k} better ones of its own precede)"
+            ),
+            (Some(k), None) => format!(", keeping the first {k} row(s) of each partition"),
+            (None, _) => String::new(),
         };
         format!(
             "window: rows cut by a hash of [{}] into {} bucket(s), each sorted by [{}]{kept} and computed in parallel: {}",
@@ -344,10 +456,27 @@ impl WindowPlan {
 
     /// The lane's share: evaluates keys and arguments over its rows and
     /// cuts them into buckets; without a PARTITION BY, sorts its rows.
-    pub(crate) fn scatter(&self, parts: Vec<(usize, RecordBatch)>) -> Result<WindowLane> {
+    /// Where the row limit lets a lane drop rows ([`Leaders`]), only
+    /// those it may need are cut.
+    pub(crate) fn scatter(
+        &self,
+        parts: Vec<(usize, RecordBatch)>,
+        lane: &mut WindowLane,
+    ) -> Result<()> {
         let n_buckets = self.buckets();
-        let mut buckets: Vec<Vec<(usize, RecordBatch)>> =
-            (0..n_buckets).map(|_| Vec::new()).collect();
+        if lane.parts.is_empty() {
+            lane.parts = (0..n_buckets).map(|_| Vec::new()).collect();
+        }
+        if let (Some(k), Some(_), None, false) =
+            (self.limit, &self.leaders, &lane.leaders, lane.keeps_all)
+        {
+            let types: Vec<DataType> = self
+                .partition_cols
+                .iter()
+                .map(|&i| self.work.field(i).data_type().clone())
+                .collect();
+            lane.leaders = Some(Leaders::new(k, &types)?);
+        }
         let converter = if self.partition_by.is_empty() {
             None
         } else {
@@ -372,10 +501,33 @@ impl WindowPlan {
             let work =
                 RecordBatch::try_new(Arc::clone(&self.work), columns).map_err(Error::arrow)?;
             let Some(converter) = &converter else {
-                buckets[0].push((morsel, work));
+                lane.parts[0].push((morsel, work));
                 continue;
             };
-            let keys = Self::columns_at(&work, &self.partition_cols);
+            let mut work = work;
+            let mut keys = Self::columns_at(&work, &self.partition_cols);
+            if let (Some(leaders), Some(spec)) = (&mut lane.leaders, &self.leaders) {
+                let order = spec.ordered_keys(&work)?.ok_or_else(|| {
+                    Error::Internal("a window's leaders without fixed keys".into())
+                })?;
+                let seq = work
+                    .column(self.input.fields().len())
+                    .as_primitive::<UInt64Type>();
+                let keep = leaders.keep(&keys, &order, seq.values())?;
+                if !leaders.pays() {
+                    lane.leaders = None;
+                    lane.keeps_all = true;
+                }
+                if keep.is_empty() {
+                    continue;
+                }
+                if keep.len() < n {
+                    work =
+                        take_record_batch(&work, &UInt32Array::from(keep)).map_err(Error::arrow)?;
+                    keys = Self::columns_at(&work, &self.partition_cols);
+                }
+            }
+            let n = work.num_rows();
             let mut picks: Vec<Vec<u32>> = vec![Vec::new(); n_buckets];
             for (i, h) in partition_hashes(&keys, converter)?.into_iter().enumerate() {
                 picks[(h >> 48) as usize % n_buckets].push(i as u32);
@@ -391,10 +543,10 @@ impl WindowPlan {
                 };
                 // (a bucket keeps a morsel's rows in input order, so the
                 // morsel and the row within it still order ties)
-                buckets[b].push((morsel, part));
+                lane.parts[b].push((morsel, part));
             }
         }
-        Ok(WindowLane { parts: buckets })
+        Ok(())
     }
 
     /// Sorts bucket `b` of every lane and computes the functions over it.

@@ -164,3 +164,59 @@ fn a_row_number_bound_above_keeps_the_first_rows_of_each_partition_in_the_window
         assert!(!explain(&sql).contains("keeping the first"), "{sql}");
     }
 }
+
+#[test]
+fn lanes_drop_rows_of_partitions_that_have_enough_better_ones_and_give_up_on_tiny_partitions() {
+    let db = Database::new().unwrap();
+    table(&db);
+    // 2,003 partitions of about 150 rows (a lane drops most rows), and
+    // 100,000 partitions of 3 rows far apart in input order (a lane keeps
+    // most and gives up dropping after its first runs of rows); with ties
+    // (five values of o) broken by input order either way
+    let cases: [(&str, fn(i64) -> i64); 2] =
+        [("p", |id| row(id).0), ("id % 100000", |id| id % 100_000)];
+    for (partition, of) in cases {
+        let want = expected(of);
+        for k in [1, 2] {
+            let sql = format!(
+                "SELECT id, row_number() OVER (PARTITION BY {partition} ORDER BY o DESC NULLS FIRST) AS rn FROM t QUALIFY rn <= {k}"
+            );
+            let plan = db.execute(&format!("EXPLAIN {sql}")).unwrap().to_string();
+            assert!(plan.contains("each lane first drops rows"), "{sql}: {plan}");
+            // the numbering by o DESC: reverse each partition's peer groups
+            let mut reversed: HashMap<i64, i64> = HashMap::new();
+            let mut parts: HashMap<i64, Vec<i64>> = HashMap::new();
+            for id in 0..ROWS {
+                parts.entry(of(id)).or_default().push(id);
+            }
+            for ids in parts.values_mut() {
+                ids.sort_by_key(|&id| (std::cmp::Reverse(row(id).1), id));
+                for (n, &id) in ids.iter().enumerate() {
+                    reversed.insert(id, n as i64 + 1);
+                }
+            }
+            assert_eq!(reversed.len(), want.len());
+            let expected: HashMap<i64, i64> =
+                reversed.into_iter().filter(|&(_, rn)| rn <= k).collect();
+            for threads in [1, 2, 4] {
+                db.set_threads(threads).unwrap();
+                let mut got = HashMap::new();
+                for b in db.execute(&sql).unwrap().batches() {
+                    let (id, rn) = (
+                        b.column(0).as_primitive::<Int64Type>(),
+                        b.column(1).as_primitive::<Int64Type>(),
+                    );
+                    for i in 0..b.num_rows() {
+                        assert!(got.insert(id.value(i), rn.value(i)).is_none());
+                    }
+                }
+                assert!(
+                    got == expected,
+                    "{sql}, {threads} threads: {} rows, {} expected",
+                    got.len(),
+                    expected.len()
+                );
+            }
+        }
+    }
+}
