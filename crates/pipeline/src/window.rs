@@ -82,7 +82,7 @@ pub(crate) struct WindowPlan {
     /// (over `work`) when they fit in 128 bits: each lane then drops the
     /// rows its own partitions already have enough better rows for
     /// ([`Leaders`]).
-    leaders: Option<SortSpec>,
+    leaders: Option<Box<SortSpec>>,
 }
 
 /// The largest row limit for which lanes keep each partition's best rows
@@ -196,7 +196,7 @@ pub(crate) struct WindowLane {
     parts: Vec<Vec<(usize, RecordBatch)>>,
     /// The best rows so far of each partition the lane met, when only the
     /// first rows of each partition are wanted.
-    leaders: Option<Leaders>,
+    leaders: Option<Box<Leaders>>,
     /// The lane stopped dropping rows ([`Leaders::pays`]).
     keeps_all: bool,
 }
@@ -382,7 +382,7 @@ impl WindowPlan {
         let leaders = match limit {
             Some(k) if (1..=LEADERS_MAX).contains(&k) => {
                 let spec = SortSpec::new(&keys[partition_cols.len()..], Arc::clone(&work))?;
-                spec.fixed_width().then_some(spec)
+                spec.fixed_width().then(|| Box::new(spec))
             }
             _ => None,
         };
@@ -475,7 +475,7 @@ impl WindowPlan {
                 .iter()
                 .map(|&i| self.work.field(i).data_type().clone())
                 .collect();
-            lane.leaders = Some(Leaders::new(k, &types)?);
+            lane.leaders = Some(Box::new(Leaders::new(k, &types)?));
         }
         let converter = if self.partition_by.is_empty() {
             None

@@ -173,8 +173,8 @@ fn lanes_drop_rows_of_partitions_that_have_enough_better_ones_and_give_up_on_tin
     // 100,000 partitions of 3 rows far apart in input order (a lane keeps
     // most and gives up dropping after its first runs of rows); with ties
     // (five values of o) broken by input order either way
-    let cases: [(&str, fn(i64) -> i64); 2] =
-        [("p", |id| row(id).0), ("id % 100000", |id| id % 100_000)];
+    type Partition = fn(i64) -> i64;
+    let cases: [(&str, Partition); 2] = [("p", |id| row(id).0), ("id % 100000", |id| id % 100_000)];
     for (partition, of) in cases {
         let want = expected(of);
         for k in [1, 2] {
