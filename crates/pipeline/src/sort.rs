@@ -636,26 +636,59 @@ fn downcast_seq(array: &ArrayRef) -> Result<UInt64Array> {
         .ok_or_else(|| Error::Internal("sort positions are not UInt64".into()))
 }
 
-/// The first 16 bytes of a row-encoded key, zero-padded, as a big-endian
-/// number: where two prefixes differ they order the keys as their bytes
-/// do, so most comparisons of a sort are one integer compare.
+/// Bytes `at..at + 16` of a row-encoded key, zero-padded, as a
+/// big-endian number: where two such chunks differ (the bytes before
+/// being equal) they order the keys as their bytes do. (Zero padding
+/// never ties two different keys: the row format is prefix-free, each
+/// field ending itself, so two keys differ at a byte both have.)
 #[inline]
-fn prefix(bytes: &[u8]) -> u128 {
+fn chunk(bytes: &[u8], at: usize) -> u128 {
     let mut buf = [0u8; 16];
-    let n = bytes.len().min(16);
-    buf[..n].copy_from_slice(&bytes[..n]);
+    if let Some(rest) = bytes.get(at..) {
+        let n = rest.len().min(16);
+        buf[..n].copy_from_slice(&rest[..n]);
+    }
     u128::from_be_bytes(buf)
 }
 
-/// The permutation that sorts `rows` (unique keys).
+/// The permutation that sorts `rows` (unique keys): by their first 16
+/// bytes as one number, then each run of rows equal in those by the next
+/// 16, and so on until every row stands alone (a most-significant-first
+/// radix sort of 16-byte digits). A comparison is one integer compare,
+/// never a walk of two rows' bytes: a key led by a few short strings or
+/// a small integer (`ORDER BY l_shipmode, l_orderkey`: seven 16-byte
+/// heads for 6M rows) sorts as fast as one of a fixed width.
 fn sort_order(rows: &Rows) -> Vec<u32> {
     let mut keyed: Vec<(u128, u32)> = (0..rows.num_rows())
-        .map(|i| (prefix(rows.row(i).as_ref()), i as u32))
+        .map(|i| (chunk(rows.row(i).as_ref(), 0), i as u32))
         .collect();
-    keyed.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| rows.row(a.1 as usize).cmp(&rows.row(b.1 as usize)))
-    });
+    keyed.sort_unstable();
+    // ranges sorted by the chunk at `at`, whose runs of equal chunks are
+    // still to be sorted by the chunks after
+    let mut ranges: Vec<(usize, usize, usize)> = vec![(0, keyed.len(), 0)];
+    while let Some((start, end, at)) = ranges.pop() {
+        let mut s = start;
+        while s < end {
+            let head = keyed[s].0;
+            let e = s + keyed[s..end].iter().take_while(|k| k.0 == head).count();
+            if e - s > 1 {
+                let next = at + 16;
+                let mut longest = 0;
+                for k in &mut keyed[s..e] {
+                    let row = rows.row(k.1 as usize);
+                    longest = longest.max(row.as_ref().len());
+                    k.0 = chunk(row.as_ref(), next);
+                }
+                keyed[s..e].sort_unstable();
+                // (keys are unique, so some chunk of a run's rows differs
+                // before the longest ends)
+                if next + 16 < longest {
+                    ranges.push((s, e, next));
+                }
+            }
+            s = e;
+        }
+    }
     keyed.into_iter().map(|(_, i)| i).collect()
 }
 
@@ -1912,6 +1945,52 @@ mod tests {
                 (m, batch)
             })
             .collect()
+    }
+
+    #[test]
+    fn rows_sort_by_chunks_of_sixteen_bytes_as_by_all_their_bytes() {
+        // strings sharing heads of 0 to 40 bytes (runs of equal chunks
+        // sorted again and again), '' and NULL, a few integers (many equal
+        // rows but for the position), both directions
+        let mut rng = StdRng::seed_from_u64(7);
+        let n = 5000;
+        let strings: Vec<Option<String>> = (0..n)
+            .map(|_| {
+                (rng.random_range(0..20) > 0).then(|| {
+                    let head = "x".repeat(rng.random_range(0..41));
+                    let tail: String = (0..rng.random_range(0..3))
+                        .map(|_| char::from(b'a' + rng.random_range(0..3u8)))
+                        .collect();
+                    head + &tail
+                })
+            })
+            .collect();
+        let ints: Vec<i64> = (0..n).map(|_| rng.random_range(0..4)).collect();
+        for descending in [false, true] {
+            let fields = vec![
+                SortField::new_with_options(
+                    DataType::Utf8,
+                    SortOptions {
+                        descending,
+                        nulls_first: false,
+                    },
+                ),
+                SortField::new(DataType::Int64),
+                SortField::new(DataType::UInt64),
+            ];
+            let converter = RowConverter::new(fields).unwrap();
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(arrow::array::StringArray::from(strings.clone())),
+                Arc::new(Int64Array::from(ints.clone())),
+                // unique, and against input order: no tie may fall back
+                // on the rows' order
+                Arc::new(UInt64Array::from_iter_values((0..n as u64).rev())),
+            ];
+            let rows = converter.convert_columns(&columns).unwrap();
+            let mut want: Vec<u32> = (0..n as u32).collect();
+            want.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+            assert_eq!(sort_order(&rows), want, "descending {descending}");
+        }
     }
 
     fn key(asc: bool, nulls_first: bool) -> Vec<SortKey> {
