@@ -662,7 +662,9 @@ fn sort_order(rows: &Rows) -> Vec<u32> {
     let mut keyed: Vec<(u128, u32)> = (0..rows.num_rows())
         .map(|i| (chunk(rows.row(i).as_ref(), 0), i as u32))
         .collect();
-    keyed.sort_unstable();
+    // (by the chunk alone: rows of equal chunks are sorted again, and a
+    // sort that finds many equal keys runs over them in one pass)
+    keyed.sort_unstable_by_key(|k| k.0);
     // ranges sorted by the chunk at `at`, whose runs of equal chunks are
     // still to be sorted by the chunks after
     let mut ranges: Vec<(usize, usize, usize)> = vec![(0, keyed.len(), 0)];
@@ -679,7 +681,7 @@ fn sort_order(rows: &Rows) -> Vec<u32> {
                     longest = longest.max(row.as_ref().len());
                     k.0 = chunk(row.as_ref(), next);
                 }
-                keyed[s..e].sort_unstable();
+                keyed[s..e].sort_unstable_by_key(|k| k.0);
                 // (keys are unique, so some chunk of a run's rows differs
                 // before the longest ends)
                 if next + 16 < longest {
