@@ -168,7 +168,7 @@ impl SortSpec {
     }
 
     /// The row-encoded keys of `batch`, `seq` (input positions) last.
-    fn rows(
+    pub(crate) fn rows(
         &self,
         converter: &RowConverter,
         batch: &RecordBatch,

@@ -26,12 +26,12 @@ use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, AsArray, Decimal128Array, Float64Array, Int64Array, RecordBatch, UInt32Array,
-    new_null_array,
+    UInt64Array, new_null_array,
 };
 use arrow::compute::kernels::cmp::distinct;
 use arrow::compute::{cast, interleave, take, take_record_batch};
 use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef, UInt64Type};
-use arrow::row::{RowConverter, Rows, SortField};
+use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 use weir_planner::{
     AggregateFunction, BinaryOp, Expr, FrameBound, FrameUnits, LogicalPlan, ScalarValue, SortKey,
     WindowExpr, WindowFunction,
@@ -79,9 +79,8 @@ pub(crate) struct WindowPlan {
     /// a bucket gathers and computes no others.
     limit: Option<usize>,
     /// With a row limit of at most [`LEADERS_MAX`] rows, the order keys
-    /// (over `work`) when they fit in 128 bits: each lane then drops the
-    /// rows its own partitions already have enough better rows for
-    /// ([`Leaders`]).
+    /// (over `work`): each lane then drops the rows its own partitions
+    /// already have enough better rows for ([`Leaders`]).
     leaders: Option<Box<SortSpec>>,
 }
 
@@ -214,10 +213,7 @@ struct Leaders {
     k: usize,
     /// The partitions met, numbered as met (an aggregation's group table).
     partitions: GroupTable,
-    /// Per partition, `k` slots: its best (order key, position) so far,
-    /// best first; `held` of them are filled.
-    best: Vec<(u128, u64)>,
-    held: Vec<u32>,
+    ranks: Ranks,
     ids: Vec<u32>,
     /// Rows seen and rows kept of the current run of [`LEADERS_TRIAL`]
     /// rows, and whether a run ended before.
@@ -226,13 +222,39 @@ struct Leaders {
     judged: bool,
 }
 
+/// Each partition's best ranks so far.
+enum Ranks {
+    /// Order keys of fixed widths as one number, then the position: per
+    /// partition `k` slots, best first, `held` of them filled.
+    Fixed {
+        best: Vec<(u128, u64)>,
+        held: Vec<u32>,
+    },
+    /// Any other order keys, row-encoded with the position last: per
+    /// partition its best rows, best first.
+    Rows {
+        converter: RowConverter,
+        best: Vec<Vec<OwnedRow>>,
+    },
+}
+
 impl Leaders {
-    fn new(k: usize, types: &[DataType]) -> Result<Self> {
+    fn new(k: usize, types: &[DataType], order: &SortSpec) -> Result<Self> {
+        let ranks = if order.fixed_width() {
+            Ranks::Fixed {
+                best: Vec::new(),
+                held: Vec::new(),
+            }
+        } else {
+            Ranks::Rows {
+                converter: order.converter()?,
+                best: Vec::new(),
+            }
+        };
         Ok(Leaders {
             k,
             partitions: GroupTable::new(types)?,
-            best: Vec::new(),
-            held: Vec::new(),
+            ranks,
             ids: Vec::new(),
             seen: 0,
             kept: 0,
@@ -240,38 +262,81 @@ impl Leaders {
         })
     }
 
-    /// The rows to keep of a batch whose partition keys are `keys`, order
-    /// keys `order` and input positions `seq`.
-    fn keep(&mut self, keys: &[ArrayRef], order: &[u128], seq: &[u64]) -> Result<Vec<u32>> {
+    /// The rows to keep of `work` (the rows of a morsel, their input
+    /// positions `seq`), whose partition keys are `keys`; `order` ranks
+    /// them.
+    fn keep(
+        &mut self,
+        order: &SortSpec,
+        keys: &[ArrayRef],
+        work: &RecordBatch,
+        seq: &UInt64Array,
+    ) -> Result<Vec<u32>> {
         let k = self.k;
         self.partitions.group_ids(keys, &mut self.ids)?;
         let groups = self.partitions.len();
-        self.held.resize(groups, 0);
-        self.best.resize(groups * k, (0, 0));
         let mut keep = Vec::new();
-        for (i, ((&g, &key), &position)) in self.ids.iter().zip(order).zip(seq).enumerate() {
-            let g = g as usize;
-            let rank = (key, position);
-            let slots = &mut self.best[g * k..(g + 1) * k];
-            let held = self.held[g] as usize;
-            if held == k && rank >= slots[k - 1] {
-                continue;
+        match &mut self.ranks {
+            Ranks::Fixed { best, held } => {
+                let ranks = order.ordered_keys(work)?.ok_or_else(|| {
+                    Error::Internal("a window's fixed-width ranks of other keys".into())
+                })?;
+                held.resize(groups, 0);
+                best.resize(groups * k, (0, 0));
+                let rows = self.ids.iter().zip(ranks).zip(seq.values());
+                for (i, ((&g, key), &position)) in rows.enumerate() {
+                    let g = g as usize;
+                    let rank = (key, position);
+                    let slots = &mut best[g * k..(g + 1) * k];
+                    let h = held[g] as usize;
+                    if h == k && rank >= slots[k - 1] {
+                        continue;
+                    }
+                    // insert in order, the worst falling off when all are held
+                    let mut j = h.min(k - 1);
+                    while j > 0 && slots[j - 1] > rank {
+                        slots[j] = slots[j - 1];
+                        j -= 1;
+                    }
+                    slots[j] = rank;
+                    if h < k {
+                        held[g] += 1;
+                    }
+                    keep.push(i as u32);
+                }
             }
-            // insert in order, the worst falling off when all are held
-            let mut j = held.min(k - 1);
-            while j > 0 && slots[j - 1] > rank {
-                slots[j] = slots[j - 1];
-                j -= 1;
+            Ranks::Rows { converter, best } => {
+                best.resize_with(groups, Vec::new);
+                let rows = order.rows(converter, work, seq)?;
+                for (i, &g) in self.ids.iter().enumerate() {
+                    let row = rows.row(i);
+                    let slots = &mut best[g as usize];
+                    let at = slots.partition_point(|s| s.row() < row);
+                    if at == k {
+                        continue;
+                    }
+                    slots.insert(at, row.owned());
+                    slots.truncate(k);
+                    keep.push(i as u32);
+                }
             }
-            slots[j] = rank;
-            if held < k {
-                self.held[g] += 1;
-            }
-            keep.push(i as u32);
         }
-        self.seen += order.len();
+        self.seen += work.num_rows();
         self.kept += keep.len();
         Ok(keep)
+    }
+
+    /// Bytes held.
+    fn size(&self) -> usize {
+        let ranks = match &self.ranks {
+            Ranks::Fixed { best, held } => best.capacity() * 32 + held.capacity() * 4,
+            Ranks::Rows { best, .. } => best
+                .iter()
+                .flatten()
+                .map(|r| r.as_ref().len() + 32)
+                .sum::<usize>(),
+        };
+        self.partitions.size() + ranks + self.ids.capacity() * 4
     }
 
     /// Whether dropping rows still pays: at most half the rows of the
@@ -291,9 +356,7 @@ impl Leaders {
 
 impl WindowLane {
     pub(crate) fn size(&self) -> usize {
-        let leaders = self.leaders.as_ref().map_or(0, |l| {
-            l.partitions.size() + l.best.capacity() * 32 + l.held.capacity() * 4
-        });
+        let leaders = self.leaders.as_ref().map_or(0, |l| l.size());
         self.parts
             .iter()
             .flatten()
@@ -380,10 +443,10 @@ impl WindowPlan {
         let sort = SortSpec::new(&keys, Arc::clone(&work))?;
         let limit = limit.filter(|_| !partition_by.is_empty());
         let leaders = match limit {
-            Some(k) if (1..=LEADERS_MAX).contains(&k) => {
-                let spec = SortSpec::new(&keys[partition_cols.len()..], Arc::clone(&work))?;
-                spec.fixed_width().then(|| Box::new(spec))
-            }
+            Some(k) if (1..=LEADERS_MAX).contains(&k) => Some(Box::new(SortSpec::new(
+                &keys[partition_cols.len()..],
+                Arc::clone(&work),
+            )?)),
             _ => None,
         };
         Ok(WindowPlan {
@@ -467,7 +530,7 @@ impl WindowPlan {
         if lane.parts.is_empty() {
             lane.parts = (0..n_buckets).map(|_| Vec::new()).collect();
         }
-        if let (Some(k), Some(_), None, false) =
+        if let (Some(k), Some(order), None, false) =
             (self.limit, &self.leaders, &lane.leaders, lane.keeps_all)
         {
             let types: Vec<DataType> = self
@@ -475,7 +538,7 @@ impl WindowPlan {
                 .iter()
                 .map(|&i| self.work.field(i).data_type().clone())
                 .collect();
-            lane.leaders = Some(Box::new(Leaders::new(k, &types)?));
+            lane.leaders = Some(Box::new(Leaders::new(k, &types, order)?));
         }
         let converter = if self.partition_by.is_empty() {
             None
@@ -506,14 +569,11 @@ impl WindowPlan {
             };
             let mut work = work;
             let mut keys = Self::columns_at(&work, &self.partition_cols);
-            if let (Some(leaders), Some(spec)) = (&mut lane.leaders, &self.leaders) {
-                let order = spec.ordered_keys(&work)?.ok_or_else(|| {
-                    Error::Internal("a window's leaders without fixed keys".into())
-                })?;
+            if let (Some(leaders), Some(order)) = (&mut lane.leaders, &self.leaders) {
                 let seq = work
                     .column(self.input.fields().len())
                     .as_primitive::<UInt64Type>();
-                let keep = leaders.keep(&keys, &order, seq.values())?;
+                let keep = leaders.keep(order, &keys, &work, seq)?;
                 if !leaders.pays() {
                     lane.leaders = None;
                     lane.keeps_all = true;

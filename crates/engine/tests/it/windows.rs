@@ -172,14 +172,18 @@ fn lanes_drop_rows_of_partitions_that_have_enough_better_ones_and_give_up_on_tin
     // 2,003 partitions of about 150 rows (a lane drops most rows), and
     // 100,000 partitions of 3 rows far apart in input order (a lane keeps
     // most and gives up dropping after its first runs of rows); with ties
-    // (five values of o) broken by input order either way
+    // (five values of o) broken by input order either way; ranked by one
+    // number or by row-encoded keys
     type Partition = fn(i64) -> i64;
     let cases: [(&str, Partition); 2] = [("p", |id| row(id).0), ("id % 100000", |id| id % 100_000)];
     for (partition, of) in cases {
         let want = expected(of);
-        for k in [1, 2] {
+        // ranked by one number (a BIGINT), or by row-encoded keys (a
+        // VARCHAR of one digit orders as the digit)
+        let orders = ["o DESC NULLS FIRST", "CAST(o AS VARCHAR) DESC NULLS FIRST"];
+        for (k, order) in [1, 2].into_iter().flat_map(|k| orders.map(|o| (k, o))) {
             let sql = format!(
-                "SELECT id, row_number() OVER (PARTITION BY {partition} ORDER BY o DESC NULLS FIRST) AS rn FROM t QUALIFY rn <= {k}"
+                "SELECT id, row_number() OVER (PARTITION BY {partition} ORDER BY {order}) AS rn FROM t QUALIFY rn <= {k}"
             );
             let plan = db.execute(&format!("EXPLAIN {sql}")).unwrap().to_string();
             assert!(plan.contains("each lane first drops rows"), "{sql}: {plan}");
