@@ -19,7 +19,13 @@ use arrow::datatypes::{Field, Schema};
 use weir_planner::{AggregateExpr, AggregateFunction, Expr, LogicalPlan};
 
 /// `plan` with its DISTINCT aggregation split in two, or `None` if it has
-/// none that qualifies.
+/// none that qualifies: every `f(DISTINCT x)` of one argument `x` (count,
+/// sum, avg, min, max), beside any aggregates without DISTINCT that
+/// combine from parts (`count`, `sum`, `min`, `max`; counts only under a
+/// GROUP BY, where every group has a part: over no rows at all a sum of
+/// counts would be NULL, not 0). The inner aggregation groups by the
+/// keys and `x` and computes those parts; the outer one combines them
+/// (a count's parts are summed) beside `f(x)` over the distinct values.
 pub(crate) fn split_distinct(plan: &LogicalPlan) -> Option<LogicalPlan> {
     match plan {
         LogicalPlan::Aggregate {
@@ -28,53 +34,79 @@ pub(crate) fn split_distinct(plan: &LogicalPlan) -> Option<LogicalPlan> {
             aggregates,
             schema,
         } => {
-            let arg = aggregates.first()?.arg.as_ref()?;
+            let arg = aggregates.iter().find(|a| a.distinct)?.arg.as_ref()?;
             let qualifies = aggregates.iter().all(|a| {
-                a.distinct
-                    && a.arg.as_ref() == Some(arg)
-                    && matches!(
-                        a.func,
-                        AggregateFunction::Count
-                            | AggregateFunction::Sum
-                            | AggregateFunction::Avg
-                            | AggregateFunction::Min
-                            | AggregateFunction::Max
-                    )
+                use AggregateFunction::*;
+                match (a.distinct, a.func) {
+                    (true, Count | Sum | Avg | Min | Max) => a.arg.as_ref() == Some(arg),
+                    (false, Sum | Min | Max) => a.key.is_none(),
+                    (false, Count | CountStar) => a.key.is_none() && !group_by.is_empty(),
+                    _ => false,
+                }
             });
             if !qualifies {
                 return None;
             }
             let input_schema = input.schema();
+            let n = group_by.len();
             let mut fields: Vec<Field> = group_by
                 .iter()
                 .enumerate()
                 .map(|(i, g)| Field::new(format!("__key{i}"), g.data_type(&input_schema), true))
                 .collect();
             fields.push(Field::new("__distinct", arg.data_type(&input_schema), true));
+            // the parts of the aggregates without DISTINCT, of their types
+            let mut parts = Vec::new();
+            for (j, a) in aggregates.iter().enumerate() {
+                if !a.distinct {
+                    let t = schema.field(n + j).data_type().clone();
+                    fields.push(Field::new(format!("__part{j}"), t, true));
+                    parts.push(a.clone());
+                }
+            }
             let mut keys = group_by.clone();
             keys.push(arg.clone());
             let inner = LogicalPlan::Aggregate {
                 input: input.clone(),
                 group_by: keys,
-                aggregates: Vec::new(),
+                aggregates: parts,
                 schema: Arc::new(Schema::new(fields)),
             };
-            let n = group_by.len();
             let value = Expr::column(n, "__distinct");
+            let mut part = n;
+            let outer = aggregates
+                .iter()
+                .enumerate()
+                .map(|(j, a)| {
+                    if a.distinct {
+                        return AggregateExpr {
+                            func: a.func,
+                            arg: Some(value.clone()),
+                            key: None,
+                            distinct: false,
+                        };
+                    }
+                    part += 1;
+                    let func = match a.func {
+                        AggregateFunction::Count | AggregateFunction::CountStar => {
+                            AggregateFunction::Sum
+                        }
+                        f => f,
+                    };
+                    AggregateExpr {
+                        func,
+                        arg: Some(Expr::column(part, format!("__part{j}"))),
+                        key: None,
+                        distinct: false,
+                    }
+                })
+                .collect();
             Some(LogicalPlan::Aggregate {
                 input: Box::new(inner),
                 group_by: (0..n)
                     .map(|i| Expr::column(i, format!("__key{i}")))
                     .collect(),
-                aggregates: aggregates
-                    .iter()
-                    .map(|a| AggregateExpr {
-                        func: a.func,
-                        arg: Some(value.clone()),
-                        key: None,
-                        distinct: false,
-                    })
-                    .collect(),
+                aggregates: outer,
                 schema: Arc::clone(schema),
             })
         }
