@@ -2621,24 +2621,84 @@ impl<T: MinMaxValue + Ord + Clone + Sync> Accumulator for OrdMinMax<T> {
 // ---------------------------------------------------------------- distinct
 
 /// `count|sum|avg|var_*|stddev_*(DISTINCT x)`: the set of distinct non-NULL values per
-/// group (row-encoded), aggregated at the end.
+/// group ([`DistinctKind`]), aggregated at the end.
 struct DistinctAcc {
     func: AggregateFunction,
     input_type: DataType,
     output_type: DataType,
     converter: RowConverter,
+    /// How values are kept: as words, as string bytes or row-encoded.
+    kind: DistinctKind,
+    /// Per group its values as words ([`DistinctKind::Words`]).
+    words: Vec<FxHashSet<u64>>,
+    /// Per group its values' bytes (the other kinds).
     sets: Vec<FxHashSet<Box<[u8]>>>,
+}
+
+/// How a [`DistinctAcc`] keeps its values. `count(DISTINCT x)` only counts
+/// them: an integer (or date, time, timestamp) is kept as one word and a
+/// string as its bytes, neither row-encoded; any other argument or
+/// function keeps row-encoded values, decoded again to compute `f`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DistinctKind {
+    Words,
+    Strings,
+    Rows,
+}
+
+/// Each value of `values` (of an integer, date, time or timestamp type)
+/// as a 64-bit word, equal words for equal values; `None` for other types.
+fn distinct_words(values: &ArrayRef) -> Option<Vec<u64>> {
+    fn words<T: ArrowPrimitiveType>(a: &ArrayRef, word: impl Fn(T::Native) -> u64) -> Vec<u64> {
+        a.as_primitive::<T>()
+            .values()
+            .iter()
+            .map(|&v| word(v))
+            .collect()
+    }
+    use arrow::datatypes::*;
+    Some(match values.data_type() {
+        DataType::Int8 => words::<Int8Type>(values, |v| v as u64),
+        DataType::Int16 => words::<Int16Type>(values, |v| v as u64),
+        DataType::Int32 => words::<Int32Type>(values, |v| v as u64),
+        DataType::Int64 => words::<Int64Type>(values, |v| v as u64),
+        DataType::UInt8 => words::<UInt8Type>(values, u64::from),
+        DataType::UInt16 => words::<UInt16Type>(values, u64::from),
+        DataType::UInt32 => words::<UInt32Type>(values, u64::from),
+        DataType::UInt64 => words::<UInt64Type>(values, |v| v),
+        DataType::Date32 => words::<Date32Type>(values, |v| v as u64),
+        DataType::Date64 => words::<Date64Type>(values, |v| v as u64),
+        DataType::Time32(_) | DataType::Time64(_) | DataType::Timestamp(_, _) => {
+            let v = cast(values, &DataType::Int64).ok()?;
+            words::<Int64Type>(&v, |v| v as u64)
+        }
+        _ => return None,
+    })
 }
 
 impl DistinctAcc {
     fn new(spec: &AggSpec) -> Result<Self> {
         let converter = RowConverter::new(vec![SortField::new(spec.input_type.clone())])
             .map_err(Error::arrow)?;
+        let t = &spec.input_type;
+        let kind = match spec.func {
+            AggregateFunction::Count
+                if distinct_words(&arrow::array::new_empty_array(t)).is_some() =>
+            {
+                DistinctKind::Words
+            }
+            AggregateFunction::Count if matches!(t, DataType::Utf8 | DataType::LargeUtf8) => {
+                DistinctKind::Strings
+            }
+            _ => DistinctKind::Rows,
+        };
         Ok(DistinctAcc {
             func: spec.func,
             input_type: spec.input_type.clone(),
             output_type: spec.output_type.clone(),
             converter,
+            kind,
+            words: Vec::new(),
             sets: Vec::new(),
         })
     }
@@ -2646,7 +2706,10 @@ impl DistinctAcc {
 
 impl Accumulator for DistinctAcc {
     fn resize(&mut self, groups: usize) {
-        self.sets.resize_with(groups, FxHashSet::default);
+        match self.kind {
+            DistinctKind::Words => self.words.resize_with(groups, FxHashSet::default),
+            _ => self.sets.resize_with(groups, FxHashSet::default),
+        }
     }
 
     fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
@@ -2654,18 +2717,58 @@ impl Accumulator for DistinctAcc {
             return Ok(());
         }
         let values = conform(Arc::clone(values), &self.input_type)?;
-        let rows = self
-            .converter
-            .convert_columns(std::slice::from_ref(&values))
-            .map_err(Error::arrow)?;
-        let nulls = values.logical_nulls();
-        for (i, row) in rows.iter().enumerate() {
-            if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
-                continue;
+        let nulls = values.logical_nulls().filter(|n| n.null_count() > 0);
+        let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+        let group = |i: usize| groups.map_or(0, |ids| ids[i] as usize);
+        match self.kind {
+            DistinctKind::Words => {
+                let words = distinct_words(&values).ok_or_else(|| {
+                    Error::Internal("count(DISTINCT) of words over another type".into())
+                })?;
+                for (i, w) in words.into_iter().enumerate() {
+                    if valid(i) {
+                        self.words[group(i)].insert(w);
+                    }
+                }
             }
-            let set = &mut self.sets[groups.map_or(0, |ids| ids[i] as usize)];
-            if !set.contains(row.as_ref()) {
-                set.insert(row.as_ref().into());
+            DistinctKind::Strings => {
+                let add = |sets: &mut Vec<FxHashSet<Box<[u8]>>>, i: usize, bytes: &[u8]| {
+                    let set = &mut sets[group(i)];
+                    if !set.contains(bytes) {
+                        set.insert(bytes.into());
+                    }
+                };
+                match values.data_type() {
+                    DataType::LargeUtf8 => {
+                        for (i, v) in values.as_string::<i64>().iter().enumerate() {
+                            if let Some(v) = v.filter(|_| valid(i)) {
+                                add(&mut self.sets, i, v.as_bytes());
+                            }
+                        }
+                    }
+                    _ => {
+                        for (i, v) in values.as_string::<i32>().iter().enumerate() {
+                            if let Some(v) = v.filter(|_| valid(i)) {
+                                add(&mut self.sets, i, v.as_bytes());
+                            }
+                        }
+                    }
+                }
+            }
+            DistinctKind::Rows => {
+                let rows = self
+                    .converter
+                    .convert_columns(std::slice::from_ref(&values))
+                    .map_err(Error::arrow)?;
+                for (i, row) in rows.iter().enumerate() {
+                    if !valid(i) {
+                        continue;
+                    }
+                    let set = &mut self.sets[group(i)];
+                    if !set.contains(row.as_ref()) {
+                        set.insert(row.as_ref().into());
+                    }
+                }
             }
         }
         Ok(())
@@ -2674,6 +2777,10 @@ impl Accumulator for DistinctAcc {
     fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
         let other = downcast::<Self>(other)?;
         for (s, g) in pairs(src, dst) {
+            if self.kind == DistinctKind::Words {
+                self.words[g].extend(&other.words[s]);
+                continue;
+            }
             let set = &mut self.sets[g];
             for value in &other.sets[s] {
                 if !set.contains(value) {
@@ -2685,16 +2792,21 @@ impl Accumulator for DistinctAcc {
     }
 
     fn size(&self) -> usize {
+        let words = self.words.iter().map(|s| s.capacity() * 9).sum::<usize>();
         self.sets
             .iter()
             .map(|s| s.capacity() * 24 + s.iter().map(|v| v.len()).sum::<usize>())
             .sum::<usize>()
-            + self.sets.capacity() * 48
+            + (self.sets.capacity() + self.words.capacity()) * 48
+            + words
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
         if self.func == AggregateFunction::Count {
-            let counts: Int64Array = self.sets.iter().map(|s| Some(s.len() as i64)).collect();
+            let counts: Int64Array = match self.kind {
+                DistinctKind::Words => self.words.iter().map(|s| Some(s.len() as i64)).collect(),
+                _ => self.sets.iter().map(|s| Some(s.len() as i64)).collect(),
+            };
             return Ok(Arc::new(counts));
         }
         let parser = self.converter.parser();
