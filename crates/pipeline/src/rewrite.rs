@@ -237,18 +237,71 @@ mod tests {
         assert_eq!(split.schema(), plan.schema());
     }
 
+    fn plain(func: AggregateFunction, arg: Option<usize>) -> AggregateExpr {
+        AggregateExpr {
+            func,
+            arg: arg.map(|c| Expr::column(c, "x")),
+            key: None,
+            distinct: false,
+        }
+    }
+
     #[test]
-    fn mixed_or_different_arguments_stay() {
-        let mixed = aggregate(vec![
+    fn aggregates_that_combine_from_parts_split_beside_distinct_ones() {
+        let plan = aggregate(vec![
             distinct(AggregateFunction::Count, 1),
-            AggregateExpr {
-                func: AggregateFunction::Sum,
-                arg: Some(Expr::column(1, "x")),
-                key: None,
-                distinct: false,
-            },
+            plain(AggregateFunction::CountStar, None),
+            plain(AggregateFunction::Sum, Some(1)),
+            plain(AggregateFunction::Max, Some(1)),
         ]);
-        assert!(split_distinct(&mixed).is_none());
+        let split = split_distinct(&plan).expect("rewritten");
+        let text = split.display_indent();
+        // the parts by keys and x, then counts summed and the rest combined
+        assert!(
+            text.contains("Aggregate: groupBy=[g, x], aggr=[count(*), sum(x), max(x)]"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "Aggregate: groupBy=[__key0], aggr=[count(__distinct), sum(__part1), sum(__part2), max(__part3)]"
+            ),
+            "{text}"
+        );
+        assert_eq!(split.schema(), plan.schema());
+    }
+
+    #[test]
+    fn other_mixes_and_different_arguments_stay() {
+        // an average does not combine from its parts' results
+        let avg = aggregate(vec![
+            distinct(AggregateFunction::Count, 1),
+            plain(AggregateFunction::Avg, Some(1)),
+        ]);
+        assert!(split_distinct(&avg).is_none());
+        // without a GROUP BY a sum of counts over no rows would be NULL
+        let LogicalPlan::Aggregate {
+            input,
+            aggregates,
+            schema,
+            ..
+        } = aggregate(vec![
+            distinct(AggregateFunction::Count, 1),
+            plain(AggregateFunction::CountStar, None),
+        ])
+        else {
+            unreachable!()
+        };
+        let fields: Vec<Field> = schema.fields()[1..]
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        let global = LogicalPlan::Aggregate {
+            input,
+            group_by: Vec::new(),
+            aggregates,
+            schema: Arc::new(Schema::new(fields)),
+        };
+        assert!(split_distinct(&global).is_none());
         let two_args = aggregate(vec![
             distinct(AggregateFunction::Count, 1),
             distinct(AggregateFunction::Count, 0),

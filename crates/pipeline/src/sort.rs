@@ -951,7 +951,8 @@ impl PackedColumn {
     /// This column's [`global_part`] from its code in `word`.
     #[inline]
     fn global(&self, word: u64) -> u128 {
-        let code = (word >> self.at) & value_mask(self.bits);
+        // (codes of no bits may start at bit 64)
+        let code = word.checked_shr(self.at).unwrap_or(0) & value_mask(self.bits);
         if self.null_code == Some(code) {
             global_part(self.key, true, 0)
         } else {
@@ -979,13 +980,14 @@ struct Recode {
 impl Recode {
     #[inline]
     fn code(&self, word: u64) -> u64 {
-        let code = (word >> self.at) & self.mask;
+        // (codes of no bits may start, and be moved to, bit 64)
+        let code = word.checked_shr(self.at).unwrap_or(0) & self.mask;
         let shared = if self.null_code == Some(code) {
             self.shared_null
         } else {
             code.wrapping_add(self.delta)
         };
-        shared << self.to
+        shared.checked_shl(self.to).unwrap_or(0)
     }
 }
 
@@ -1419,7 +1421,9 @@ impl SortedRun {
                         // rows are numbered in input order: sorting the
                         // words sorts by key, then input position
                         let mut words: Vec<u64> = (0..rows as u64).collect();
-                        for (c, k) in packed.iter().zip(&keys) {
+                        // (a key of one value has codes of no bits, all 0,
+                        // and may start at bit 64)
+                        for (c, k) in packed.iter().zip(&keys).filter(|(c, _)| c.bits > 0) {
                             for (i, w) in words.iter_mut().enumerate() {
                                 *w |= c.code(k, i) << c.at;
                             }
@@ -1947,6 +1951,54 @@ mod tests {
                 (m, batch)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_key_of_one_value_above_keys_that_fill_the_word_sorts() {
+        // 255 rows (8 bits of row number) and a second key spanning 56
+        // bits: the first key's codes (no bits, one value) start at bit 64
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int32, false),
+            Field::new("b", DataType::Int64, false),
+        ]));
+        let b: Vec<i64> = (0..255)
+            .map(|i: i64| match i {
+                0 => 0,
+                1 => (1 << 56) - 1,
+                _ => (i * 7919) % 1000,
+            })
+            .collect();
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(arrow::array::Int32Array::from(vec![5; 255])),
+                Arc::new(Int64Array::from(b.clone())),
+            ],
+        )
+        .unwrap();
+        let keys = vec![
+            SortKey {
+                expr: Expr::column(0, "a"),
+                asc: true,
+                nulls_first: false,
+            },
+            SortKey {
+                expr: Expr::column(1, "b"),
+                asc: false,
+                nulls_first: false,
+            },
+        ];
+        let spec = SortSpec::new(&keys, schema).unwrap();
+        let run = SortedRun::new(&spec, vec![(0, batch)]).unwrap();
+        let got: Vec<i64> = run
+            .into_batch()
+            .column(1)
+            .as_primitive::<arrow::datatypes::Int64Type>()
+            .values()
+            .to_vec();
+        let mut want = b;
+        want.sort_by(|x, y| y.cmp(x));
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -444,9 +444,12 @@ impl RadixSort {
     /// A row's codes, its word above its position.
     #[inline]
     fn codes(&self, keys: &[KeyValues], r: usize) -> u64 {
+        // (a key of one value has codes of no bits, all 0, and may start
+        // at bit 64)
         self.columns
             .iter()
             .zip(keys)
+            .filter(|(c, _)| c.bits > 0)
             .fold(0, |w, (c, k)| w | c.code(k, r) << (c.at - self.shift))
     }
 
