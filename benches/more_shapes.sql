@@ -1,4 +1,5 @@
--- Shapes of the breakers not in breakers.sql: string keys, QUALIFY, several keys (docs/PERFORMANCE.md, fourth session of 2026-11-27).
+-- Shapes of the breakers not in breakers.sql: string keys, QUALIFY, several keys (docs/PERFORMANCE.md, fourth session of 2026-11-27;
+-- U20-U31, sorts by strings, QUALIFY by strings and dates, mixed and several COUNT(DISTINCT)s: fifth session of 2026-11-27).
 -- Not timed by `cargo xtask bench`; run them with the harness beside DuckDB, e.g.
 -- `compare --data target/tpch-data/sf1 --sf 1 --tables lineitem --queries benches/more_shapes.sql --threads 2` and
 -- `python3 benches/compare_peer.py --data target/tpch-data/sf1 --tables lineitem --queries benches/more_shapes.sql --threads 2`.
@@ -40,3 +41,27 @@ SELECT l_shipinstruct, count(*) AS n FROM lineitem GROUP BY l_shipinstruct;
 SELECT l_comment, l_shipmode, count(*) AS n FROM lineitem GROUP BY l_comment, l_shipmode ORDER BY n DESC LIMIT 3;
 -- U19
 SELECT l_suppkey, l_orderkey, l_extendedprice, row_number() OVER (PARTITION BY l_suppkey ORDER BY l_extendedprice DESC) AS rn FROM lineitem;
+-- U20
+SELECT l_shipmode, l_orderkey, l_linenumber FROM lineitem ORDER BY l_shipmode, l_orderkey DESC;
+-- U21
+SELECT DISTINCT l_comment FROM lineitem;
+-- U22
+SELECT l_orderkey % 1000 AS b, year(l_shipdate) AS y, count(*) AS n, sum(l_extendedprice) AS s FROM lineitem GROUP BY 1, 2;
+-- U23
+SELECT l_partkey, count(DISTINCT l_suppkey) AS s FROM lineitem GROUP BY l_partkey;
+-- U24
+SELECT l_suppkey, l_partkey, l_orderkey, l_linenumber FROM lineitem ORDER BY l_suppkey DESC, l_partkey, l_orderkey;
+-- U25
+SELECT l_orderkey, l_partkey, rank() OVER (PARTITION BY l_orderkey ORDER BY l_extendedprice DESC) AS r FROM lineitem;
+-- U26
+SELECT l_partkey, l_orderkey, row_number() OVER (PARTITION BY l_partkey ORDER BY l_shipdate) AS rn FROM lineitem QUALIFY rn = 1;
+-- U27
+SELECT l_shipinstruct, l_orderkey, l_comment FROM lineitem QUALIFY row_number() OVER (PARTITION BY l_shipinstruct ORDER BY l_comment DESC) <= 3;
+-- U28
+SELECT min(l_comment), max(l_comment), count(DISTINCT l_shipinstruct) FROM lineitem;
+-- U29
+SELECT l_returnflag, count(DISTINCT l_partkey) AS p, sum(l_quantity) AS q FROM lineitem GROUP BY l_returnflag;
+-- U30
+SELECT count(DISTINCT l_partkey) AS p, count(DISTINCT l_suppkey) AS s FROM lineitem;
+-- U31
+SELECT l_shipmode, count(DISTINCT l_orderkey) AS o, count(*) AS n FROM lineitem GROUP BY l_shipmode;
