@@ -249,6 +249,32 @@ impl Projection {
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// Where every expression is a column of its own type: `batch`'s
+    /// columns picked (no copy) with its selection kept, so that the rows
+    /// a filter dropped are never gathered and an operator after (a join's
+    /// probe, another filter) reads only the selected rows of what it
+    /// needs. `None` where an expression computes or casts.
+    fn pick(&self, batch: &PipelineBatch) -> Result<Option<PipelineBatch>> {
+        let mut columns = Vec::with_capacity(self.exprs.len());
+        for (e, f) in self.exprs.iter().zip(self.schema.fields()) {
+            let Expr::Column(c) = e else {
+                return Ok(None);
+            };
+            let column = batch.batch.column(self.columns[c.index]);
+            if column.data_type() != f.data_type() {
+                return Ok(None);
+            }
+            columns.push(Arc::clone(column));
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.batch.num_rows()));
+        let picked = RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options)
+            .map_err(Error::arrow)?;
+        Ok(Some(PipelineBatch {
+            batch: picked,
+            selection: batch.selection.clone(),
+        }))
+    }
 }
 
 /// The filters of `segment` as operators (over its input's schema).
@@ -1227,8 +1253,12 @@ impl LaneRun<'_> {
                     self.counters[k + 1].record(self.worker, rows_in, batch.num_rows(), started);
                 }
                 Operator::Project(pr) => {
-                    batch =
-                        PipelineBatch::new(project(&batch, &pr.exprs, &pr.columns, &pr.schema)?);
+                    batch = match pr.pick(&batch)? {
+                        Some(picked) => picked,
+                        None => {
+                            PipelineBatch::new(project(&batch, &pr.exprs, &pr.columns, &pr.schema)?)
+                        }
+                    };
                     self.counters[k + 1].record(self.worker, rows_in, rows_in, started);
                 }
                 Operator::Probe(probe) => {
@@ -1632,5 +1662,68 @@ fn describe_source(source: &TableSource) -> String {
         TableSource::Table(t) => t.clone(),
         TableSource::File { path, .. } => format!("'{path}'"),
         TableSource::Series { start, stop, step } => format!("range({start}, {stop}, {step})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{Array, AsArray, BooleanArray, Int64Array};
+    use arrow::datatypes::{DataType, Field, Int64Type};
+
+    use super::*;
+    use crate::step::Selection;
+
+    #[test]
+    fn a_projection_of_columns_keeps_the_selection_and_copies_nothing() {
+        let input = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("b", DataType::Int64, true),
+            Field::new("c", DataType::Int64, true),
+        ]));
+        let column = |k: i64| Arc::new(Int64Array::from_iter_values((0..6).map(|i| i * k)));
+        let batch = RecordBatch::try_new(input, vec![column(1), column(10), column(100)]).unwrap();
+        let selected = PipelineBatch {
+            batch,
+            selection: Selection::Mask(BooleanArray::from(vec![
+                true, false, false, true, false, true,
+            ])),
+        };
+        // `c, a`: picked, the rows the filter dropped still there, unselected
+        let output = Arc::new(Schema::new(vec![
+            Field::new("c", DataType::Int64, true),
+            Field::new("a", DataType::Int64, true),
+        ]));
+        let columns = [Expr::column(2, "c"), Expr::column(0, "a")];
+        let pr = Projection::new(&columns, &output, 3);
+        let picked = pr.pick(&selected).unwrap().expect("plain columns");
+        assert_eq!(picked.batch.num_rows(), 6);
+        assert_eq!(picked.num_rows(), 3);
+        assert!(
+            picked.batch.column(0).to_data().buffers()[0].as_ptr()
+                == selected.batch.column(2).to_data().buffers()[0].as_ptr()
+        );
+        let c = picked.materialize(&[0, 1]).unwrap();
+        let got: Vec<(i64, i64)> = c
+            .column(0)
+            .as_primitive::<Int64Type>()
+            .values()
+            .iter()
+            .zip(c.column(1).as_primitive::<Int64Type>().values())
+            .map(|(&x, &y)| (x, y))
+            .collect();
+        assert_eq!(got, vec![(0, 0), (300, 3), (500, 5)]);
+        // an expression that computes is not picked
+        let sum = [Expr::Binary {
+            op: weir_planner::BinaryOp::Plus,
+            left: Box::new(Expr::column(0, "a")),
+            right: Box::new(Expr::column(1, "b")),
+        }];
+        let one = Arc::new(Schema::new(vec![Field::new("s", DataType::Int64, true)]));
+        assert!(
+            Projection::new(&sum, &one, 3)
+                .pick(&selected)
+                .unwrap()
+                .is_none()
+        );
     }
 }
