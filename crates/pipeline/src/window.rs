@@ -206,9 +206,10 @@ pub(crate) struct WindowLane {
 /// the whole input, so the lane drops it before it is cut into a bucket
 /// and sorted (QUALIFY `row_number() OVER (PARTITION BY a ORDER BY b) <=
 /// 2` keeps a few rows in a hundred). A row is ranked by its order keys
-/// as one number ([`SortSpec::ordered_keys`]), then its input position,
-/// as the bucket's sort ranks it, so the rows kept are a superset of the
-/// first `k` of each partition and the answer is the same.
+/// (as one number, [`SortSpec::ordered_keys`], where they fit 128 bits;
+/// else row-encoded), then its input position, as the bucket's sort ranks
+/// it, so the rows kept are a superset of the first `k` of each partition
+/// and the answer is the same.
 struct Leaders {
     k: usize,
     /// The partitions met, numbered as met (an aggregation's group table).
@@ -498,7 +499,7 @@ impl WindowPlan {
         }
         let kept = match (self.limit, &self.leaders) {
             (Some(k), Some(_)) => format!(
-                ", keeping the first {k} row(s) of each partition (each lane first drops rows {k} better ones of its own precede)"
+                ", keeping the first {k} row(s) of each partition (each lane first drops rows behind {k} better ones of their partition in that lane)"
             ),
             (Some(k), None) => format!(", keeping the first {k} row(s) of each partition"),
             (None, _) => String::new(),
