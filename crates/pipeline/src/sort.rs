@@ -1269,8 +1269,8 @@ enum RunKeys {
     },
     /// Fixed-width keys with their rows, sorted.
     Wide(Vec<(u128, u32)>),
-    /// Row-encoded keys (input position last) in input order, and the
-    /// permutation that sorts them.
+    /// Row-encoded keys (input position last) in sorted order, and the
+    /// input row of each.
     Rows { rows: Rows, order: Vec<u32> },
 }
 
@@ -1460,7 +1460,17 @@ impl SortedRun {
                 let rows = spec.rows(&converter, &batch, &seq)?;
                 // keys are unique (the position is the last key)
                 let order = sort_order(&rows);
-                RunKeys::Rows { rows, order }
+                // the keys copied into their order, so that the merge reads
+                // each run's keys one after the other
+                let mut sorted = converter.empty_rows(order.len(), rows.size());
+                for &i in &order {
+                    sorted.push(rows.row(i as usize));
+                }
+                drop(rows);
+                RunKeys::Rows {
+                    rows: sorted,
+                    order,
+                }
             }
         };
         let mut block_part = Vec::with_capacity(rows.div_ceil(BLOCK_ROWS));
@@ -1563,7 +1573,7 @@ impl SortedRun {
                 run: self,
                 row: pairs[i].1,
             },
-            RunKeys::Rows { rows, order } => KeyRef::Row(rows.row(order[i] as usize)),
+            RunKeys::Rows { rows, .. } => KeyRef::Row(rows.row(i)),
         }
     }
 
