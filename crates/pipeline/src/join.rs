@@ -333,6 +333,62 @@ impl KeyFilter {
     }
 }
 
+/// The build keys of a join on one integer (or date) column, as one bit
+/// per value of their range: a semi or anti join without a filter asks it
+/// whether a probe key is there, one load, no hash and no table (TPC-H's
+/// keys are dense ranges; a semi-join reduction by `l_orderkey` sets a
+/// bit for 1 value in 40 of 6M).
+struct DenseKeys {
+    lo: i64,
+    bits: Vec<u64>,
+}
+
+/// Bits a [`DenseKeys`] may take per distinct key (past them, the range is
+/// too sparse to beat the hash table) and at most in all (16 MiB).
+const DENSE_BITS_PER_KEY: u64 = 64;
+const DENSE_MAX_BITS: u64 = 1 << 27;
+
+impl DenseKeys {
+    fn new(partitions: &[Partition]) -> Option<Self> {
+        let mut keys = 0u64;
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for p in partitions {
+            let SlotKeys::Fixed(values) = &p.keys else {
+                return None;
+            };
+            // (slots of one key share its value: each is counted)
+            for &v in values {
+                let v = v as u64 as i64;
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            keys += p.table.len() as u64;
+        }
+        let span = u64::try_from(i128::from(hi) - i128::from(lo) + 1).ok()?;
+        if keys == 0 || span > DENSE_MAX_BITS || span > keys.saturating_mul(DENSE_BITS_PER_KEY) {
+            return None;
+        }
+        let mut bits = vec![0u64; span.div_ceil(64) as usize];
+        for p in partitions {
+            if let SlotKeys::Fixed(values) = &p.keys {
+                for &v in values {
+                    let at = (v as u64 as i64).wrapping_sub(lo) as u64;
+                    bits[(at >> 6) as usize] |= 1 << (at & 63);
+                }
+            }
+        }
+        Some(DenseKeys { lo, bits })
+    }
+
+    #[inline]
+    fn contains(&self, value: i64) -> bool {
+        let at = value.wrapping_sub(self.lo) as u64;
+        self.bits
+            .get((at >> 6) as usize)
+            .is_some_and(|w| w & (1 << (at & 63)) != 0)
+    }
+}
+
 /// The built side: all its rows in one batch and one hash table per
 /// partition.
 pub(crate) struct Built {
@@ -340,6 +396,9 @@ pub(crate) struct Built {
     partitions: Vec<Partition>,
     /// Set when the build has few enough keys (see [`KeyFilter`]).
     filter: Option<KeyFilter>,
+    /// Set for a semi or anti join without a filter on one integer key of
+    /// a dense enough range (see [`DenseKeys`]).
+    dense: Option<DenseKeys>,
     /// Per build row: matched by some probe row (RIGHT, FULL).
     matched: Vec<AtomicBool>,
     rows: usize,
@@ -812,14 +871,21 @@ impl JoinSpec {
             Vec::new()
         };
         let filter = KeyFilter::new(&partitions);
+        let dense = if self.by_dense_keys() {
+            DenseKeys::new(&partitions)
+        } else {
+            None
+        };
         let size = crate::pipeline::batch_bytes(&batch)
             + partitions.iter().map(Partition::size).sum::<usize>()
             + filter.as_ref().map_or(0, |f| f.bits.len() * 8)
+            + dense.as_ref().map_or(0, |d| d.bits.len() * 8)
             + matched.len();
         Ok(Built {
             batch,
             partitions,
             filter,
+            dense,
             matched,
             rows,
             has_null_key,
@@ -854,6 +920,18 @@ impl JoinSpec {
         };
         // per selected row: some pair survived the filter
         let mut hit = vec![false; n];
+        if let Some(dense) = &built.dense {
+            // a semi or anti join without a filter, on one integer key
+            let keys = input.materialize(&self.left_key_columns)?;
+            let key = evaluate(&self.left_keys_local[0], &keys)?;
+            let key = cast(&key, &DataType::Int64).map_err(Error::arrow)?;
+            let key = key.as_primitive::<Int64Type>();
+            let valid: Vec<bool> = (0..n).map(|i| key.is_valid(i)).collect();
+            for (i, h) in hit.iter_mut().enumerate() {
+                *h = valid[i] && dense.contains(key.value(i));
+            }
+            return self.emit_by_match(&hit, &valid, built, gather, input, &at, emit);
+        }
         let (rows, hashes, valid) = if self.converter.is_some() {
             let keys = input.materialize(&self.left_key_columns)?;
             self.keys(&self.left_keys_local, &keys)?
@@ -938,6 +1016,33 @@ impl JoinSpec {
             }
         }
         flush(&mut probe_idx, &mut build_idx, &mut hit)?;
+        self.emit_by_match(&hit, &valid, built, gather, input, &at, emit)
+    }
+
+    /// Whether a build keeps [`DenseKeys`]: a semi or anti join without
+    /// a filter, on one integer key.
+    fn by_dense_keys(&self) -> bool {
+        self.fixed
+            && self.filter.is_none()
+            && self.right_keys.len() == 1
+            && matches!(self.kind, JoinKind::Semi | JoinKind::Anti)
+    }
+
+    /// Emits the probe rows of `input` a join keeps by whether each
+    /// matched (`hit`, per selected row, NULL keys not `valid`): the
+    /// matched of a semi join, the unmatched of an anti or outer join.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_by_match(
+        &self,
+        hit: &[bool],
+        valid: &[bool],
+        built: &Built,
+        gather: &Gather,
+        input: &PipelineBatch,
+        at: &dyn Fn(usize) -> u32,
+        emit: &mut dyn FnMut(PipelineBatch) -> Result<()>,
+    ) -> Result<()> {
+        let n = hit.len();
         // probe rows by whether they matched
         let unmatched_kept = match self.kind {
             JoinKind::Left | JoinKind::Full | JoinKind::Single => Some(false),
