@@ -237,9 +237,17 @@ fn contains_all(s: &StringArray, f: &Finder<'_>) -> BooleanBuffer {
             break;
         };
         let m = pos + i;
-        while row < len && (offsets[row + 1] as usize) <= m {
-            row += 1;
+        // the row holding byte `m`: the first from `row` on whose end
+        // passes it, found by galloping (a match is usually tens of rows
+        // on, and the offsets between are never read one by one)
+        let ends = &offsets[row + 1..=len];
+        let mut step = 1;
+        while step < ends.len() && (ends[step - 1] as usize) <= m {
+            step *= 2;
         }
+        let from = step / 2;
+        let to = step.min(ends.len());
+        row += from + ends[from..to].partition_point(|&e| (e as usize) <= m);
         if row >= len {
             break;
         }
@@ -306,5 +314,52 @@ fn utf8_len(b: u8) -> usize {
         0xE0..=0xEF => 3,
         0xC0..=0xDF => 2,
         _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_substring_search_of_the_whole_buffer_finds_each_rows_matches() {
+        // rows of 0-30 letters of a small alphabet: matches many rows
+        // apart and in neighbours, needles across two rows' bytes (no
+        // match), empty rows, and a sliced array (its first offset not 0)
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let rows: Vec<String> = (0..20_000)
+            .map(|i| {
+                let len = if i % 97 == 0 {
+                    0
+                } else {
+                    (next() % 31) as usize
+                };
+                (0..len)
+                    .map(|_| char::from(b"abcd"[(next() % 4) as usize]))
+                    .collect()
+            })
+            .collect();
+        let all = StringArray::from_iter_values(&rows);
+        for needle in ["abcab", "dddd", "a", "cbad", "abcdabcdabcd"] {
+            let f = Finder::new(needle.as_bytes());
+            for (from, count) in [(0, rows.len()), (37, 15_000), (19_990, 10)] {
+                let s = all.slice(from, count);
+                let got = contains_all(&s, &f);
+                for i in 0..count {
+                    assert_eq!(
+                        got.value(i),
+                        rows[from + i].contains(needle),
+                        "{needle} row {}",
+                        from + i
+                    );
+                }
+            }
+        }
     }
 }
