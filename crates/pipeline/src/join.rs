@@ -870,11 +870,15 @@ impl JoinSpec {
         } else {
             Vec::new()
         };
-        let filter = KeyFilter::new(&partitions);
         let dense = if self.by_dense_keys() {
             DenseKeys::new(&partitions)
         } else {
             None
+        };
+        // (a probe of dense keys asks them alone, never the hash filter)
+        let filter = match dense {
+            Some(_) => None,
+            None => KeyFilter::new(&partitions),
         };
         let size = crate::pipeline::batch_bytes(&batch)
             + partitions.iter().map(Partition::size).sum::<usize>()
