@@ -1542,8 +1542,25 @@ fn window_work(
         }
     }
     let rows: usize = lanes.iter().map(|l| l.rows()).sum();
-    let tasks = plan.buckets();
     let shared = Arc::clone(shared);
+    if plan.by_batch() {
+        // rows already in window order, one batch a task: each batch
+        // knows what it needs of the others from one pass over them
+        let batches = plan.batches(lanes)?;
+        let tasks = batches.len();
+        return Ok(MergeWork {
+            tasks,
+            cost: rows as u64 / 1000 + 1,
+            parallel: tasks > 1,
+            task: Box::new(move |b| {
+                let Breaker::Window { plan } = &shared.pipeline().breaker else {
+                    return Err(Error::Internal("a window merge without its plan".into()));
+                };
+                Ok(vec![plan.compute_batch(&batches, b)?])
+            }),
+        });
+    }
+    let tasks = plan.buckets();
     let memory = Arc::clone(memory);
     Ok(MergeWork {
         tasks,

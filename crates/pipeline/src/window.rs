@@ -75,6 +75,14 @@ pub(crate) struct WindowPlan {
     /// before the window (`input_sorted`, see `rewrite::sort_under_window`).
     /// Only a window whose rewrite did not run sorts its one bucket.
     presorted: bool,
+    /// A presorted window whose functions all read a row's place among
+    /// the others and their peers only (or a value a fixed number of rows
+    /// away): it is computed batch by batch, each batch a task
+    /// ([`Batches`]). The others are computed by one task over all rows.
+    by_batch: bool,
+    /// `by_batch` with a function that reads peer groups: each lane marks
+    /// the rows of its batches equal to the row before in the order keys.
+    batch_peers: bool,
     /// Only the first rows of each partition are wanted ([`row_limit`]):
     /// a bucket gathers and computes no others.
     limit: Option<usize>,
@@ -193,6 +201,10 @@ pub(crate) struct WindowLane {
     /// threads: the bucket tasks took as long as on 1 thread, merging
     /// what the lanes had sorted).
     parts: Vec<Vec<(usize, RecordBatch)>>,
+    /// A window computed batch by batch that reads peer groups
+    /// ([`WindowPlan::by_batch`]): per batch of the one bucket, whether
+    /// each row equals the row before it in the order keys.
+    same: Vec<Vec<bool>>,
     /// The best rows so far of each partition the lane met, when only the
     /// first rows of each partition are wanted.
     leaders: Option<Box<Leaders>>,
@@ -363,6 +375,7 @@ impl WindowLane {
             .flatten()
             .map(|(_, b)| b.get_array_memory_size())
             .sum::<usize>()
+            + self.same.iter().map(Vec::len).sum::<usize>()
             + leaders
     }
 
@@ -443,6 +456,8 @@ impl WindowPlan {
             .collect();
         let sort = SortSpec::new(&keys, Arc::clone(&work))?;
         let limit = limit.filter(|_| !partition_by.is_empty());
+        let presorted = partition_by.is_empty() && (order_by.is_empty() || input_sorted);
+        let by_batch = presorted && functions.iter().all(by_batch);
         let leaders = match limit {
             Some(k) if (1..=LEADERS_MAX).contains(&k) => Some(Box::new(SortSpec::new(
                 &keys[partition_cols.len()..],
@@ -462,7 +477,9 @@ impl WindowPlan {
             order_cols,
             arg_cols,
             sort,
-            presorted: partition_by.is_empty() && (order_by.is_empty() || input_sorted),
+            presorted,
+            by_batch,
+            batch_peers: by_batch && functions.iter().any(|f| reads_peers(f.func)),
             limit,
             leaders,
         })
@@ -484,6 +501,11 @@ impl WindowPlan {
     pub(crate) fn describe(&self) -> String {
         let list = |v: Vec<String>| v.join(", ");
         if self.presorted {
+            let how = if self.by_batch {
+                "computed batch by batch in parallel"
+            } else {
+                "computed by one task"
+            };
             let order = if self.order_by.is_empty() {
                 "no ORDER BY".to_owned()
             } else {
@@ -493,7 +515,7 @@ impl WindowPlan {
                 )
             };
             return format!(
-                "window: rows in input order ({order}), computed by one task: {}",
+                "window: rows in input order ({order}), {how}: {}",
                 list(self.functions.iter().map(ToString::to_string).collect()),
             );
         }
@@ -565,6 +587,10 @@ impl WindowPlan {
             let work =
                 RecordBatch::try_new(Arc::clone(&self.work), columns).map_err(Error::arrow)?;
             let Some(converter) = &converter else {
+                if self.batch_peers {
+                    let keys = Self::columns_at(&work, &self.order_cols);
+                    lane.same.push(same_as_previous(&keys, n)?);
+                }
                 lane.parts[0].push((morsel, work));
                 continue;
             };
@@ -695,6 +721,328 @@ impl WindowPlan {
             .map(Some)
             .map_err(Error::arrow)
     }
+}
+
+/// Whether `f` can be computed batch by batch over rows in window order
+/// without a PARTITION BY ([`Batches`]): it reads a row's position, its
+/// peer group's bounds, the number of rows, or (LAG, LEAD without IGNORE
+/// NULLS) the value a fixed number of rows away.
+fn by_batch(f: &WindowExpr) -> bool {
+    match f.func {
+        WindowFunction::RowNumber
+        | WindowFunction::Rank
+        | WindowFunction::DenseRank
+        | WindowFunction::PercentRank
+        | WindowFunction::CumeDist
+        | WindowFunction::Ntile => true,
+        WindowFunction::Lag | WindowFunction::Lead => !f.ignore_nulls,
+        _ => false,
+    }
+}
+
+/// Whether `func` reads peer groups (rows equal in the order keys).
+fn reads_peers(func: WindowFunction) -> bool {
+    matches!(
+        func,
+        WindowFunction::Rank
+            | WindowFunction::DenseRank
+            | WindowFunction::PercentRank
+            | WindowFunction::CumeDist
+    )
+}
+
+/// A window without PARTITION BY over rows in window order, computed
+/// batch by batch ([`WindowPlan::by_batch`]): the lanes' batches in
+/// order, where each starts, and what a batch needs to know of the
+/// others, found in one pass over the batches (never their rows): the
+/// peer group its first row is in starts before it and the one of its
+/// last row may end after it, and its first row's dense rank counts the
+/// peer groups before it.
+pub(crate) struct Batches {
+    batches: Vec<RecordBatch>,
+    /// Per batch, whether each row equals the row before it in the order
+    /// keys (empty where no function reads peer groups).
+    same: Vec<Vec<bool>>,
+    /// Where each batch's first row is among all rows, then their number.
+    offsets: Vec<usize>,
+    /// Per batch, where the peer group of its first row starts.
+    first_start: Vec<usize>,
+    /// Per batch, one past where the peer group of its last row ends.
+    last_end: Vec<usize>,
+    /// Per batch, the dense rank of its first row.
+    first_dense: Vec<i64>,
+}
+
+impl Batches {
+    pub(crate) fn len(&self) -> usize {
+        self.batches.len()
+    }
+}
+
+impl WindowPlan {
+    /// The window is computed batch by batch ([`Batches`]).
+    pub(crate) fn by_batch(&self) -> bool {
+        self.by_batch
+    }
+
+    /// The lanes' rows, in window order, ready to be computed batch by
+    /// batch.
+    pub(crate) fn batches(&self, lanes: Vec<WindowLane>) -> Result<Batches> {
+        let mut parts: Vec<(usize, RecordBatch, Vec<bool>)> = Vec::new();
+        for lane in lanes {
+            let mut same = lane.same.into_iter();
+            for (morsel, batch) in lane.parts.into_iter().flatten() {
+                let s = if self.batch_peers {
+                    same.next().ok_or_else(|| {
+                        Error::Internal("a window batch without its peer marks".into())
+                    })?
+                } else {
+                    Vec::new()
+                };
+                if batch.num_rows() > 0 {
+                    parts.push((morsel, batch, s));
+                }
+            }
+        }
+        // (a morsel's batches stay in the order a lane made them)
+        parts.sort_by_key(|(m, _, _)| *m);
+        let mut offsets = Vec::with_capacity(parts.len() + 1);
+        offsets.push(0);
+        for (_, b, _) in &parts {
+            offsets.push(offsets.last().copied().unwrap_or(0) + b.num_rows());
+        }
+        let (batches, same): (Vec<RecordBatch>, Vec<Vec<bool>>) =
+            parts.into_iter().map(|(_, b, s)| (b, s)).unzip();
+        let k = batches.len();
+        let mut first_start: Vec<usize> = offsets[..k].to_vec();
+        let mut last_end: Vec<usize> = offsets[1..].to_vec();
+        let mut first_dense = vec![1i64; k];
+        if self.batch_peers {
+            // per batch: whether its first row is a peer of the last row
+            // of the batch before; where its first peer group ends and
+            // its last starts (batch-local); how many groups start after
+            // its first row
+            let mut continues = vec![false; k];
+            for b in 1..k {
+                continues[b] = self.peers_across(&batches[b - 1], &batches[b])?;
+            }
+            let first_end: Vec<usize> = same
+                .iter()
+                .map(|s| {
+                    s.iter()
+                        .skip(1)
+                        .position(|&x| !x)
+                        .map_or(s.len(), |p| p + 1)
+                })
+                .collect();
+            let last_start: Vec<usize> = same
+                .iter()
+                .map(|s| s.iter().rposition(|&x| !x).unwrap_or(0))
+                .collect();
+            let starts: Vec<i64> = same
+                .iter()
+                .map(|s| s.iter().skip(1).filter(|&&x| !x).count() as i64)
+                .collect();
+            for b in 1..k {
+                if continues[b] {
+                    first_start[b] = if first_end[b - 1] == same[b - 1].len() {
+                        first_start[b - 1]
+                    } else {
+                        offsets[b - 1] + last_start[b - 1]
+                    };
+                }
+                first_dense[b] = first_dense[b - 1] + starts[b - 1] + i64::from(!continues[b]);
+            }
+            for b in (0..k.saturating_sub(1)).rev() {
+                if continues[b + 1] {
+                    last_end[b] = if last_start[b + 1] == 0 {
+                        last_end[b + 1]
+                    } else {
+                        offsets[b + 1] + first_end[b + 1]
+                    };
+                }
+            }
+        }
+        Ok(Batches {
+            batches,
+            same,
+            offsets,
+            first_start,
+            last_end,
+            first_dense,
+        })
+    }
+
+    /// Whether the first row of `next` equals the last row of `prev` in
+    /// the order keys (as [`same_as_previous`] compares them).
+    fn peers_across(&self, prev: &RecordBatch, next: &RecordBatch) -> Result<bool> {
+        let last = prev.num_rows() - 1;
+        let pair = self
+            .order_cols
+            .iter()
+            .map(|&c| {
+                arrow::compute::concat(&[
+                    prev.column(c).slice(last, 1).as_ref(),
+                    next.column(c).slice(0, 1).as_ref(),
+                ])
+                .map_err(Error::arrow)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(same_as_previous(&pair, 2)?[1])
+    }
+
+    /// Batch `b` of `all` with its functions computed.
+    pub(crate) fn compute_batch(&self, all: &Batches, b: usize) -> Result<RecordBatch> {
+        let batch = &all.batches[b];
+        let n = batch.num_rows();
+        let offset = all.offsets[b];
+        let total = all.offsets.last().copied().unwrap_or(0);
+        // each row's peer group among all rows: [start, end), and its
+        // dense rank
+        let (mut start, mut end, mut dense) = (Vec::new(), Vec::new(), Vec::new());
+        if self.batch_peers {
+            let same = &all.same[b];
+            let first_end = same.iter().skip(1).position(|&x| !x).map_or(n, |p| p + 1);
+            let last_start = same.iter().rposition(|&x| !x).unwrap_or(0);
+            start = Vec::with_capacity(n);
+            dense = Vec::with_capacity(n);
+            let mut rank = all.first_dense[b];
+            for (j, &s) in same.iter().enumerate() {
+                let at = if j < first_end {
+                    all.first_start[b]
+                } else if s {
+                    start[j - 1]
+                } else {
+                    rank += 1;
+                    offset + j
+                };
+                start.push(at);
+                dense.push(rank);
+            }
+            end = vec![0; n];
+            for j in (0..n).rev() {
+                end[j] = if j >= last_start {
+                    all.last_end[b]
+                } else if same[j + 1] {
+                    end[j + 1]
+                } else {
+                    offset + j + 1
+                };
+            }
+        }
+        let n_in = self.input.fields().len();
+        let mut columns: Vec<ArrayRef> = batch.columns()[..n_in].to_vec();
+        for (j, f) in self.functions.iter().enumerate() {
+            let t = self.output.field(n_in + j).data_type();
+            let ints = |v: Vec<i64>| -> ArrayRef { Arc::new(Int64Array::from(v)) };
+            let doubles = |v: Vec<f64>| -> ArrayRef { Arc::new(Float64Array::from(v)) };
+            let value: ArrayRef = match f.func {
+                WindowFunction::RowNumber => {
+                    ints((offset as i64 + 1..=(offset + n) as i64).collect())
+                }
+                WindowFunction::Rank => ints(start.iter().map(|&s| s as i64 + 1).collect()),
+                WindowFunction::DenseRank => ints(dense.clone()),
+                WindowFunction::PercentRank => doubles(
+                    start
+                        .iter()
+                        .map(|&s| {
+                            if total <= 1 {
+                                0.0
+                            } else {
+                                s as f64 / (total - 1) as f64
+                            }
+                        })
+                        .collect(),
+                ),
+                WindowFunction::CumeDist => {
+                    doubles(end.iter().map(|&e| e as f64 / total as f64).collect())
+                }
+                WindowFunction::Ntile => {
+                    let v: Vec<Option<i64>> = (offset..offset + n)
+                        .map(|i| ntile(f.offset, total, i))
+                        .collect();
+                    Arc::new(Int64Array::from(v))
+                }
+                WindowFunction::Lag | WindowFunction::Lead => {
+                    let shift = if f.func == WindowFunction::Lag {
+                        -f.offset
+                    } else {
+                        f.offset
+                    };
+                    self.shifted(all, b, j, shift)?
+                }
+                _ => {
+                    return Err(Error::Internal(format!(
+                        "{} computed batch by batch",
+                        f.func.name()
+                    )));
+                }
+            };
+            columns.push(conform(value, t)?);
+        }
+        RecordBatch::try_new(Arc::clone(&self.output), columns).map_err(Error::arrow)
+    }
+
+    /// LAG or LEAD (function `j`) of batch `b`: the argument `shift` rows
+    /// away among all rows, else the default (the second argument, or
+    /// NULL).
+    fn shifted(&self, all: &Batches, b: usize, j: usize, shift: i64) -> Result<ArrayRef> {
+        let arg = |k: usize, i: usize| Arc::clone(all.batches[k].column(self.arg_cols[j][i]));
+        let n = all.batches[b].num_rows();
+        let offset = all.offsets[b] as i64;
+        let total = all.offsets.last().copied().unwrap_or(0) as i64;
+        // the batches the shifted rows lie in: a run of them
+        let batch_of = |i: i64| all.offsets.partition_point(|&o| o as i64 <= i) - 1;
+        let (lo, hi) = (offset + shift, offset + n as i64 - 1 + shift);
+        let (first, last) = (
+            batch_of(lo.clamp(0, total - 1)),
+            batch_of(hi.clamp(0, total - 1)),
+        );
+        let mut arrays: Vec<ArrayRef> = (first..=last).map(|k| arg(k, 0)).collect();
+        let default = if self.arg_cols[j].len() > 1 {
+            arg(b, 1)
+        } else {
+            new_null_array(arrays[0].data_type(), 1)
+        };
+        let d = arrays.len();
+        arrays.push(default);
+        let defaults = self.arg_cols[j].len() > 1;
+        let mut k = first;
+        let picks: Vec<(usize, usize)> = (0..n)
+            .map(|i| {
+                let t = offset + i as i64 + shift;
+                if t < 0 || t >= total {
+                    return (d, if defaults { i } else { 0 });
+                }
+                let t = t as usize;
+                while all.offsets[k + 1] <= t {
+                    k += 1;
+                }
+                (k - first, t - all.offsets[k])
+            })
+            .collect();
+        let refs: Vec<&dyn Array> = arrays.iter().map(AsRef::as_ref).collect();
+        interleave(&refs, &picks).map_err(Error::arrow)
+    }
+}
+
+/// NTILE(`buckets`) of row `i` of `rows`: DuckDB's rule, the first (rows
+/// mod buckets) buckets get one more row; NULL for fewer than one bucket.
+fn ntile(buckets: i64, rows: usize, i: usize) -> Option<i64> {
+    if buckets <= 0 {
+        return None;
+    }
+    let rows = rows as i64;
+    let k = buckets.min(rows);
+    let size = rows / k;
+    let large = rows - k * size;
+    let small_from = large * (size + 1);
+    let r = i as i64;
+    Some(if r < small_from {
+        1 + r / (size + 1)
+    } else {
+        1 + large + (r - small_from) / size
+    })
 }
 
 /// Where each partition starts, given per row whether it is in the
@@ -919,26 +1267,7 @@ fn compute_function(
             let peers = ctx.peers()?;
             doubles(&|ps, pe, i| (peers.end[i] - ps) as f64 / (pe - ps) as f64)
         }
-        WindowFunction::Ntile => {
-            let buckets = f.offset;
-            ints(&|ps, pe, i| {
-                if buckets <= 0 {
-                    return None;
-                }
-                // DuckDB's rule: the first (rows mod n) buckets get one more row
-                let rows = (pe - ps) as i64;
-                let k = buckets.min(rows);
-                let size = rows / k;
-                let large = rows - k * size;
-                let small_from = large * (size + 1);
-                let r = (i - ps) as i64;
-                Some(if r < small_from {
-                    1 + r / (size + 1)
-                } else {
-                    1 + large + (r - small_from) / size
-                })
-            })
-        }
+        WindowFunction::Ntile => ints(&|ps, pe, i| ntile(f.offset, pe - ps, i - ps)),
         WindowFunction::Lag | WindowFunction::Lead => {
             let x = value()?;
             let default = match args.get(1) {
