@@ -381,7 +381,7 @@ pub(crate) enum Breaker {
     /// All rows by `sort`.
     Sort { sort: SortSpec },
     /// Window functions over all rows.
-    Window { plan: WindowPlan },
+    Window { plan: Box<WindowPlan> },
 }
 
 impl Breaker {
@@ -685,7 +685,7 @@ impl Pipeline {
                     },
                 limit,
             } => Breaker::Window {
-                plan: WindowPlan::new(
+                plan: Box::new(WindowPlan::new(
                     Arc::clone(&rows_schema),
                     Arc::clone(out),
                     partition_by,
@@ -693,7 +693,7 @@ impl Pipeline {
                     functions,
                     matches!(&**input, LogicalPlan::Sort { keys, .. } if keys == order_by),
                     *limit,
-                )?,
+                )?),
             },
             BreakerSpec::Window { .. } => {
                 return Err(Error::Internal(

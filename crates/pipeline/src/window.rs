@@ -11,6 +11,12 @@
 //! by the order keys runs before the window (on every worker, see
 //! `rewrite::sort_under_window`); then, as without an ORDER BY, the one
 //! task only puts the lanes' rows back in input order before computing.
+//! Where every function reads only a row's position, its peer group, a
+//! value a fixed number of rows away, or a count or exact sum from the
+//! first row, there is no one task: each batch of rows in window order is
+//! a task of its own, told by one pass over the batches (not their rows)
+//! where its first and last peer groups start and end and what the
+//! batches before it counted and summed ([`Batches`]).
 //! The input position as the last key makes the
 //! answer independent of the number of threads.
 //!
@@ -83,6 +89,9 @@ pub(crate) struct WindowPlan {
     /// `by_batch` with a function that reads peer groups: each lane marks
     /// the rows of its batches equal to the row before in the order keys.
     batch_peers: bool,
+    /// `by_batch`: per function, where its frame ends if it is a count or
+    /// an exact sum from the first row ([`Running`]).
+    running: Vec<Option<Running>>,
     /// Only the first rows of each partition are wanted ([`row_limit`]):
     /// a bucket gathers and computes no others.
     limit: Option<usize>,
@@ -205,6 +214,10 @@ pub(crate) struct WindowLane {
     /// ([`WindowPlan::by_batch`]): per batch of the one bucket, whether
     /// each row equals the row before it in the order keys.
     same: Vec<Vec<bool>>,
+    /// Likewise, per batch and function ([`Running`]; default for the
+    /// others): its count and sum over the batch, and over the batch's
+    /// first peer group.
+    sums: Vec<Vec<[Part; 2]>>,
     /// The best rows so far of each partition the lane met, when only the
     /// first rows of each partition are wanted.
     leaders: Option<Box<Leaders>>,
@@ -376,6 +389,11 @@ impl WindowLane {
             .map(|(_, b)| b.get_array_memory_size())
             .sum::<usize>()
             + self.same.iter().map(Vec::len).sum::<usize>()
+            + self
+                .sums
+                .iter()
+                .map(|v| v.len() * size_of::<[Part; 2]>())
+                .sum::<usize>()
             + leaders
     }
 
@@ -457,7 +475,13 @@ impl WindowPlan {
         let sort = SortSpec::new(&keys, Arc::clone(&work))?;
         let limit = limit.filter(|_| !partition_by.is_empty());
         let presorted = partition_by.is_empty() && (order_by.is_empty() || input_sorted);
-        let by_batch = presorted && functions.iter().all(by_batch);
+        let running: Vec<Option<Running>> =
+            functions.iter().map(|f| Running::of(f, &input)).collect();
+        let by_batch = presorted
+            && functions
+                .iter()
+                .zip(&running)
+                .all(|(f, r)| r.is_some() || by_batch(f));
         let leaders = match limit {
             Some(k) if (1..=LEADERS_MAX).contains(&k) => Some(Box::new(SortSpec::new(
                 &keys[partition_cols.len()..],
@@ -479,7 +503,10 @@ impl WindowPlan {
             sort,
             presorted,
             by_batch,
-            batch_peers: by_batch && functions.iter().any(|f| reads_peers(f.func)),
+            batch_peers: by_batch
+                && (functions.iter().any(|f| reads_peers(f.func))
+                    || running.contains(&Some(Running::Peers))),
+            running: if by_batch { running } else { Vec::new() },
             limit,
             leaders,
         })
@@ -587,9 +614,17 @@ impl WindowPlan {
             let work =
                 RecordBatch::try_new(Arc::clone(&self.work), columns).map_err(Error::arrow)?;
             let Some(converter) = &converter else {
-                if self.batch_peers {
+                let same = if self.batch_peers {
                     let keys = Self::columns_at(&work, &self.order_cols);
-                    lane.same.push(same_as_previous(&keys, n)?);
+                    same_as_previous(&keys, n)?
+                } else {
+                    Vec::new()
+                };
+                if self.running.iter().any(Option::is_some) {
+                    lane.sums.push(self.batch_sums(&work, &same)?);
+                }
+                if self.batch_peers {
+                    lane.same.push(same);
                 }
                 lane.parts[0].push((morsel, work));
                 continue;
@@ -740,6 +775,73 @@ fn by_batch(f: &WindowExpr) -> bool {
     }
 }
 
+/// Where the frame of a count or an exact sum (of integers or decimals:
+/// a sum carried over from the batches before adds up as one sum over
+/// every row would) ends in a window computed batch by batch; it starts
+/// at the first row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Running {
+    /// `ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`: at the row.
+    Row,
+    /// `RANGE ... AND CURRENT ROW` (the default with ORDER BY): at the
+    /// row's last peer.
+    Peers,
+    /// `... AND UNBOUNDED FOLLOWING` (the default without ORDER BY): at
+    /// the last row.
+    All,
+}
+
+impl Running {
+    fn of(f: &WindowExpr, input: &SchemaRef) -> Option<Self> {
+        let exact = |e: &Expr| {
+            matches!(
+                e.data_type(input),
+                DataType::Int8
+                    | DataType::Int16
+                    | DataType::Int32
+                    | DataType::Int64
+                    | DataType::UInt8
+                    | DataType::UInt16
+                    | DataType::UInt32
+                    | DataType::UInt64
+                    | DataType::Decimal128(..)
+                    | DataType::Null
+            )
+        };
+        match f.func {
+            WindowFunction::Aggregate(AggregateFunction::CountStar | AggregateFunction::Count) => {}
+            WindowFunction::Aggregate(AggregateFunction::Sum | AggregateFunction::Avg)
+                if f.args.first().is_some_and(exact) => {}
+            _ => return None,
+        }
+        if !matches!(f.frame.start, FrameBound::UnboundedPreceding) {
+            return None;
+        }
+        match (&f.frame.end, f.frame.units) {
+            (FrameBound::CurrentRow, FrameUnits::Rows) => Some(Self::Row),
+            (FrameBound::CurrentRow, FrameUnits::Range) => Some(Self::Peers),
+            (FrameBound::UnboundedFollowing, _) => Some(Self::All),
+            _ => None,
+        }
+    }
+}
+
+/// A count and an unscaled sum of non-NULL values.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Part {
+    count: u64,
+    sum: i128,
+}
+
+impl Part {
+    fn add(self, other: Part) -> Result<Part> {
+        Ok(Part {
+            count: self.count + other.count,
+            sum: self.sum.checked_add(other.sum).ok_or_else(sum_overflow)?,
+        })
+    }
+}
+
 /// Whether `func` reads peer groups (rows equal in the order keys).
 fn reads_peers(func: WindowFunction) -> bool {
     matches!(
@@ -771,6 +873,13 @@ pub(crate) struct Batches {
     last_end: Vec<usize>,
     /// Per batch, the dense rank of its first row.
     first_dense: Vec<i64>,
+    /// Per batch, then once more for all rows, per function
+    /// ([`Running`]): its count and sum over the rows before the batch.
+    carry: Vec<Vec<Part>>,
+    /// Per batch, per function: its count and sum from the first row to
+    /// the end of the peer group of the batch's last row, where that ends
+    /// in a later batch.
+    tail: Vec<Vec<Part>>,
 }
 
 impl Batches {
@@ -788,31 +897,44 @@ impl WindowPlan {
     /// The lanes' rows, in window order, ready to be computed batch by
     /// batch.
     pub(crate) fn batches(&self, lanes: Vec<WindowLane>) -> Result<Batches> {
-        let mut parts: Vec<(usize, RecordBatch, Vec<bool>)> = Vec::new();
+        let running = self.running.iter().any(Option::is_some);
+        // (morsel, rows, peer marks, running counts and sums)
+        type Marked = (usize, RecordBatch, Vec<bool>, Vec<[Part; 2]>);
+        let mut parts: Vec<Marked> = Vec::new();
         for lane in lanes {
-            let mut same = lane.same.into_iter();
+            let (mut same, mut sums) = (lane.same.into_iter(), lane.sums.into_iter());
+            let missing = || Error::Internal("a window batch without its marks".into());
             for (morsel, batch) in lane.parts.into_iter().flatten() {
                 let s = if self.batch_peers {
-                    same.next().ok_or_else(|| {
-                        Error::Internal("a window batch without its peer marks".into())
-                    })?
+                    same.next().ok_or_else(missing)?
+                } else {
+                    Vec::new()
+                };
+                let p = if running {
+                    sums.next().ok_or_else(missing)?
                 } else {
                     Vec::new()
                 };
                 if batch.num_rows() > 0 {
-                    parts.push((morsel, batch, s));
+                    parts.push((morsel, batch, s, p));
                 }
             }
         }
         // (a morsel's batches stay in the order a lane made them)
-        parts.sort_by_key(|(m, _, _)| *m);
+        parts.sort_by_key(|(m, ..)| *m);
         let mut offsets = Vec::with_capacity(parts.len() + 1);
         offsets.push(0);
-        for (_, b, _) in &parts {
+        for (_, b, ..) in &parts {
             offsets.push(offsets.last().copied().unwrap_or(0) + b.num_rows());
         }
-        let (batches, same): (Vec<RecordBatch>, Vec<Vec<bool>>) =
-            parts.into_iter().map(|(_, b, s)| (b, s)).unzip();
+        let mut batches = Vec::with_capacity(parts.len());
+        let mut same = Vec::with_capacity(parts.len());
+        let mut sums = Vec::with_capacity(parts.len());
+        for (_, b, s, p) in parts {
+            batches.push(b);
+            same.push(s);
+            sums.push(p);
+        }
         let k = batches.len();
         let mut first_start: Vec<usize> = offsets[..k].to_vec();
         let mut last_end: Vec<usize> = offsets[1..].to_vec();
@@ -863,6 +985,34 @@ impl WindowPlan {
                 }
             }
         }
+        // the running counts and sums: over the batches before each, and
+        // to the end of a last peer group that reaches a later batch
+        let f = self.functions.len();
+        let mut carry = vec![vec![Part::default(); f]; k + 1];
+        let mut tail = vec![Vec::new(); k];
+        if running {
+            for b in 0..k {
+                for j in 0..f {
+                    carry[b + 1][j] = carry[b][j].add(sums[b][j][0])?;
+                }
+            }
+            for b in 0..k {
+                let e = last_end[b];
+                if e <= offsets[b + 1] {
+                    continue;
+                }
+                // the batch the group ends in: at its end, or where its
+                // first peer group does
+                let at = offsets.partition_point(|&o| o < e) - 1;
+                tail[b] = if e == offsets[at + 1] {
+                    carry[at + 1].clone()
+                } else {
+                    (0..f)
+                        .map(|j| carry[at][j].add(sums[at][j][1]))
+                        .collect::<Result<_>>()?
+                };
+            }
+        }
         Ok(Batches {
             batches,
             same,
@@ -870,7 +1020,55 @@ impl WindowPlan {
             first_start,
             last_end,
             first_dense,
+            carry,
+            tail,
         })
+    }
+
+    /// A lane's account of one batch of `work` rows for the running
+    /// counts and sums ([`Running`]): per function, over the batch and
+    /// over its first peer group (`same` as [`same_as_previous`] marks
+    /// it; empty where no function reads peer groups).
+    fn batch_sums(&self, batch: &RecordBatch, same: &[bool]) -> Result<Vec<[Part; 2]>> {
+        let n = batch.num_rows();
+        let first_end = same.iter().skip(1).position(|&x| !x).map_or(n, |p| p + 1);
+        (0..self.functions.len())
+            .map(|j| {
+                if self.running[j].is_none() {
+                    return Ok([Part::default(); 2]);
+                }
+                let (prefix, _) = self.prefix(j, batch)?;
+                Ok([prefix[n], prefix[first_end.min(n)]])
+            })
+            .collect()
+    }
+
+    /// Running count and sum of function `j` ([`Running`]) over `batch`:
+    /// `n + 1` prefixes, and the scale of the sums.
+    fn prefix(&self, j: usize, batch: &RecordBatch) -> Result<(Vec<Part>, i8)> {
+        let n = batch.num_rows();
+        let f = &self.functions[j];
+        let x = self.arg_cols[j].first().map(|&c| batch.column(c));
+        let (values, scale) = match (f.func, x) {
+            (
+                WindowFunction::Aggregate(AggregateFunction::Sum | AggregateFunction::Avg),
+                Some(x),
+            ) => unscaled(x)?,
+            _ => (Vec::new(), 0),
+        };
+        let nulls = x.and_then(|x| x.logical_nulls());
+        let mut prefix = Vec::with_capacity(n + 1);
+        let mut acc = Part::default();
+        prefix.push(acc);
+        for i in 0..n {
+            // (a NULL's value is 0)
+            acc.count += u64::from(nulls.as_ref().is_none_or(|b| b.is_valid(i)));
+            if let Some(v) = values.get(i) {
+                acc.sum = acc.sum.checked_add(*v).ok_or_else(sum_overflow)?;
+            }
+            prefix.push(acc);
+        }
+        Ok((prefix, scale))
     }
 
     /// Whether the first row of `next` equals the last row of `prev` in
@@ -970,6 +1168,46 @@ impl WindowPlan {
                         f.offset
                     };
                     self.shifted(all, b, j, shift)?
+                }
+                WindowFunction::Aggregate(a)
+                    if self.running.get(j).is_some_and(Option::is_some) =>
+                {
+                    let (prefix, scale) = self.prefix(j, batch)?;
+                    // from the first row of all: to each row of the batch
+                    let carry = all.carry[b][j];
+                    let prefix = prefix
+                        .into_iter()
+                        .map(|p| carry.add(p))
+                        .collect::<Result<Vec<Part>>>()?;
+                    // the count and sum from the first row to one past
+                    // the frame's last row `e`
+                    let at = |e: usize| {
+                        if e <= offset + n {
+                            prefix[e - offset]
+                        } else if e == total {
+                            all.carry[all.len()][j]
+                        } else {
+                            all.tail[b][j]
+                        }
+                    };
+                    let parts: Vec<Part> = match self.running[j] {
+                        Some(Running::Row) => prefix[1..].to_vec(),
+                        Some(Running::Peers) => end.iter().map(|&e| at(e)).collect(),
+                        _ => vec![at(total); n],
+                    };
+                    match a {
+                        AggregateFunction::CountStar | AggregateFunction::Count => {
+                            ints(parts.iter().map(|p| p.count as i64).collect())
+                        }
+                        _ => exact_sums(
+                            a == AggregateFunction::Avg,
+                            parts
+                                .iter()
+                                .map(|p| (p.count > 0).then_some((p.sum, p.count))),
+                            scale,
+                            t,
+                        )?,
+                    }
                 }
                 _ => {
                     return Err(Error::Internal(format!(
@@ -1591,93 +1829,118 @@ fn sum_or_avg(
             });
             Ok(Arc::new(Float64Array::from_iter(values)))
         }
-        t => {
+        _ => {
             // exact: integers and decimals as unscaled i128 prefix sums
-            let (unscaled, scale): (Vec<i128>, i8) = match t {
-                DataType::Decimal128(_, s) => {
-                    let d = x.as_primitive::<arrow::datatypes::Decimal128Type>();
-                    (
-                        (0..n)
-                            .map(|i| if d.is_valid(i) { d.value(i) } else { 0 })
-                            .collect(),
-                        *s,
-                    )
-                }
-                DataType::Null => (vec![0; n], 0),
-                // UBIGINT past BIGINT: every value as it is
-                DataType::UInt64 => {
-                    let u = x.as_primitive::<arrow::datatypes::UInt64Type>();
-                    (
-                        (0..n)
-                            .map(|i| {
-                                if u.is_valid(i) {
-                                    i128::from(u.value(i))
-                                } else {
-                                    0
-                                }
-                            })
-                            .collect(),
-                        0,
-                    )
-                }
-                _ => {
-                    let c = cast(x, &DataType::Int64).map_err(Error::arrow)?;
-                    let c = c.as_primitive::<Int64Type>();
-                    (
-                        (0..n)
-                            .map(|i| {
-                                if c.is_valid(i) {
-                                    i128::from(c.value(i))
-                                } else {
-                                    0
-                                }
-                            })
-                            .collect(),
-                        0,
-                    )
-                }
-            };
+            let (unscaled, scale) = unscaled(x)?;
             let mut prefix = Vec::with_capacity(n + 1);
             let mut acc = 0i128;
             prefix.push(0);
             for v in &unscaled {
-                acc = acc.checked_add(*v).ok_or_else(|| {
-                    Error::Execution("Out of Range Error: Overflow in SUM".into())
-                })?;
+                acc = acc.checked_add(*v).ok_or_else(sum_overflow)?;
                 prefix.push(acc);
             }
-            let sum = |i: usize| {
-                let c = range_count(&counts, fs[i], fe[i]);
-                (c > 0).then(|| (prefix[fe[i]] - prefix[fs[i]], c))
-            };
-            if avg {
-                let div = 10f64.powi(i32::from(scale));
-                return Ok(Arc::new(Float64Array::from_iter(
-                    (0..n).map(|i| sum(i).map(|(s, c)| s as f64 / div / c as f64)),
-                )));
-            }
-            match out {
-                DataType::Decimal128(p, s) => {
-                    let a = Decimal128Array::from_iter((0..n).map(|i| sum(i).map(|(s, _)| s)))
-                        .with_precision_and_scale(*p, *s)
-                        .map_err(Error::arrow)?;
-                    Ok(Arc::new(a))
-                }
-                _ => {
-                    let mut v = Vec::with_capacity(n);
-                    for i in 0..n {
-                        v.push(match sum(i) {
-                            Some((s, _)) => Some(i64::try_from(s).map_err(|_| {
-                                Error::Execution(format!(
-                                    "Out of Range Error: Overflow in SUM: {s} does not fit in BIGINT"
-                                ))
-                            })?),
-                            None => None,
-                        });
-                    }
-                    Ok(Arc::new(Int64Array::from(v)))
-                }
-            }
+            exact_sums(
+                avg,
+                (0..n).map(|i| {
+                    let c = range_count(&counts, fs[i], fe[i]);
+                    (c > 0).then(|| (prefix[fe[i]] - prefix[fs[i]], c))
+                }),
+                scale,
+                out,
+            )
+        }
+    }
+}
+
+fn sum_overflow() -> Error {
+    Error::Execution("Out of Range Error: Overflow in SUM".into())
+}
+
+/// The values of an integer or decimal column as unscaled `i128`s (0 for
+/// NULL), and their scale.
+fn unscaled(x: &ArrayRef) -> Result<(Vec<i128>, i8)> {
+    let n = x.len();
+    Ok(match x.data_type() {
+        DataType::Decimal128(_, s) => {
+            let d = x.as_primitive::<arrow::datatypes::Decimal128Type>();
+            (
+                (0..n)
+                    .map(|i| if d.is_valid(i) { d.value(i) } else { 0 })
+                    .collect(),
+                *s,
+            )
+        }
+        DataType::Null => (vec![0; n], 0),
+        // UBIGINT past BIGINT: every value as it is
+        DataType::UInt64 => {
+            let u = x.as_primitive::<arrow::datatypes::UInt64Type>();
+            (
+                (0..n)
+                    .map(|i| {
+                        if u.is_valid(i) {
+                            i128::from(u.value(i))
+                        } else {
+                            0
+                        }
+                    })
+                    .collect(),
+                0,
+            )
+        }
+        _ => {
+            let c = cast(x, &DataType::Int64).map_err(Error::arrow)?;
+            let c = c.as_primitive::<Int64Type>();
+            (
+                (0..n)
+                    .map(|i| {
+                        if c.is_valid(i) {
+                            i128::from(c.value(i))
+                        } else {
+                            0
+                        }
+                    })
+                    .collect(),
+                0,
+            )
+        }
+    })
+}
+
+/// Exact sums (or averages), one per row: the unscaled sum and count of
+/// the frame's non-NULL values, `None` where it has none.
+fn exact_sums(
+    avg: bool,
+    sums: impl Iterator<Item = Option<(i128, u64)>>,
+    scale: i8,
+    out: &DataType,
+) -> Result<ArrayRef> {
+    if avg {
+        let div = 10f64.powi(i32::from(scale));
+        return Ok(Arc::new(Float64Array::from_iter(
+            sums.map(|s| s.map(|(s, c)| s as f64 / div / c as f64)),
+        )));
+    }
+    match out {
+        DataType::Decimal128(p, s) => {
+            let a = Decimal128Array::from_iter(sums.map(|s| s.map(|(s, _)| s)))
+                .with_precision_and_scale(*p, *s)
+                .map_err(Error::arrow)?;
+            Ok(Arc::new(a))
+        }
+        _ => {
+            let v = sums
+                .map(|s| {
+                    s.map(|(s, _)| {
+                        i64::try_from(s).map_err(|_| {
+                            Error::Execution(format!(
+                                "Out of Range Error: Overflow in SUM: {s} does not fit in BIGINT"
+                            ))
+                        })
+                    })
+                    .transpose()
+                })
+                .collect::<Result<Vec<Option<i64>>>>()?;
+            Ok(Arc::new(Int64Array::from(v)))
         }
     }
 }
