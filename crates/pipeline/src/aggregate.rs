@@ -1018,9 +1018,22 @@ fn merge_by_value(
     // lane its groups (`src`) and the merged groups they go to (`dst`):
     // none without aggregates to fold (DISTINCT)
     let folds = !merged.accumulators.is_empty();
-    let mut values: Vec<u64> = Vec::new();
-    let mut src: Vec<Vec<u32>> = vec![Vec::new(); lanes.len()];
-    let mut dst: Vec<Vec<u32>> = vec![Vec::new(); lanes.len()];
+    // room for each lane's groups in the range were they spread evenly
+    // over the lanes' span (and a quarter more), at most one a value: the
+    // lists are not grown by doubling, copying what they hold
+    let share = |groups: usize| {
+        let part = groups as u128 * u128::from(to - from) / u128::from((hi - lo).max(1));
+        (part as usize + part as usize / 4).min((to - from) as usize)
+    };
+    let groups: Vec<usize> = lanes.iter().map(|l| l.state.num_groups()).collect();
+    let mut values: Vec<u64> = Vec::with_capacity(share(groups.iter().sum()));
+    let mut src: Vec<Vec<u32>> = Vec::with_capacity(lanes.len());
+    let mut dst: Vec<Vec<u32>> = Vec::with_capacity(lanes.len());
+    for &g in &groups {
+        let room = if folds { share(g) } else { 0 };
+        src.push(Vec::with_capacity(room));
+        dst.push(Vec::with_capacity(room));
+    }
     let mut ours = vec![EMPTY_GROUP; DIRECT_PAGE];
     let mut held = Vec::with_capacity(lanes.len());
     let mut start = from - from % DIRECT_PAGE as u64;
