@@ -21,7 +21,7 @@ use crate::options::{ExecOptions, Progress};
 use crate::sort::{KeyedRows, SharedBound, SortSpec, SortedRun, TOP_N_MAX, TopN, position_base};
 use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
-use crate::window::{WindowLane, WindowPlan, row_limit};
+use crate::window::{WindowLane, WindowPlan, row_limit, window_order};
 use crate::zones::has_zones;
 
 /// One pipeline of a query: a source, the filters and projection (or
@@ -691,7 +691,8 @@ impl Pipeline {
                     partition_by,
                     order_by,
                     functions,
-                    matches!(&**input, LogicalPlan::Sort { keys, .. } if keys == order_by),
+                    matches!(&**input, LogicalPlan::Sort { keys, .. }
+                        if *keys == window_order(partition_by, order_by)),
                     *limit,
                 )?),
             },

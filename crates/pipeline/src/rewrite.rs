@@ -128,6 +128,14 @@ pub(crate) fn rewrite(plan: &LogicalPlan) -> Option<LogicalPlan> {
 /// `plan` with a full sort by the order keys under each window of its
 /// chain that has an ORDER BY but no PARTITION BY (unless its input is
 /// that sort already), or `None` if it has none.
+///
+/// A window with a PARTITION BY keeps cutting its rows into buckets by a
+/// hash of the partition keys, each sorted by a task of its own: a full
+/// sort by partition and order keys (then computed batch by batch, as
+/// [`window_order`](crate::window::window_order) allows) was measured slower where partitions are
+/// scattered over the table (the sort's gather from every row at random:
+/// W2 on 2 threads 239 -> 358 ms, 7 partitions by date 210 -> 359) and
+/// faster only where they are clustered (W1 140 -> 97).
 pub(crate) fn sort_under_window(plan: &LogicalPlan) -> Option<LogicalPlan> {
     match plan {
         LogicalPlan::Window {

@@ -9,14 +9,16 @@
 //! position) as the sort breaker sorts and computes each function over
 //! each partition. Without PARTITION BY but with an ORDER BY, a full sort
 //! by the order keys runs before the window (on every worker, see
-//! `rewrite::sort_under_window`); then, as without an ORDER BY, the one
-//! task only puts the lanes' rows back in input order before computing.
-//! Where every function reads only a row's position, its peer group, a
-//! value a fixed number of rows away, or a count or exact sum from the
-//! first row, there is no one task: each batch of rows in window order is
-//! a task of its own, told by one pass over the batches (not their rows)
-//! where its first and last peer groups start and end and what the
-//! batches before it counted and summed ([`Batches`]).
+//! `rewrite::sort_under_window`); rows whose input is sorted so (by
+//! [`window_order`]: partition keys, then order keys), or without either,
+//! are in window order as they come and never cut into buckets. Then,
+//! where every function reads only a row's position, its partition's and
+//! peer group's bounds, a value a fixed number of rows away, or a count
+//! or exact sum from its partition's first row, each batch is a task of
+//! its own, told by one pass over the batches (not their rows) where its
+//! first and last partitions and peer groups start and end and what the
+//! batches before it counted and summed ([`Batches`]); otherwise the one
+//! task puts the lanes' rows back in input order and computes over all.
 //! The input position as the last key makes the
 //! answer independent of the number of threads.
 //!
@@ -76,22 +78,24 @@ pub(crate) struct WindowPlan {
     /// The sort of a bucket's `work` rows: partition keys, order keys
     /// (the input position breaks ties).
     sort: SortSpec,
-    /// Without a PARTITION BY, the input's rows in input order are in
-    /// window order: there is no ORDER BY, or a full sort by it runs
-    /// before the window (`input_sorted`, see `rewrite::sort_under_window`).
-    /// Only a window whose rewrite did not run sorts its one bucket.
+    /// The input's rows in input order are in window order: a full sort
+    /// by [`window_order`] runs before the window (`input_sorted`, see
+    /// `rewrite::sort_under_window`), or there is neither a PARTITION BY
+    /// nor an ORDER BY. Rows are then never cut into buckets, and only a
+    /// window without PARTITION BY whose rewrite did not run sorts its one
+    /// bucket.
     presorted: bool,
-    /// A presorted window whose functions all read a row's place among
-    /// the others and their peers only (or a value a fixed number of rows
-    /// away): it is computed batch by batch, each batch a task
-    /// ([`Batches`]). The others are computed by one task over all rows.
+    /// A presorted window whose functions all read positions, partition
+    /// and peer bounds, values a fixed number of rows away, or running
+    /// counts and exact sums ([`by_batch`]): it is computed batch by
+    /// batch, each batch a task ([`Batches`]). The others are computed by
+    /// one task over all rows.
     by_batch: bool,
-    /// `by_batch` with a function that reads peer groups: each lane marks
-    /// the rows of its batches equal to the row before in the order keys.
-    batch_peers: bool,
     /// `by_batch`: per function, where its frame ends if it is a count or
-    /// an exact sum from the first row ([`Running`]).
+    /// an exact sum from the partition's first row ([`Running`]).
     running: Vec<Option<Running>>,
+    /// `by_batch` with a function that reads peer groups.
+    reads_peers: bool,
     /// Only the first rows of each partition are wanted ([`row_limit`]):
     /// a bucket gathers and computes no others.
     limit: Option<usize>,
@@ -210,14 +214,9 @@ pub(crate) struct WindowLane {
     /// threads: the bucket tasks took as long as on 1 thread, merging
     /// what the lanes had sorted).
     parts: Vec<Vec<(usize, RecordBatch)>>,
-    /// A window computed batch by batch that reads peer groups
-    /// ([`WindowPlan::by_batch`]): per batch of the one bucket, whether
-    /// each row equals the row before it in the order keys.
-    same: Vec<Vec<bool>>,
-    /// Likewise, per batch and function ([`Running`]; default for the
-    /// others): its count and sum over the batch, and over the batch's
-    /// first peer group.
-    sums: Vec<Vec<[Part; 2]>>,
+    /// A window computed batch by batch ([`WindowPlan::by_batch`]): the
+    /// [`Marks`] of each batch of the one bucket.
+    marks: Vec<Marks>,
     /// The best rows so far of each partition the lane met, when only the
     /// first rows of each partition are wanted.
     leaders: Option<Box<Leaders>>,
@@ -388,12 +387,7 @@ impl WindowLane {
             .flatten()
             .map(|(_, b)| b.get_array_memory_size())
             .sum::<usize>()
-            + self.same.iter().map(Vec::len).sum::<usize>()
-            + self
-                .sums
-                .iter()
-                .map(|v| v.len() * size_of::<[Part; 2]>())
-                .sum::<usize>()
+            + self.marks.iter().map(Marks::size).sum::<usize>()
             + leaders
     }
 
@@ -474,14 +468,10 @@ impl WindowPlan {
             .collect();
         let sort = SortSpec::new(&keys, Arc::clone(&work))?;
         let limit = limit.filter(|_| !partition_by.is_empty());
-        let presorted = partition_by.is_empty() && (order_by.is_empty() || input_sorted);
+        let presorted = input_sorted || (partition_by.is_empty() && order_by.is_empty());
         let running: Vec<Option<Running>> =
             functions.iter().map(|f| Running::of(f, &input)).collect();
-        let by_batch = presorted
-            && functions
-                .iter()
-                .zip(&running)
-                .all(|(f, r)| r.is_some() || by_batch(f));
+        let by_batch = presorted && functions.iter().all(|f| by_batch(f, &input));
         let leaders = match limit {
             Some(k) if (1..=LEADERS_MAX).contains(&k) => Some(Box::new(SortSpec::new(
                 &keys[partition_cols.len()..],
@@ -503,7 +493,7 @@ impl WindowPlan {
             sort,
             presorted,
             by_batch,
-            batch_peers: by_batch
+            reads_peers: by_batch
                 && (functions.iter().any(|f| reads_peers(f.func))
                     || running.contains(&Some(Running::Peers))),
             running: if by_batch { running } else { Vec::new() },
@@ -518,11 +508,7 @@ impl WindowPlan {
 
     /// Buckets the merge runs as tasks.
     pub(crate) fn buckets(&self) -> usize {
-        if self.partition_by.is_empty() {
-            1
-        } else {
-            BUCKETS
-        }
+        if self.presorted { 1 } else { BUCKETS }
     }
 
     pub(crate) fn describe(&self) -> String {
@@ -533,12 +519,13 @@ impl WindowPlan {
             } else {
                 "computed by one task"
             };
-            let order = if self.order_by.is_empty() {
+            let keys = window_order(&self.partition_by, &self.order_by);
+            let order = if keys.is_empty() {
                 "no ORDER BY".to_owned()
             } else {
                 format!(
                     "sorted by [{}] before",
-                    list(self.order_by.iter().map(ToString::to_string).collect())
+                    list(keys.iter().map(ToString::to_string).collect())
                 )
             };
             return format!(
@@ -590,7 +577,7 @@ impl WindowPlan {
                 .collect();
             lane.leaders = Some(Box::new(Leaders::new(k, &types, order)?));
         }
-        let converter = if self.partition_by.is_empty() {
+        let converter = if self.presorted {
             None
         } else {
             let fields = self
@@ -614,17 +601,8 @@ impl WindowPlan {
             let work =
                 RecordBatch::try_new(Arc::clone(&self.work), columns).map_err(Error::arrow)?;
             let Some(converter) = &converter else {
-                let same = if self.batch_peers {
-                    let keys = Self::columns_at(&work, &self.order_cols);
-                    same_as_previous(&keys, n)?
-                } else {
-                    Vec::new()
-                };
-                if self.running.iter().any(Option::is_some) {
-                    lane.sums.push(self.batch_sums(&work, &same)?);
-                }
-                if self.batch_peers {
-                    lane.same.push(same);
+                if self.by_batch {
+                    lane.marks.push(self.marks(&work)?);
                 }
                 lane.parts[0].push((morsel, work));
                 continue;
@@ -759,10 +737,11 @@ impl WindowPlan {
 }
 
 /// Whether `f` can be computed batch by batch over rows in window order
-/// without a PARTITION BY ([`Batches`]): it reads a row's position, its
-/// peer group's bounds, the number of rows, or (LAG, LEAD without IGNORE
-/// NULLS) the value a fixed number of rows away.
-fn by_batch(f: &WindowExpr) -> bool {
+/// ([`Batches`]): it reads a row's position, its partition's and peer
+/// group's bounds, a value a fixed number of rows away (LAG, LEAD without
+/// IGNORE NULLS), or is a count or exact sum from its partition's first
+/// row ([`Running`]). `input` is the window's input.
+pub(crate) fn by_batch(f: &WindowExpr, input: &SchemaRef) -> bool {
     match f.func {
         WindowFunction::RowNumber
         | WindowFunction::Rank
@@ -771,14 +750,29 @@ fn by_batch(f: &WindowExpr) -> bool {
         | WindowFunction::CumeDist
         | WindowFunction::Ntile => true,
         WindowFunction::Lag | WindowFunction::Lead => !f.ignore_nulls,
-        _ => false,
+        _ => Running::of(f, input).is_some(),
     }
+}
+
+/// The keys a window's rows are in window order by: the partition keys
+/// (ascending, NULLs last), then the order keys. A full sort by them runs
+/// under a window computed batch by batch (`rewrite::sort_under_window`).
+pub(crate) fn window_order(partition_by: &[Expr], order_by: &[SortKey]) -> Vec<SortKey> {
+    partition_by
+        .iter()
+        .map(|p| SortKey {
+            expr: p.clone(),
+            asc: true,
+            nulls_first: false,
+        })
+        .chain(order_by.iter().cloned())
+        .collect()
 }
 
 /// Where the frame of a count or an exact sum (of integers or decimals:
 /// a sum carried over from the batches before adds up as one sum over
-/// every row would) ends in a window computed batch by batch; it starts
-/// at the first row.
+/// the partition would) ends in a window computed batch by batch; it
+/// starts at the partition's first row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Running {
     /// `ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`: at the row.
@@ -787,7 +781,7 @@ enum Running {
     /// row's last peer.
     Peers,
     /// `... AND UNBOUNDED FOLLOWING` (the default without ORDER BY): at
-    /// the last row.
+    /// the partition's last row.
     All,
 }
 
@@ -826,6 +820,40 @@ impl Running {
     }
 }
 
+/// Whether `func` reads peer groups (rows equal in the order keys).
+fn reads_peers(func: WindowFunction) -> bool {
+    matches!(
+        func,
+        WindowFunction::Rank
+            | WindowFunction::DenseRank
+            | WindowFunction::PercentRank
+            | WindowFunction::CumeDist
+    )
+}
+
+/// Each row's run (its partition or peer group) among all rows: `[start,
+/// end)`, the same for every row of a batch or per row.
+enum Runs {
+    All(usize, usize),
+    Rows(Vec<usize>, Vec<usize>),
+}
+
+impl Runs {
+    fn start(&self, i: usize) -> usize {
+        match self {
+            Runs::All(s, _) => *s,
+            Runs::Rows(s, _) => s[i],
+        }
+    }
+
+    fn end(&self, i: usize) -> usize {
+        match self {
+            Runs::All(_, e) => *e,
+            Runs::Rows(_, e) => e[i],
+        }
+    }
+}
+
 /// A count and an unscaled sum of non-NULL values.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Part {
@@ -840,46 +868,89 @@ impl Part {
             sum: self.sum.checked_add(other.sum).ok_or_else(sum_overflow)?,
         })
     }
+
+    /// `self - other`, where `other` is a prefix of `self`.
+    fn sub(self, other: Part) -> Part {
+        Part {
+            count: self.count - other.count,
+            sum: self.sum - other.sum,
+        }
+    }
 }
 
-/// Whether `func` reads peer groups (rows equal in the order keys).
-fn reads_peers(func: WindowFunction) -> bool {
-    matches!(
-        func,
-        WindowFunction::Rank
-            | WindowFunction::DenseRank
-            | WindowFunction::PercentRank
-            | WindowFunction::CumeDist
-    )
+/// A lane's account of one batch of a window computed batch by batch,
+/// made where the batch's rows were cut ([`WindowPlan::scatter`]) so that
+/// the one pass over the batches reads no row ([`Batches`]).
+pub(crate) struct Marks {
+    /// Per row, whether it is in the partition of the row before it
+    /// (false for the first); empty without a PARTITION BY.
+    part: Vec<bool>,
+    /// Per row, whether it is a peer of the row before it: in its
+    /// partition and equal in the order keys (false for the first); empty
+    /// where no function reads peer groups.
+    peer: Vec<bool>,
+    /// Where the batch's first partition ends and its last starts.
+    part_first_end: usize,
+    part_last_start: usize,
+    /// Where the batch's first peer group ends and its last starts.
+    peer_first_end: usize,
+    peer_last_start: usize,
+    /// Peer groups starting after the batch's last partition start (after
+    /// its first row where none does): its last row's dense rank counts
+    /// them.
+    dense_tail: i64,
+    /// Per function ([`Running`]; default for the others): its count and
+    /// sum from the batch's first row to where its first peer group ends,
+    /// to where its first partition ends, to where its last partition
+    /// starts, and over the batch.
+    sums: Vec<[Part; 4]>,
 }
 
-/// A window without PARTITION BY over rows in window order, computed
-/// batch by batch ([`WindowPlan::by_batch`]): the lanes' batches in
-/// order, where each starts, and what a batch needs to know of the
-/// others, found in one pass over the batches (never their rows): the
-/// peer group its first row is in starts before it and the one of its
-/// last row may end after it, and its first row's dense rank counts the
-/// peer groups before it.
+impl Marks {
+    fn size(&self) -> usize {
+        self.part.len() + self.peer.len() + self.sums.len() * size_of::<[Part; 4]>()
+    }
+}
+
+/// Where the first run of `same` (marks as [`same_as_previous`] makes
+/// them) ends, and where its last starts.
+fn runs(same: &[bool]) -> (usize, usize) {
+    let n = same.len();
+    let first_end = same.iter().skip(1).position(|&x| !x).map_or(n, |p| p + 1);
+    let last_start = same.iter().rposition(|&x| !x).unwrap_or(0);
+    (first_end, last_start)
+}
+
+/// Rows already in window order (a full sort by [`window_order`] ran
+/// below the window), computed batch by batch ([`WindowPlan::by_batch`]):
+/// the lanes' batches in order, where each starts, and what a batch must
+/// know of the others, found in one pass over the batches' [`Marks`]: the
+/// partition and the peer group of its first row may start before it and
+/// those of its last row end after it; its first row's dense rank counts
+/// the peer groups before it in its partition; the running counts and
+/// sums of its first partition carry those of the batches before it.
 pub(crate) struct Batches {
     batches: Vec<RecordBatch>,
-    /// Per batch, whether each row equals the row before it in the order
-    /// keys (empty where no function reads peer groups).
-    same: Vec<Vec<bool>>,
+    marks: Vec<Marks>,
     /// Where each batch's first row is among all rows, then their number.
     offsets: Vec<usize>,
-    /// Per batch, where the peer group of its first row starts.
-    first_start: Vec<usize>,
-    /// Per batch, one past where the peer group of its last row ends.
-    last_end: Vec<usize>,
+    /// Per batch, where the partition and the peer group of its first
+    /// row start, and one past where those of its last row end.
+    part_first_start: Vec<usize>,
+    part_last_end: Vec<usize>,
+    peer_first_start: Vec<usize>,
+    peer_last_end: Vec<usize>,
     /// Per batch, the dense rank of its first row.
     first_dense: Vec<i64>,
-    /// Per batch, then once more for all rows, per function
-    /// ([`Running`]): its count and sum over the rows before the batch.
+    /// Per batch, per function ([`Running`]): its count and sum over the
+    /// rows of the partition of the batch's first row before the batch.
     carry: Vec<Vec<Part>>,
-    /// Per batch, per function: its count and sum from the first row to
-    /// the end of the peer group of the batch's last row, where that ends
-    /// in a later batch.
-    tail: Vec<Vec<Part>>,
+    /// Per batch, per function: its count and sum from the start of the
+    /// partition of the batch's last row to where that row's peer group
+    /// ends, and to where the partition ends, where these are in later
+    /// batches.
+    peer_tail: Vec<Vec<Part>>,
+    part_tail: Vec<Vec<Part>>,
 }
 
 impl Batches {
@@ -894,153 +965,207 @@ impl WindowPlan {
         self.by_batch
     }
 
+    /// A lane's [`Marks`] of `batch` (of `work` rows in window order).
+    fn marks(&self, batch: &RecordBatch) -> Result<Marks> {
+        let n = batch.num_rows();
+        // (no marks where nothing reads them: without a PARTITION BY all
+        // rows are one partition)
+        let part = if self.partition_cols.is_empty() {
+            Vec::new()
+        } else {
+            same_as_previous(&Self::columns_at(batch, &self.partition_cols), n)?
+        };
+        let peer = if self.reads_peers {
+            let order = same_as_previous(&Self::columns_at(batch, &self.order_cols), n)?;
+            if part.is_empty() {
+                order
+            } else {
+                part.iter().zip(&order).map(|(&p, &o)| p && o).collect()
+            }
+        } else {
+            Vec::new()
+        };
+        let (part_first_end, part_last_start) = if part.is_empty() { (n, 0) } else { runs(&part) };
+        let (peer_first_end, peer_last_start) = if peer.is_empty() { (n, 0) } else { runs(&peer) };
+        let dense_tail = peer
+            .get(part_last_start + 1..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|&&x| !x)
+            .count() as i64;
+        let sums = (0..self.functions.len())
+            .map(|j| {
+                if self.running[j].is_none() {
+                    return Ok([Part::default(); 4]);
+                }
+                let (prefix, _) = self.prefix(j, batch)?;
+                Ok([
+                    prefix[peer_first_end],
+                    prefix[part_first_end],
+                    prefix[part_last_start],
+                    prefix[n],
+                ])
+            })
+            .collect::<Result<_>>()?;
+        Ok(Marks {
+            part,
+            peer,
+            part_first_end,
+            part_last_start,
+            peer_first_end,
+            peer_last_start,
+            dense_tail,
+            sums,
+        })
+    }
+
     /// The lanes' rows, in window order, ready to be computed batch by
     /// batch.
     pub(crate) fn batches(&self, lanes: Vec<WindowLane>) -> Result<Batches> {
-        let running = self.running.iter().any(Option::is_some);
-        // (morsel, rows, peer marks, running counts and sums)
-        type Marked = (usize, RecordBatch, Vec<bool>, Vec<[Part; 2]>);
-        let mut parts: Vec<Marked> = Vec::new();
+        let mut parts: Vec<(usize, RecordBatch, Marks)> = Vec::new();
         for lane in lanes {
-            let (mut same, mut sums) = (lane.same.into_iter(), lane.sums.into_iter());
-            let missing = || Error::Internal("a window batch without its marks".into());
+            let mut marks = lane.marks.into_iter();
             for (morsel, batch) in lane.parts.into_iter().flatten() {
-                let s = if self.batch_peers {
-                    same.next().ok_or_else(missing)?
-                } else {
-                    Vec::new()
-                };
-                let p = if running {
-                    sums.next().ok_or_else(missing)?
-                } else {
-                    Vec::new()
-                };
+                let m = marks
+                    .next()
+                    .ok_or_else(|| Error::Internal("a window batch without its marks".into()))?;
                 if batch.num_rows() > 0 {
-                    parts.push((morsel, batch, s, p));
+                    parts.push((morsel, batch, m));
                 }
             }
         }
         // (a morsel's batches stay in the order a lane made them)
         parts.sort_by_key(|(m, ..)| *m);
-        let mut offsets = Vec::with_capacity(parts.len() + 1);
+        let k = parts.len();
+        let mut offsets = Vec::with_capacity(k + 1);
         offsets.push(0);
-        for (_, b, ..) in &parts {
-            offsets.push(offsets.last().copied().unwrap_or(0) + b.num_rows());
-        }
-        let mut batches = Vec::with_capacity(parts.len());
-        let mut same = Vec::with_capacity(parts.len());
-        let mut sums = Vec::with_capacity(parts.len());
-        for (_, b, s, p) in parts {
+        let mut batches = Vec::with_capacity(k);
+        let mut marks = Vec::with_capacity(k);
+        for (_, b, m) in parts {
+            offsets.push(offsets[offsets.len() - 1] + b.num_rows());
             batches.push(b);
-            same.push(s);
-            sums.push(p);
+            marks.push(m);
         }
-        let k = batches.len();
-        let mut first_start: Vec<usize> = offsets[..k].to_vec();
-        let mut last_end: Vec<usize> = offsets[1..].to_vec();
-        let mut first_dense = vec![1i64; k];
-        if self.batch_peers {
-            // per batch: whether its first row is a peer of the last row
-            // of the batch before; where its first peer group ends and
-            // its last starts (batch-local); how many groups start after
-            // its first row
-            let mut continues = vec![false; k];
+        let len = |b: usize| offsets[b + 1] - offsets[b];
+        // per batch: whether its first row is in the partition of the
+        // last row of the batch before, and a peer of it
+        let (mut part_cont, mut peer_cont) = (vec![false; k], vec![false; k]);
+        for b in 1..k {
+            part_cont[b] = self.continues(&batches[b - 1], &batches[b], &self.partition_cols)?;
+            peer_cont[b] =
+                part_cont[b] && self.continues(&batches[b - 1], &batches[b], &self.order_cols)?;
+        }
+        // runs (partitions, peer groups) reaching back into the batches
+        // before, and on into the batches after
+        let back = |cont: &[bool],
+                    first_end: &dyn Fn(usize) -> usize,
+                    last_start: &dyn Fn(usize) -> usize| {
+            let mut start: Vec<usize> = offsets[..k].to_vec();
             for b in 1..k {
-                continues[b] = self.peers_across(&batches[b - 1], &batches[b])?;
-            }
-            let first_end: Vec<usize> = same
-                .iter()
-                .map(|s| {
-                    s.iter()
-                        .skip(1)
-                        .position(|&x| !x)
-                        .map_or(s.len(), |p| p + 1)
-                })
-                .collect();
-            let last_start: Vec<usize> = same
-                .iter()
-                .map(|s| s.iter().rposition(|&x| !x).unwrap_or(0))
-                .collect();
-            let starts: Vec<i64> = same
-                .iter()
-                .map(|s| s.iter().skip(1).filter(|&&x| !x).count() as i64)
-                .collect();
-            for b in 1..k {
-                if continues[b] {
-                    first_start[b] = if first_end[b - 1] == same[b - 1].len() {
-                        first_start[b - 1]
+                if cont[b] {
+                    start[b] = if first_end(b - 1) == len(b - 1) {
+                        start[b - 1]
                     } else {
-                        offsets[b - 1] + last_start[b - 1]
+                        offsets[b - 1] + last_start(b - 1)
                     };
                 }
-                first_dense[b] = first_dense[b - 1] + starts[b - 1] + i64::from(!continues[b]);
             }
+            start
+        };
+        let forth = |cont: &[bool],
+                     first_end: &dyn Fn(usize) -> usize,
+                     last_start: &dyn Fn(usize) -> usize| {
+            let mut end: Vec<usize> = offsets[1..].to_vec();
             for b in (0..k.saturating_sub(1)).rev() {
-                if continues[b + 1] {
-                    last_end[b] = if last_start[b + 1] == 0 {
-                        last_end[b + 1]
+                if cont[b + 1] {
+                    end[b] = if last_start(b + 1) == 0 {
+                        end[b + 1]
                     } else {
-                        offsets[b + 1] + first_end[b + 1]
+                        offsets[b + 1] + first_end(b + 1)
                     };
                 }
             }
+            end
+        };
+        let (pfe, pls) = (
+            |b: usize| marks[b].part_first_end,
+            |b: usize| marks[b].part_last_start,
+        );
+        let (efe, els) = (
+            |b: usize| marks[b].peer_first_end,
+            |b: usize| marks[b].peer_last_start,
+        );
+        let part_first_start = back(&part_cont, &pfe, &pls);
+        let part_last_end = forth(&part_cont, &pfe, &pls);
+        let peer_first_start = back(&peer_cont, &efe, &els);
+        let peer_last_end = forth(&peer_cont, &efe, &els);
+        // dense ranks, restarting with each partition
+        let mut first_dense = vec![1i64; k];
+        for b in 1..k {
+            if part_cont[b] {
+                let m = &marks[b - 1];
+                let last = if m.part_last_start == 0 {
+                    first_dense[b - 1] + m.dense_tail
+                } else {
+                    1 + m.dense_tail
+                };
+                first_dense[b] = last + i64::from(!peer_cont[b]);
+            }
         }
-        // the running counts and sums: over the batches before each, and
-        // to the end of a last peer group that reaches a later batch
+        // running counts and sums, from each partition's first row
         let f = self.functions.len();
-        let mut carry = vec![vec![Part::default(); f]; k + 1];
-        let mut tail = vec![Vec::new(); k];
-        if running {
+        let mut carry = vec![vec![Part::default(); f]; k];
+        let (mut peer_tail, mut part_tail) = (vec![Vec::new(); k], vec![Vec::new(); k]);
+        if self.running.iter().any(Option::is_some) {
+            // over the partition of a batch's last row, to the batch's end
+            let mut at_end = vec![vec![Part::default(); f]; k];
             for b in 0..k {
+                let m = &marks[b];
                 for j in 0..f {
-                    carry[b + 1][j] = carry[b][j].add(sums[b][j][0])?;
+                    let [_, _, last_start, all] = m.sums[j];
+                    at_end[b][j] = if m.part_last_start == 0 {
+                        carry[b][j].add(all)?
+                    } else {
+                        all.sub(last_start)
+                    };
+                    if b + 1 < k && part_cont[b + 1] {
+                        carry[b + 1][j] = at_end[b][j];
+                    }
                 }
             }
-            for b in 0..k {
-                let e = last_end[b];
-                if e <= offsets[b + 1] {
-                    continue;
-                }
-                // the batch the group ends in: at its end, or where its
-                // first peer group does
+            // over a partition to `e`, in a later batch than `b`: at a
+            // batch's end, or where its first peer group or partition ends
+            let tail = |b: usize, e: usize, which: usize| -> Result<Vec<Part>> {
                 let at = offsets.partition_point(|&o| o < e) - 1;
-                tail[b] = if e == offsets[at + 1] {
-                    carry[at + 1].clone()
-                } else {
-                    (0..f)
-                        .map(|j| carry[at][j].add(sums[at][j][1]))
-                        .collect::<Result<_>>()?
-                };
+                if at == b || e == offsets[at + 1] {
+                    return Ok(at_end[at].clone());
+                }
+                (0..f)
+                    .map(|j| carry[at][j].add(marks[at].sums[j][which]))
+                    .collect()
+            };
+            for b in 0..k {
+                if peer_last_end[b] > offsets[b + 1] {
+                    peer_tail[b] = tail(b, peer_last_end[b], 0)?;
+                }
+                if part_last_end[b] > offsets[b + 1] {
+                    part_tail[b] = tail(b, part_last_end[b], 1)?;
+                }
             }
         }
         Ok(Batches {
             batches,
-            same,
+            marks,
             offsets,
-            first_start,
-            last_end,
+            part_first_start,
+            part_last_end,
+            peer_first_start,
+            peer_last_end,
             first_dense,
             carry,
-            tail,
+            peer_tail,
+            part_tail,
         })
-    }
-
-    /// A lane's account of one batch of `work` rows for the running
-    /// counts and sums ([`Running`]): per function, over the batch and
-    /// over its first peer group (`same` as [`same_as_previous`] marks
-    /// it; empty where no function reads peer groups).
-    fn batch_sums(&self, batch: &RecordBatch, same: &[bool]) -> Result<Vec<[Part; 2]>> {
-        let n = batch.num_rows();
-        let first_end = same.iter().skip(1).position(|&x| !x).map_or(n, |p| p + 1);
-        (0..self.functions.len())
-            .map(|j| {
-                if self.running[j].is_none() {
-                    return Ok([Part::default(); 2]);
-                }
-                let (prefix, _) = self.prefix(j, batch)?;
-                Ok([prefix[n], prefix[first_end.min(n)]])
-            })
-            .collect()
     }
 
     /// Running count and sum of function `j` ([`Running`]) over `batch`:
@@ -1072,11 +1197,11 @@ impl WindowPlan {
     }
 
     /// Whether the first row of `next` equals the last row of `prev` in
-    /// the order keys (as [`same_as_previous`] compares them).
-    fn peers_across(&self, prev: &RecordBatch, next: &RecordBatch) -> Result<bool> {
+    /// columns `cols` (as [`same_as_previous`] compares them; true for
+    /// none).
+    fn continues(&self, prev: &RecordBatch, next: &RecordBatch, cols: &[usize]) -> Result<bool> {
         let last = prev.num_rows() - 1;
-        let pair = self
-            .order_cols
+        let pair = cols
             .iter()
             .map(|&c| {
                 arrow::compute::concat(&[
@@ -1092,72 +1217,111 @@ impl WindowPlan {
     /// Batch `b` of `all` with its functions computed.
     pub(crate) fn compute_batch(&self, all: &Batches, b: usize) -> Result<RecordBatch> {
         let batch = &all.batches[b];
+        let marks = &all.marks[b];
         let n = batch.num_rows();
         let offset = all.offsets[b];
-        let total = all.offsets.last().copied().unwrap_or(0);
-        // each row's peer group among all rows: [start, end), and its
-        // dense rank
-        let (mut start, mut end, mut dense) = (Vec::new(), Vec::new(), Vec::new());
-        if self.batch_peers {
-            let same = &all.same[b];
-            let first_end = same.iter().skip(1).position(|&x| !x).map_or(n, |p| p + 1);
-            let last_start = same.iter().rposition(|&x| !x).unwrap_or(0);
-            start = Vec::with_capacity(n);
-            dense = Vec::with_capacity(n);
-            let mut rank = all.first_dense[b];
+        // each row's partition and peer group among all rows
+        let runs = |same: &[bool],
+                    first_end: usize,
+                    last_start: usize,
+                    first_start: usize,
+                    last_end: usize| {
+            if same.is_empty() {
+                return Runs::All(first_start, last_end);
+            }
+            let mut start = Vec::with_capacity(n);
             for (j, &s) in same.iter().enumerate() {
-                let at = if j < first_end {
-                    all.first_start[b]
+                start.push(if j < first_end {
+                    first_start
                 } else if s {
                     start[j - 1]
                 } else {
-                    rank += 1;
                     offset + j
-                };
-                start.push(at);
-                dense.push(rank);
+                });
             }
-            end = vec![0; n];
+            let mut end = vec![0; n];
             for j in (0..n).rev() {
                 end[j] = if j >= last_start {
-                    all.last_end[b]
+                    last_end
                 } else if same[j + 1] {
                     end[j + 1]
                 } else {
                     offset + j + 1
                 };
             }
-        }
+            Runs::Rows(start, end)
+        };
+        let part = runs(
+            &marks.part,
+            marks.part_first_end,
+            marks.part_last_start,
+            all.part_first_start[b],
+            all.part_last_end[b],
+        );
+        let peer = runs(
+            &marks.peer,
+            marks.peer_first_end,
+            marks.peer_last_start,
+            all.peer_first_start[b],
+            all.peer_last_end[b],
+        );
         let n_in = self.input.fields().len();
         let mut columns: Vec<ArrayRef> = batch.columns()[..n_in].to_vec();
         for (j, f) in self.functions.iter().enumerate() {
             let t = self.output.field(n_in + j).data_type();
             let ints = |v: Vec<i64>| -> ArrayRef { Arc::new(Int64Array::from(v)) };
             let doubles = |v: Vec<f64>| -> ArrayRef { Arc::new(Float64Array::from(v)) };
+            let rows = 0..n;
             let value: ArrayRef = match f.func {
-                WindowFunction::RowNumber => {
-                    ints((offset as i64 + 1..=(offset + n) as i64).collect())
-                }
-                WindowFunction::Rank => ints(start.iter().map(|&s| s as i64 + 1).collect()),
-                WindowFunction::DenseRank => ints(dense.clone()),
-                WindowFunction::PercentRank => doubles(
-                    start
-                        .iter()
-                        .map(|&s| {
-                            if total <= 1 {
-                                0.0
-                            } else {
-                                s as f64 / (total - 1) as f64
-                            }
-                        })
+                WindowFunction::RowNumber => ints(
+                    rows.map(|i| (offset + i - part.start(i) + 1) as i64)
                         .collect(),
                 ),
-                WindowFunction::CumeDist => {
-                    doubles(end.iter().map(|&e| e as f64 / total as f64).collect())
+                WindowFunction::Rank => ints(
+                    rows.map(|i| (peer.start(i) - part.start(i) + 1) as i64)
+                        .collect(),
+                ),
+                WindowFunction::DenseRank => {
+                    let mut v = Vec::with_capacity(n);
+                    let mut rank = all.first_dense[b];
+                    for i in rows {
+                        if i > 0 && !marks.peer[i] {
+                            rank = if marks.part.get(i).is_none_or(|&p| p) {
+                                rank + 1
+                            } else {
+                                1
+                            };
+                        }
+                        v.push(rank);
+                    }
+                    ints(v)
                 }
+                WindowFunction::PercentRank => doubles(
+                    rows.map(|i| {
+                        let size = part.end(i) - part.start(i);
+                        if size <= 1 {
+                            0.0
+                        } else {
+                            (peer.start(i) - part.start(i)) as f64 / (size - 1) as f64
+                        }
+                    })
+                    .collect(),
+                ),
+                WindowFunction::CumeDist => doubles(
+                    rows.map(|i| {
+                        (peer.end(i) - part.start(i)) as f64 / (part.end(i) - part.start(i)) as f64
+                    })
+                    .collect(),
+                ),
                 WindowFunction::Ntile => {
-                    let v: Vec<Option<i64>> = (offset..offset + n)
-                        .map(|i| ntile(f.offset, total, i))
+                    let v: Vec<Option<i64>> = rows
+                        .map(|i| {
+                            ntile(
+                                f.offset,
+                                part.end(i) - part.start(i),
+                                offset + i - part.start(i),
+                            )
+                        })
                         .collect();
                     Arc::new(Int64Array::from(v))
                 }
@@ -1167,43 +1331,49 @@ impl WindowPlan {
                     } else {
                         f.offset
                     };
-                    self.shifted(all, b, j, shift)?
+                    self.shifted(all, b, j, shift, &part)?
                 }
-                WindowFunction::Aggregate(a)
-                    if self.running.get(j).is_some_and(Option::is_some) =>
-                {
+                WindowFunction::Aggregate(a) => {
                     let (prefix, scale) = self.prefix(j, batch)?;
-                    // from the first row of all: to each row of the batch
+                    // from the first row of the batch's first partition
+                    // (which may start in a batch before): the carry added
                     let carry = all.carry[b][j];
-                    let prefix = prefix
-                        .into_iter()
-                        .map(|p| carry.add(p))
-                        .collect::<Result<Vec<Part>>>()?;
-                    // the count and sum from the first row to one past
-                    // the frame's last row `e`
-                    let at = |e: usize| {
-                        if e <= offset + n {
-                            prefix[e - offset]
-                        } else if e == total {
-                            all.carry[all.len()][j]
+                    let mut head = Vec::with_capacity(marks.part_first_end + 1);
+                    for &p in &prefix[..=marks.part_first_end] {
+                        head.push(carry.add(p)?);
+                    }
+                    let (part_tail, peer_tail) = (all.part_tail[b].get(j), all.peer_tail[b].get(j));
+                    let running = self.running[j];
+                    // the count and sum from the partition's first row to
+                    // one past the frame's last row, for row `i`
+                    let parts = rows.map(|i| {
+                        let e = match running {
+                            Some(Running::Row) => offset + i + 1,
+                            Some(Running::Peers) => peer.end(i),
+                            _ => part.end(i),
+                        };
+                        if e > offset + n {
+                            // (a run reaching into a later batch: the tail
+                            // the pass over the batches found)
+                            let tail = if e == part.end(i) {
+                                part_tail
+                            } else {
+                                peer_tail
+                            };
+                            tail.copied().unwrap_or_default()
+                        } else if i < marks.part_first_end {
+                            head[e - offset]
                         } else {
-                            all.tail[b][j]
+                            prefix[e - offset].sub(prefix[part.start(i) - offset])
                         }
-                    };
-                    let parts: Vec<Part> = match self.running[j] {
-                        Some(Running::Row) => prefix[1..].to_vec(),
-                        Some(Running::Peers) => end.iter().map(|&e| at(e)).collect(),
-                        _ => vec![at(total); n],
-                    };
+                    });
                     match a {
                         AggregateFunction::CountStar | AggregateFunction::Count => {
-                            ints(parts.iter().map(|p| p.count as i64).collect())
+                            ints(parts.map(|p| p.count as i64).collect())
                         }
                         _ => exact_sums(
                             a == AggregateFunction::Avg,
-                            parts
-                                .iter()
-                                .map(|p| (p.count > 0).then_some((p.sum, p.count))),
+                            parts.map(|p| (p.count > 0).then_some((p.sum, p.count))),
                             scale,
                             t,
                         )?,
@@ -1222,9 +1392,16 @@ impl WindowPlan {
     }
 
     /// LAG or LEAD (function `j`) of batch `b`: the argument `shift` rows
-    /// away among all rows, else the default (the second argument, or
-    /// NULL).
-    fn shifted(&self, all: &Batches, b: usize, j: usize, shift: i64) -> Result<ArrayRef> {
+    /// away among all rows where that is in the row's partition (`[start,
+    /// end)` per row), else the default (the second argument, or NULL).
+    fn shifted(
+        &self,
+        all: &Batches,
+        b: usize,
+        j: usize,
+        shift: i64,
+        part: &Runs,
+    ) -> Result<ArrayRef> {
         let arg = |k: usize, i: usize| Arc::clone(all.batches[k].column(self.arg_cols[j][i]));
         let n = all.batches[b].num_rows();
         let offset = all.offsets[b] as i64;
@@ -1237,19 +1414,19 @@ impl WindowPlan {
             batch_of(hi.clamp(0, total - 1)),
         );
         let mut arrays: Vec<ArrayRef> = (first..=last).map(|k| arg(k, 0)).collect();
-        let default = if self.arg_cols[j].len() > 1 {
+        let defaults = self.arg_cols[j].len() > 1;
+        let default = if defaults {
             arg(b, 1)
         } else {
             new_null_array(arrays[0].data_type(), 1)
         };
         let d = arrays.len();
         arrays.push(default);
-        let defaults = self.arg_cols[j].len() > 1;
         let mut k = first;
         let picks: Vec<(usize, usize)> = (0..n)
             .map(|i| {
                 let t = offset + i as i64 + shift;
-                if t < 0 || t >= total {
+                if t < part.start(i) as i64 || t >= part.end(i) as i64 {
                     return (d, if defaults { i } else { 0 });
                 }
                 let t = t as usize;
