@@ -344,8 +344,10 @@ struct DenseKeys {
 }
 
 /// Bits a [`DenseKeys`] may take per distinct key (past them, the range is
-/// too sparse to beat the hash table) and at most in all (16 MiB).
+/// too sparse to beat the hash table), however many that is up to bits
+/// that stay in a core's cache (128 KiB), and at most in all (16 MiB).
 const DENSE_BITS_PER_KEY: u64 = 64;
+const DENSE_SMALL_BITS: u64 = 1 << 20;
 const DENSE_MAX_BITS: u64 = 1 << 27;
 
 impl DenseKeys {
@@ -365,7 +367,10 @@ impl DenseKeys {
             keys += p.table.len() as u64;
         }
         let span = u64::try_from(i128::from(hi) - i128::from(lo) + 1).ok()?;
-        if keys == 0 || span > DENSE_MAX_BITS || span > keys.saturating_mul(DENSE_BITS_PER_KEY) {
+        let room = keys
+            .saturating_mul(DENSE_BITS_PER_KEY)
+            .max(DENSE_SMALL_BITS);
+        if keys == 0 || span > DENSE_MAX_BITS.min(room) {
             return None;
         }
         let mut bits = vec![0u64; span.div_ceil(64) as usize];
@@ -389,6 +394,74 @@ impl DenseKeys {
     }
 }
 
+/// The build rows of a join on one integer (or date) key whose build
+/// keys are distinct and dense enough: per value of their range, its one
+/// build row ([`END`] for none). A probe finds its row in one load, no
+/// hash and no table (a join to a table by its primary key: TPC-H's
+/// suppliers are keys 1 to 10,000, its orders one key in four of 1 to
+/// 6M). The hash tables it was made from are dropped.
+struct DirectRows {
+    lo: i64,
+    rows: Vec<u32>,
+}
+
+/// Slots a [`DirectRows`] may take per build key, however many that
+/// is up to a table that stays in a core's cache (256 KiB), and at most in
+/// all (256 MiB).
+const DIRECT_SLOTS_PER_KEY: u64 = 4;
+const DIRECT_SMALL_SLOTS: u64 = 1 << 16;
+const DIRECT_MAX_SLOTS: u64 = 1 << 26;
+
+impl DirectRows {
+    fn new(partitions: &[Partition]) -> Option<Self> {
+        let (mut keys, mut slots) = (0u64, 0u64);
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for p in partitions {
+            let SlotKeys::Fixed(values) = &p.keys else {
+                return None;
+            };
+            for &v in values {
+                let v = v as u64 as i64;
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            keys += p.table.len() as u64;
+            slots += p.rows.len() as u64;
+        }
+        // (a key with several rows has a chain of slots)
+        if keys == 0 || keys != slots {
+            return None;
+        }
+        let span = u64::try_from(i128::from(hi) - i128::from(lo) + 1).ok()?;
+        let room = keys
+            .saturating_mul(DIRECT_SLOTS_PER_KEY)
+            .max(DIRECT_SMALL_SLOTS);
+        if span > DIRECT_MAX_SLOTS.min(room) {
+            return None;
+        }
+        let mut rows = vec![END; span as usize];
+        for p in partitions {
+            if let SlotKeys::Fixed(values) = &p.keys {
+                for (&v, &row) in values.iter().zip(&p.rows) {
+                    rows[(v as u64 as i64).wrapping_sub(lo) as u64 as usize] = row;
+                }
+            }
+        }
+        Some(DirectRows { lo, rows })
+    }
+
+    /// The build row of key `value`, if any.
+    #[inline]
+    fn get(&self, value: i64) -> Option<u32> {
+        let at = value.wrapping_sub(self.lo) as u64;
+        usize::try_from(at)
+            .ok()
+            .and_then(|at| self.rows.get(at))
+            .copied()
+            .filter(|&r| r != END)
+    }
+}
+
 /// The built side: all its rows in one batch and one hash table per
 /// partition.
 pub(crate) struct Built {
@@ -399,6 +472,10 @@ pub(crate) struct Built {
     /// Set for a semi or anti join without a filter on one integer key of
     /// a dense enough range (see [`DenseKeys`]).
     dense: Option<DenseKeys>,
+    /// Set for other joins on one integer key whose build keys are
+    /// distinct and dense enough (see [`DirectRows`]): `partitions` are
+    /// then dropped.
+    direct: Option<DirectRows>,
     /// Per build row: matched by some probe row (RIGHT, FULL).
     matched: Vec<AtomicBool>,
     rows: usize,
@@ -875,21 +952,32 @@ impl JoinSpec {
         } else {
             None
         };
-        // (a probe of dense keys asks them alone, never the hash filter)
-        let filter = match dense {
-            Some(_) => None,
-            None => KeyFilter::new(&partitions),
+        let direct = if dense.is_none() && self.fixed && self.right_keys.len() == 1 {
+            DirectRows::new(&partitions)
+        } else {
+            None
+        };
+        if direct.is_some() {
+            partitions = Vec::new();
+        }
+        // (a probe of dense keys or direct rows asks them alone, never the
+        // hash filter)
+        let filter = match (&dense, &direct) {
+            (None, None) => KeyFilter::new(&partitions),
+            _ => None,
         };
         let size = crate::pipeline::batch_bytes(&batch)
             + partitions.iter().map(Partition::size).sum::<usize>()
             + filter.as_ref().map_or(0, |f| f.bits.len() * 8)
             + dense.as_ref().map_or(0, |d| d.bits.len() * 8)
+            + direct.as_ref().map_or(0, |d| d.rows.len() * 4)
             + matched.len();
         Ok(Built {
             batch,
             partitions,
             filter,
             dense,
+            direct,
             matched,
             rows,
             has_null_key,
@@ -924,19 +1012,27 @@ impl JoinSpec {
         };
         // per selected row: some pair survived the filter
         let mut hit = vec![false; n];
-        if let Some(dense) = &built.dense {
-            // a semi or anti join without a filter, on one integer key
+        // the one integer key of a probe by dense keys or direct rows
+        let int_key = if built.dense.is_some() || built.direct.is_some() {
             let keys = input.materialize(&self.left_key_columns)?;
             let key = evaluate(&self.left_keys_local[0], &keys)?;
-            let key = cast(&key, &DataType::Int64).map_err(Error::arrow)?;
-            let key = key.as_primitive::<Int64Type>();
+            Some(cast(&key, &DataType::Int64).map_err(Error::arrow)?)
+        } else {
+            None
+        };
+        let int_key = int_key.as_ref().map(|k| k.as_primitive::<Int64Type>());
+        if let (Some(dense), Some(key)) = (&built.dense, int_key) {
+            // a semi or anti join without a filter, on one integer key
             let valid: Vec<bool> = (0..n).map(|i| key.is_valid(i)).collect();
             for (i, h) in hit.iter_mut().enumerate() {
                 *h = valid[i] && dense.contains(key.value(i));
             }
             return self.emit_by_match(&hit, &valid, built, gather, input, &at, emit);
         }
-        let (rows, hashes, valid) = if self.converter.is_some() {
+        let (rows, hashes, valid) = if let Some(key) = int_key {
+            let valid = (0..n).map(|i| key.is_valid(i)).collect();
+            (KeyValues::None, Vec::new(), valid)
+        } else if self.converter.is_some() {
             let keys = input.materialize(&self.left_key_columns)?;
             self.keys(&self.left_keys_local, &keys)?
         } else {
@@ -984,8 +1080,19 @@ impl JoinSpec {
             build_idx.clear();
             Ok(())
         };
-        match &rows {
-            KeyValues::Rows(_) | KeyValues::Fixed(_) => {
+        match (&rows, &built.direct, int_key) {
+            (_, Some(direct), Some(key)) => {
+                for (i, _) in valid.iter().enumerate().filter(|(_, v)| **v) {
+                    if let Some(r) = direct.get(key.value(i)) {
+                        probe_idx.push(i as u32);
+                        build_idx.push(r);
+                        if probe_idx.len() >= PAIRS_PER_BATCH {
+                            flush(&mut probe_idx, &mut build_idx, &mut hit)?;
+                        }
+                    }
+                }
+            }
+            (KeyValues::Rows(_) | KeyValues::Fixed(_), ..) => {
                 let parts = built.partitions.len();
                 if parts > 0 {
                     for i in 0..n {
@@ -1007,7 +1114,7 @@ impl JoinSpec {
                     }
                 }
             }
-            KeyValues::None => {
+            (KeyValues::None, ..) => {
                 for i in 0..n {
                     for r in 0..built.rows as u32 {
                         probe_idx.push(i as u32);
