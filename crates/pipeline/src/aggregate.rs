@@ -308,6 +308,15 @@ impl AggregatePlan {
             }
             accumulators.push(acc);
         }
+        for (spec, twin) in self.specs.iter().zip(&self.twins) {
+            if let (AggregateFunction::CountStar, Some(j)) = (spec.func, *twin)
+                && !accumulators[j].count_null_rows()
+            {
+                return Err(Error::Internal(
+                    "a count(*) sharing a state that cannot count its rows".into(),
+                ));
+            }
+        }
         Ok(AggregateState {
             groups,
             accumulators,
@@ -336,7 +345,7 @@ impl AggregatePlan {
             .iter()
             .zip(&self.twins)
             .map(|(s, twin)| match s.input {
-                _ if twin.is_some() => "shares the state of an aggregate before it",
+                _ if twin.is_some() => "shares the state of another aggregate",
                 AggInput::Star => "rows counted, nothing materialised",
                 AggInput::DecimalProduct { .. } => "decimal product summed in place",
                 AggInput::Expr(_) | AggInput::Keyed { .. } => "evaluated on survivors",
@@ -1125,8 +1134,11 @@ impl AggregateState {
             if let Some(j) = *twin {
                 let state = downcast::<SumAcc>(self.accumulators[j].as_ref())?;
                 let spec = &plan.specs[i];
-                let avg = spec.func == AggregateFunction::Avg;
-                shared[i] = Some(state.output(avg, &spec.output_type)?);
+                shared[i] = Some(match spec.func {
+                    AggregateFunction::CountStar => state.counts(true)?,
+                    AggregateFunction::Count => state.counts(false)?,
+                    f => state.output(f == AggregateFunction::Avg, &spec.output_type)?,
+                });
             }
         }
         for (acc, shared) in self.accumulators.into_iter().zip(shared) {
@@ -1248,6 +1260,12 @@ trait Accumulator: Send + Sync {
         Err(Error::Internal(
             "add_i128 on a non-decimal aggregate".into(),
         ))
+    }
+    /// Starts counting, per group, the rows whose value is NULL, for a
+    /// `count(*)` that shares this state ([`twins`]); false where the
+    /// accumulator cannot.
+    fn count_null_rows(&mut self) -> bool {
+        false
     }
     /// Folds groups `src` of `other` (an accumulator of the same kind) into
     /// this one's groups `dst` (same length).
@@ -1529,6 +1547,9 @@ struct SumAcc {
     /// Per group its sum and count side by side: one cache line per
     /// update instead of two.
     groups: SumStates,
+    /// Per group, its rows whose value was NULL, where a `count(*)` reads
+    /// this state (its count is `count` plus these).
+    null_rows: Option<Vec<i64>>,
 }
 
 /// A group's exact sum and count of values.
@@ -1678,6 +1699,7 @@ impl SumAcc {
             avg,
             output: output.clone(),
             groups: SumStates::Narrow(Vec::new()),
+            null_rows: None,
         }
     }
 
@@ -1838,9 +1860,22 @@ impl Accumulator for SumAcc {
             SumStates::Narrow(n) => n.resize(groups, NarrowSum::default()),
             SumStates::Wide(w) => w.resize(groups, SumState::default()),
         }
+        if let Some(rows) = &mut self.null_rows {
+            rows.resize(groups, 0);
+        }
+    }
+
+    fn count_null_rows(&mut self) -> bool {
+        self.null_rows = Some(vec![0; self.len()]);
+        true
     }
 
     fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        if let (Some(rows), Some(nulls)) = (&mut self.null_rows, values.logical_nulls()) {
+            for i in (0..values.len()).filter(|&i| nulls.is_null(i)) {
+                rows[groups.map_or(0, |g| g[i] as usize)] += 1;
+            }
+        }
         match values.data_type() {
             DataType::Null => Ok(()),
             DataType::Decimal128(..) => {
@@ -1863,6 +1898,11 @@ impl Accumulator for SumAcc {
 
     fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
         let other = downcast::<Self>(other)?;
+        if let (Some(mine), Some(theirs)) = (&mut self.null_rows, &other.null_rows) {
+            for (s, g) in pairs(src, dst) {
+                mine[g] += theirs[s];
+            }
+        }
         // the first pair the narrow states could not take
         let mut from = 0;
         if let (SumStates::Narrow(mine), SumStates::Narrow(theirs)) =
@@ -1889,7 +1929,8 @@ impl Accumulator for SumAcc {
     }
 
     fn size(&self) -> usize {
-        match &self.groups {
+        let rows = self.null_rows.as_ref().map_or(0, |r| r.capacity() * 8);
+        rows + match &self.groups {
             SumStates::Narrow(n) => n.capacity() * std::mem::size_of::<NarrowSum>(),
             SumStates::Wide(w) => w.capacity() * std::mem::size_of::<SumState>(),
         }
@@ -1905,6 +1946,24 @@ impl Accumulator for SumAcc {
 }
 
 impl SumAcc {
+    /// Per group, `count(x)` of its values (`rows`: `count(*)`, its NULLs
+    /// too), for a count that shares this state ([`twins`]).
+    fn counts(&self, rows: bool) -> Result<ArrayRef> {
+        let mut counts: Vec<i64> = match &self.groups {
+            SumStates::Narrow(n) => n.iter().map(|x| x.count).collect(),
+            SumStates::Wide(w) => w.iter().map(|x| x.count).collect(),
+        };
+        if rows {
+            let nulls = self.null_rows.as_ref().ok_or_else(|| {
+                Error::Internal("a count(*) sharing a sum that counts no NULL rows".into())
+            })?;
+            for (c, n) in counts.iter_mut().zip(nulls) {
+                *c += n;
+            }
+        }
+        Ok(Arc::new(Int64Array::from(counts)))
+    }
+
     /// The groups' sums (of type `output`), or their averages if `avg`:
     /// either of one state, for `sum(x)` and `avg(x)` side by side (see
     /// [`twins`]).
@@ -2002,10 +2061,14 @@ impl Accumulator for TwinAcc {
     }
 }
 
-/// Per aggregate, the earlier one whose state it reads instead of keeping
+/// Per aggregate, another one whose state it reads instead of keeping
 /// its own: `sum(x)` and `avg(x)` of one integer or DECIMAL argument (and
 /// repeats of either) keep one sum and count per group, added once per
-/// row. `None` for an aggregate with a state of its own.
+/// row; `count(x)` beside them reads that count, and `count(*)` beside
+/// any of them reads it too, plus the rows whose value was NULL (counted
+/// apart, [`Accumulator::count_null_rows`]): `count(*), sum(x) ... GROUP
+/// BY k` touches one state per row, not two. `None` for an aggregate
+/// with a state of its own.
 fn twins(specs: &[AggSpec]) -> Vec<Option<usize>> {
     let sums = |s: &AggSpec| {
         matches!(s.func, AggregateFunction::Sum | AggregateFunction::Avg)
@@ -2022,10 +2085,20 @@ fn twins(specs: &[AggSpec]) -> Vec<Option<usize>> {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            if !sums(s) {
+            if sums(s) {
+                // (the first of a kind keeps the state)
+                return specs[..i].iter().position(|o| sums(o) && same(o, s));
+            }
+            if s.distinct || s.key_type.is_some() {
                 return None;
             }
-            specs[..i].iter().position(|o| sums(o) && same(o, s))
+            match (s.func, &s.input) {
+                (AggregateFunction::CountStar, AggInput::Star) => specs.iter().position(sums),
+                (AggregateFunction::Count, AggInput::Expr(_)) => {
+                    specs.iter().position(|o| sums(o) && same(o, s))
+                }
+                _ => None,
+            }
         })
         .collect()
 }
