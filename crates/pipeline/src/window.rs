@@ -1327,7 +1327,7 @@ impl WindowPlan {
                 }
                 WindowFunction::Lag | WindowFunction::Lead => {
                     let shift = if f.func == WindowFunction::Lag {
-                        -f.offset
+                        f.offset.saturating_neg()
                     } else {
                         f.offset
                     };
@@ -1408,7 +1408,10 @@ impl WindowPlan {
         let total = all.offsets.last().copied().unwrap_or(0) as i64;
         // the batches the shifted rows lie in: a run of them
         let batch_of = |i: i64| all.offsets.partition_point(|&o| o as i64 <= i) - 1;
-        let (lo, hi) = (offset + shift, offset + n as i64 - 1 + shift);
+        let (lo, hi) = (
+            offset.saturating_add(shift),
+            (offset + n as i64 - 1).saturating_add(shift),
+        );
         let (first, last) = (
             batch_of(lo.clamp(0, total - 1)),
             batch_of(hi.clamp(0, total - 1)),
@@ -1425,7 +1428,7 @@ impl WindowPlan {
         let mut k = first;
         let picks: Vec<(usize, usize)> = (0..n)
             .map(|i| {
-                let t = offset + i as i64 + shift;
+                let t = (offset + i as i64).saturating_add(shift);
                 if t < part.start(i) as i64 || t >= part.end(i) as i64 {
                     return (d, if defaults { i } else { 0 });
                 }
@@ -1690,7 +1693,7 @@ fn compute_function(
                 None => new_null_array(x.data_type(), 1),
             };
             let shift = if f.func == WindowFunction::Lag {
-                -f.offset
+                f.offset.saturating_neg()
             } else {
                 f.offset
             };
@@ -1701,7 +1704,7 @@ fn compute_function(
                 for i in ps..pe {
                     let target = match &skipping {
                         None => {
-                            let j = i as i64 + shift;
+                            let j = (i as i64).saturating_add(shift);
                             (j >= ps as i64 && j < pe as i64).then_some(j as usize)
                         }
                         Some(nn) => nn.shifted(i, shift, ps, pe),
@@ -1920,8 +1923,8 @@ impl NonNulls {
         let (first, end) = (self.before[ps] as i64, self.before[pe] as i64);
         let k = match shift {
             0 => return Some(i),
-            s if s < 0 => self.before[i] as i64 + s,
-            s => self.before[i + 1] as i64 + s - 1,
+            s if s < 0 => (self.before[i] as i64).saturating_add(s),
+            s => (self.before[i + 1] as i64 - 1).saturating_add(s),
         };
         (k >= first && k < end).then(|| self.rows[k as usize])
     }
@@ -1934,7 +1937,7 @@ impl NonNulls {
             WindowFunction::FirstValue => first,
             WindowFunction::LastValue => end.checked_sub(1)?,
             _ if n < 1 => return None,
-            _ => first + (n as u64 - 1),
+            _ => first.saturating_add(n as u64 - 1),
         };
         (k >= first && k < end).then(|| self.rows[k as usize])
     }
