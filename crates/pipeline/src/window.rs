@@ -36,6 +36,7 @@ use arrow::array::{
     Array, ArrayRef, AsArray, Decimal128Array, Float64Array, Int64Array, RecordBatch, UInt32Array,
     UInt64Array, new_null_array,
 };
+use arrow::buffer::NullBuffer;
 use arrow::compute::kernels::cmp::distinct;
 use arrow::compute::{cast, interleave, take, take_record_batch};
 use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef, UInt64Type};
@@ -998,13 +999,25 @@ impl WindowPlan {
                 if self.running[j].is_none() {
                     return Ok([Part::default(); 4]);
                 }
-                let (prefix, _) = self.prefix(j, batch)?;
-                Ok([
-                    prefix[peer_first_end],
-                    prefix[part_first_end],
-                    prefix[part_last_start],
-                    prefix[n],
-                ])
+                // one pass, keeping the running count and sum at each
+                // point (no prefix kept)
+                let points = [peer_first_end, part_first_end, part_last_start, n];
+                let mut order = [0, 1, 2, 3];
+                order.sort_by_key(|&k| points[k]);
+                let (values, nulls, _) = self.running_values(j, batch)?;
+                let mut at = [Part::default(); 4];
+                let (mut acc, mut i) = (Part::default(), 0);
+                for k in order {
+                    while i < points[k] {
+                        acc.count += u64::from(nulls.as_ref().is_none_or(|b| b.is_valid(i)));
+                        if let Some(v) = values.get(i) {
+                            acc.sum = acc.sum.checked_add(*v).ok_or_else(sum_overflow)?;
+                        }
+                        i += 1;
+                    }
+                    at[k] = acc;
+                }
+                Ok(at)
             })
             .collect::<Result<_>>()?;
         Ok(Marks {
@@ -1168,22 +1181,13 @@ impl WindowPlan {
         })
     }
 
-    /// Running count and sum of function `j` ([`Running`]) over `batch`:
-    /// `n + 1` prefixes, and the scale of the sums.
-    fn prefix(&self, j: usize, batch: &RecordBatch) -> Result<(Vec<Part>, i8)> {
+    /// Running count and sum of function `j` ([`Running`]) over `batch`,
+    /// from `start`: `n + 1` prefixes, and the scale of the sums.
+    fn prefix(&self, j: usize, batch: &RecordBatch, start: Part) -> Result<(Vec<Part>, i8)> {
         let n = batch.num_rows();
-        let f = &self.functions[j];
-        let x = self.arg_cols[j].first().map(|&c| batch.column(c));
-        let (values, scale) = match (f.func, x) {
-            (
-                WindowFunction::Aggregate(AggregateFunction::Sum | AggregateFunction::Avg),
-                Some(x),
-            ) => unscaled(x)?,
-            _ => (Vec::new(), 0),
-        };
-        let nulls = x.and_then(|x| x.logical_nulls());
+        let (values, nulls, scale) = self.running_values(j, batch)?;
         let mut prefix = Vec::with_capacity(n + 1);
-        let mut acc = Part::default();
+        let mut acc = start;
         prefix.push(acc);
         for i in 0..n {
             // (a NULL's value is 0)
@@ -1194,6 +1198,26 @@ impl WindowPlan {
             prefix.push(acc);
         }
         Ok((prefix, scale))
+    }
+
+    /// What function `j` ([`Running`]) counts and sums over `batch`: its
+    /// argument's values unscaled (none for a count), where it is NULL
+    /// (none for `count(*)`), and the scale of the sums.
+    fn running_values(
+        &self,
+        j: usize,
+        batch: &RecordBatch,
+    ) -> Result<(Vec<i128>, Option<NullBuffer>, i8)> {
+        let f = &self.functions[j];
+        let x = self.arg_cols[j].first().map(|&c| batch.column(c));
+        let (values, scale) = match (f.func, x) {
+            (
+                WindowFunction::Aggregate(AggregateFunction::Sum | AggregateFunction::Avg),
+                Some(x),
+            ) => unscaled(x)?,
+            _ => (Vec::new(), 0),
+        };
+        Ok((values, x.and_then(|x| x.logical_nulls()), scale))
     }
 
     /// Whether the first row of `next` equals the last row of `prev` in
@@ -1334,14 +1358,11 @@ impl WindowPlan {
                     self.shifted(all, b, j, shift, &part)?
                 }
                 WindowFunction::Aggregate(a) => {
-                    let (prefix, scale) = self.prefix(j, batch)?;
                     // from the first row of the batch's first partition
-                    // (which may start in a batch before): the carry added
-                    let carry = all.carry[b][j];
-                    let mut head = Vec::with_capacity(marks.part_first_end + 1);
-                    for &p in &prefix[..=marks.part_first_end] {
-                        head.push(carry.add(p)?);
-                    }
+                    // (which may start in a batch before): the carry
+                    // added to every prefix (differences of two, the
+                    // partitions after it, are the same)
+                    let (prefix, scale) = self.prefix(j, batch, all.carry[b][j])?;
                     let (part_tail, peer_tail) = (all.part_tail[b].get(j), all.peer_tail[b].get(j));
                     let running = self.running[j];
                     // the count and sum from the partition's first row to
@@ -1362,7 +1383,7 @@ impl WindowPlan {
                             };
                             tail.copied().unwrap_or_default()
                         } else if i < marks.part_first_end {
-                            head[e - offset]
+                            prefix[e - offset]
                         } else {
                             prefix[e - offset].sub(prefix[part.start(i) - offset])
                         }
