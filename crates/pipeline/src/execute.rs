@@ -1552,12 +1552,7 @@ fn window_work(
             tasks,
             cost: rows as u64 / 1000 + 1,
             parallel: tasks > 1,
-            task: Box::new(move |b| {
-                let Breaker::Window { plan } = &shared.pipeline().breaker else {
-                    return Err(Error::Internal("a window merge without its plan".into()));
-                };
-                Ok(vec![plan.compute_batch(&batches, b)?])
-            }),
+            task: Box::new(move |b| Ok(vec![window_plan(&shared)?.compute_batch(&batches, b)?])),
         });
     }
     let tasks = plan.buckets();
@@ -1567,10 +1562,7 @@ fn window_work(
         cost: rows as u64 / 1000 + 1,
         parallel: tasks > 1,
         task: Box::new(move |b| {
-            let Breaker::Window { plan } = &shared.pipeline().breaker else {
-                return Err(Error::Internal("a window merge without its plan".into()));
-            };
-            let out = plan.compute(&lanes, b)?;
+            let out = window_plan(&shared)?.compute(&lanes, b)?;
             // the task's sorted copy of its bucket, held while it ran
             let size = out.as_ref().map_or(0, batch_bytes);
             memory.grow(size);
@@ -1578,6 +1570,14 @@ fn window_work(
             Ok(out.into_iter().collect())
         }),
     })
+}
+
+/// The window plan of a window breaker's pipeline.
+fn window_plan(shared: &LaneShared) -> Result<&crate::window::WindowPlan> {
+    match &shared.pipeline().breaker {
+        Breaker::Window { plan } => Ok(plan),
+        _ => Err(Error::Internal("a window merge without its plan".into())),
+    }
 }
 
 /// Rows per partition of a parallel sort merge, at least.

@@ -333,6 +333,45 @@ impl KeyFilter {
     }
 }
 
+/// The values a build on one integer (or date) key holds: the least, how
+/// many values from it to the greatest, its distinct keys and its slots
+/// (rows with a key). `None` for other keys or no key at all.
+struct KeyRange {
+    lo: i64,
+    span: u64,
+    keys: u64,
+    slots: u64,
+}
+
+impl KeyRange {
+    fn of(partitions: &[Partition]) -> Option<Self> {
+        let (mut keys, mut slots) = (0u64, 0u64);
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for p in partitions {
+            let SlotKeys::Fixed(values) = &p.keys else {
+                return None;
+            };
+            for &v in values {
+                let v = v as u64 as i64;
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            keys += p.table.len() as u64;
+            slots += p.rows.len() as u64;
+        }
+        if keys == 0 {
+            return None;
+        }
+        let span = u64::try_from(i128::from(hi) - i128::from(lo) + 1).ok()?;
+        Some(KeyRange {
+            lo,
+            span,
+            keys,
+            slots,
+        })
+    }
+}
+
 /// The build keys of a join on one integer (or date) column, as one bit
 /// per value of their range: a semi or anti join without a filter asks it
 /// whether a probe key is there, one load, no hash and no table (TPC-H's
@@ -352,25 +391,11 @@ const DENSE_MAX_BITS: u64 = 1 << 27;
 
 impl DenseKeys {
     fn new(partitions: &[Partition]) -> Option<Self> {
-        let mut keys = 0u64;
-        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-        for p in partitions {
-            let SlotKeys::Fixed(values) = &p.keys else {
-                return None;
-            };
-            // (slots of one key share its value: each is counted)
-            for &v in values {
-                let v = v as u64 as i64;
-                lo = lo.min(v);
-                hi = hi.max(v);
-            }
-            keys += p.table.len() as u64;
-        }
-        let span = u64::try_from(i128::from(hi) - i128::from(lo) + 1).ok()?;
+        let KeyRange { lo, span, keys, .. } = KeyRange::of(partitions)?;
         let room = keys
             .saturating_mul(DENSE_BITS_PER_KEY)
             .max(DENSE_SMALL_BITS);
-        if keys == 0 || span > DENSE_MAX_BITS.min(room) {
+        if span > DENSE_MAX_BITS.min(room) {
             return None;
         }
         let mut bits = vec![0u64; span.div_ceil(64) as usize];
@@ -414,25 +439,16 @@ const DIRECT_MAX_SLOTS: u64 = 1 << 26;
 
 impl DirectRows {
     fn new(partitions: &[Partition]) -> Option<Self> {
-        let (mut keys, mut slots) = (0u64, 0u64);
-        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-        for p in partitions {
-            let SlotKeys::Fixed(values) = &p.keys else {
-                return None;
-            };
-            for &v in values {
-                let v = v as u64 as i64;
-                lo = lo.min(v);
-                hi = hi.max(v);
-            }
-            keys += p.table.len() as u64;
-            slots += p.rows.len() as u64;
-        }
+        let KeyRange {
+            lo,
+            span,
+            keys,
+            slots,
+        } = KeyRange::of(partitions)?;
         // (a key with several rows has a chain of slots)
-        if keys == 0 || keys != slots {
+        if keys != slots {
             return None;
         }
-        let span = u64::try_from(i128::from(hi) - i128::from(lo) + 1).ok()?;
         let room = keys
             .saturating_mul(DIRECT_SLOTS_PER_KEY)
             .max(DIRECT_SMALL_SLOTS);

@@ -789,19 +789,8 @@ enum Running {
 impl Running {
     fn of(f: &WindowExpr, input: &SchemaRef) -> Option<Self> {
         let exact = |e: &Expr| {
-            matches!(
-                e.data_type(input),
-                DataType::Int8
-                    | DataType::Int16
-                    | DataType::Int32
-                    | DataType::Int64
-                    | DataType::UInt8
-                    | DataType::UInt16
-                    | DataType::UInt32
-                    | DataType::UInt64
-                    | DataType::Decimal128(..)
-                    | DataType::Null
-            )
+            let t = e.data_type(input);
+            t.is_integer() || matches!(t, DataType::Decimal128(..) | DataType::Null)
         };
         match f.func {
             WindowFunction::Aggregate(AggregateFunction::CountStar | AggregateFunction::Count) => {}
