@@ -206,6 +206,10 @@ pub(crate) struct Partition {
     /// Per slot: the next slot with the same key, or [`END`].
     next: Vec<u32>,
     keys: SlotKeys,
+    /// The least and greatest key as one integer (keys of one integer or
+    /// date column; `(i64::MAX, i64::MIN)` for none), found as the
+    /// partition was built, in parallel with the others.
+    range: (i64, i64),
 }
 
 /// The keys of a partition's slots, side by side.
@@ -348,14 +352,11 @@ impl KeyRange {
         let (mut keys, mut slots) = (0u64, 0u64);
         let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         for p in partitions {
-            let SlotKeys::Fixed(values) = &p.keys else {
+            if !matches!(p.keys, SlotKeys::Fixed(_)) {
                 return None;
-            };
-            for &v in values {
-                let v = v as u64 as i64;
-                lo = lo.min(v);
-                hi = hi.max(v);
             }
+            lo = lo.min(p.range.0);
+            hi = hi.max(p.range.1);
             keys += p.table.len() as u64;
             slots += p.rows.len() as u64;
         }
@@ -432,10 +433,12 @@ struct DirectRows {
 
 /// Slots a [`DirectRows`] may take per build key, however many that
 /// is up to a table that stays in a core's cache (256 KiB), and at most in
-/// all (256 MiB).
+/// all (64 MiB: the table is filled by one task, as the build finishes;
+/// SF 1's orders take 24 MiB, SF 10's would take 240 and keep their hash
+/// tables, built in parallel).
 const DIRECT_SLOTS_PER_KEY: u64 = 4;
 const DIRECT_SMALL_SLOTS: u64 = 1 << 16;
-const DIRECT_MAX_SLOTS: u64 = 1 << 26;
+const DIRECT_MAX_SLOTS: u64 = 1 << 24;
 
 impl DirectRows {
     fn new(partitions: &[Partition]) -> Option<Self> {
@@ -884,6 +887,7 @@ impl JoinSpec {
                     offsets,
                 }
             },
+            range: (i64::MAX, i64::MIN),
         };
         let mut first_row = 0u32;
         for chunk in chunks {
@@ -921,6 +925,12 @@ impl JoinSpec {
                 }
             }
             first_row += chunk.num_rows() as u32;
+        }
+        if let SlotKeys::Fixed(values) = &part.keys {
+            part.range = values
+                .iter()
+                .map(|&v| v as u64 as i64)
+                .fold(part.range, |(lo, hi), v| (lo.min(v), hi.max(v)));
         }
         Ok(BuildPart::Table(part))
     }
