@@ -1871,7 +1871,9 @@ impl Accumulator for SumAcc {
     }
 
     fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
-        if let (Some(rows), Some(nulls)) = (&mut self.null_rows, values.logical_nulls()) {
+        // (a validity buffer without a NULL costs no pass over the rows)
+        let nulls = values.logical_nulls().filter(|n| n.null_count() > 0);
+        if let (Some(rows), Some(nulls)) = (&mut self.null_rows, nulls) {
             for i in (0..values.len()).filter(|&i| nulls.is_null(i)) {
                 rows[groups.map_or(0, |g| g[i] as usize)] += 1;
             }

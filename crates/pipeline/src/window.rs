@@ -859,6 +859,19 @@ impl Part {
         })
     }
 
+    /// Adds row `i` of a function's [`running_values`]: counted unless
+    /// NULL, its value (0 for NULL) summed.
+    ///
+    /// [`running_values`]: WindowPlan::running_values
+    #[inline]
+    fn step(&mut self, values: &[i128], nulls: Option<&NullBuffer>, i: usize) -> Result<()> {
+        self.count += u64::from(nulls.is_none_or(|b| b.is_valid(i)));
+        if let Some(v) = values.get(i) {
+            self.sum = self.sum.checked_add(*v).ok_or_else(sum_overflow)?;
+        }
+        Ok(())
+    }
+
     /// `self - other`, where `other` is a prefix of `self`.
     fn sub(self, other: Part) -> Part {
         Part {
@@ -998,10 +1011,7 @@ impl WindowPlan {
                 let (mut acc, mut i) = (Part::default(), 0);
                 for k in order {
                     while i < points[k] {
-                        acc.count += u64::from(nulls.as_ref().is_none_or(|b| b.is_valid(i)));
-                        if let Some(v) = values.get(i) {
-                            acc.sum = acc.sum.checked_add(*v).ok_or_else(sum_overflow)?;
-                        }
+                        acc.step(&values, nulls.as_ref(), i)?;
                         i += 1;
                     }
                     at[k] = acc;
@@ -1179,11 +1189,7 @@ impl WindowPlan {
         let mut acc = start;
         prefix.push(acc);
         for i in 0..n {
-            // (a NULL's value is 0)
-            acc.count += u64::from(nulls.as_ref().is_none_or(|b| b.is_valid(i)));
-            if let Some(v) = values.get(i) {
-                acc.sum = acc.sum.checked_add(*v).ok_or_else(sum_overflow)?;
-            }
+            acc.step(&values, nulls.as_ref(), i)?;
             prefix.push(acc);
         }
         Ok((prefix, scale))
@@ -1206,7 +1212,10 @@ impl WindowPlan {
             ) => unscaled(x)?,
             _ => (Vec::new(), 0),
         };
-        Ok((values, x.and_then(|x| x.logical_nulls()), scale))
+        let nulls = x
+            .and_then(|x| x.logical_nulls())
+            .filter(|n| n.null_count() > 0);
+        Ok((values, nulls, scale))
     }
 
     /// Whether the first row of `next` equals the last row of `prev` in
@@ -2049,49 +2058,28 @@ fn sum_overflow() -> Error {
 /// The values of an integer or decimal column as unscaled `i128`s (0 for
 /// NULL), and their scale.
 fn unscaled(x: &ArrayRef) -> Result<(Vec<i128>, i8)> {
-    let n = x.len();
+    /// The values of `a` widened, 0 for NULL.
+    fn widen<T: arrow::datatypes::ArrowPrimitiveType>(
+        a: &arrow::array::PrimitiveArray<T>,
+    ) -> Vec<i128>
+    where
+        T::Native: Into<i128>,
+    {
+        (0..a.len())
+            .map(|i| if a.is_valid(i) { a.value(i).into() } else { 0 })
+            .collect()
+    }
     Ok(match x.data_type() {
-        DataType::Decimal128(_, s) => {
-            let d = x.as_primitive::<arrow::datatypes::Decimal128Type>();
-            (
-                (0..n)
-                    .map(|i| if d.is_valid(i) { d.value(i) } else { 0 })
-                    .collect(),
-                *s,
-            )
-        }
-        DataType::Null => (vec![0; n], 0),
+        DataType::Decimal128(_, s) => (
+            widen(x.as_primitive::<arrow::datatypes::Decimal128Type>()),
+            *s,
+        ),
+        DataType::Null => (vec![0; x.len()], 0),
         // UBIGINT past BIGINT: every value as it is
-        DataType::UInt64 => {
-            let u = x.as_primitive::<arrow::datatypes::UInt64Type>();
-            (
-                (0..n)
-                    .map(|i| {
-                        if u.is_valid(i) {
-                            i128::from(u.value(i))
-                        } else {
-                            0
-                        }
-                    })
-                    .collect(),
-                0,
-            )
-        }
+        DataType::UInt64 => (widen(x.as_primitive::<UInt64Type>()), 0),
         _ => {
             let c = cast(x, &DataType::Int64).map_err(Error::arrow)?;
-            let c = c.as_primitive::<Int64Type>();
-            (
-                (0..n)
-                    .map(|i| {
-                        if c.is_valid(i) {
-                            i128::from(c.value(i))
-                        } else {
-                            0
-                        }
-                    })
-                    .collect(),
-                0,
-            )
+            (widen(c.as_primitive::<Int64Type>()), 0)
         }
     })
 }
