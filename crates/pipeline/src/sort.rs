@@ -34,7 +34,7 @@ use arrow::compute::{
     SortOptions, concat, concat_batches, filter_record_batch, interleave, is_null, or,
     prep_null_mask_filter, take,
 };
-use arrow::datatypes::{DataType, SchemaRef};
+use arrow::datatypes::{DataType, Decimal128Type, SchemaRef};
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 use weir_planner::{Expr, SortKey};
 
@@ -492,6 +492,29 @@ impl TopN {
         }
         let key = &spec.keys[0];
         let column = conform(evaluate(&key.expr, batch)?, &spec.types[0])?;
+        if let Some(decimals) = column.as_primitive_opt::<Decimal128Type>() {
+            // a wide decimal (a sum's): selected as i128, smaller better
+            let nulls = decimals.nulls().filter(|n| n.null_count() > 0);
+            let Some(k) = self.k_of_values(nulls, key.nulls_first) else {
+                return Ok(());
+            };
+            let better = |v: i128| if key.asc { v } else { !v };
+            let values = decimals.values();
+            let mut keyed: Vec<(i128, u32)> = match nulls {
+                None => (0..values.len())
+                    .map(|i| (better(values[i]), i as u32))
+                    .collect(),
+                Some(n) => n
+                    .valid_indices()
+                    .map(|i| (better(values[i]), i as u32))
+                    .collect(),
+            };
+            if keyed.len() >= k {
+                let (_, kth, _) = keyed.select_nth_unstable(k - 1);
+                self.threshold_first = Some(column.slice(kth.1 as usize, 1));
+            }
+            return Ok(());
+        }
         let Some(kind) = FixedKind::of(column.data_type()) else {
             let options = SortOptions {
                 descending: !key.asc,
@@ -506,15 +529,9 @@ impl TopN {
             }
             return Ok(());
         };
-        // NULLS FIRST: the NULLs are the best rows, the rest of the k
-        // come from the values
         let nulls = column.logical_nulls().filter(|n| n.null_count() > 0);
-        let k = match (&nulls, key.nulls_first) {
-            (Some(n), true) => match self.k.checked_sub(n.null_count()) {
-                Some(k) if k > 0 => k,
-                _ => return Ok(()),
-            },
-            _ => self.k,
+        let Some(k) = self.k_of_values(nulls.as_ref(), key.nulls_first) else {
+            return Ok(());
         };
         let mut ordered = Vec::with_capacity(column.len());
         ordered_values(kind, column.as_ref(), &mut ordered)?;
@@ -533,6 +550,17 @@ impl TopN {
             .ok_or_else(|| Error::Internal("the k-th best first key is in no row".into()))?;
         self.threshold_first = Some(column.slice(row, 1));
         Ok(())
+    }
+
+    /// Of the best `k` rows of a batch whose first key has NULLs `nulls`,
+    /// how many are values: with NULLS FIRST the NULLs are the best rows
+    /// and the rest of the `k` come from the values; `None` when the NULLs
+    /// alone fill the `k`.
+    fn k_of_values(&self, nulls: Option<&NullBuffer>, nulls_first: bool) -> Option<usize> {
+        match (nulls, nulls_first) {
+            (Some(n), true) => self.k.checked_sub(n.null_count()).filter(|&k| k > 0),
+            _ => Some(self.k),
+        }
     }
 
     /// The rows of `batch` whose first key is not worse than the
@@ -2765,6 +2793,53 @@ mod tests {
             fourth.threshold_first = Some(one(None));
             fourth.share_bound(&spec, &nulls).unwrap();
             assert!(nulls.0.lock().unwrap().is_none());
+        }
+    }
+
+    #[test]
+    fn a_wide_decimal_first_bound_is_the_k_th_best_value() {
+        use arrow::array::Decimal128Array;
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "k",
+            DataType::Decimal128(38, 2),
+            true,
+        )]));
+        let mut rng = StdRng::seed_from_u64(3);
+        // ties, NULLs, values past 64 bits of both signs
+        let values: Vec<Option<i128>> = (0..500)
+            .map(|_| {
+                (rng.random_range(0..8) > 0).then(|| {
+                    i128::from(rng.random_range(-60i64..60)) << rng.random_range(0..2) * 70
+                })
+            })
+            .collect();
+        let nulls = values.iter().filter(|v| v.is_none()).count();
+        let column = Decimal128Array::from(values.clone())
+            .with_precision_and_scale(38, 2)
+            .unwrap();
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(column)]).unwrap();
+        for (asc, nulls_first) in [(true, false), (true, true), (false, false), (false, true)] {
+            let spec = SortSpec::new(&key(asc, nulls_first), Arc::clone(&schema)).unwrap();
+            let mut sorted: Vec<i128> = values.iter().flatten().copied().collect();
+            sorted.sort_unstable_by(|a, b| if asc { a.cmp(b) } else { b.cmp(a) });
+            for k in [1, 7, 60, nulls, nulls + 1, 300, 500] {
+                let mut top = TopN::new(&spec, k).unwrap();
+                top.first_bound(&spec, &batch).unwrap();
+                // with NULLS FIRST the NULLs are the best; none bounds
+                // when they fill the k (or the k are every row)
+                let of_values = if nulls_first {
+                    k.checked_sub(nulls)
+                } else {
+                    Some(k)
+                };
+                let want = of_values
+                    .filter(|&v| v > 0 && k < batch.num_rows())
+                    .and_then(|v| sorted.get(v - 1).copied());
+                let got = top
+                    .threshold_first
+                    .map(|t| t.as_primitive::<Decimal128Type>().value(0));
+                assert_eq!(got, want, "asc={asc} nulls_first={nulls_first} k={k}");
+            }
         }
     }
 
