@@ -13,11 +13,12 @@ use std::any::Any;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, Decimal128Array, Float64Array,
-    Int64Array, PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray, UInt32Array,
+    Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, BooleanBufferBuilder,
+    Decimal128Array, Float64Array, Int64Array, PrimitiveArray, RecordBatch, RecordBatchOptions,
+    StringArray, UInt32Array,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
-use arrow::compute::{cast, concat_batches, take_record_batch};
+use arrow::compute::{cast, concat_batches, filter_record_batch, take_record_batch};
 use arrow::datatypes::{
     ArrowNativeTypeOp, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type,
     Int16Type, Int32Type, Int64Type, Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
@@ -1120,6 +1121,153 @@ fn merge_by_value(
     Ok((merged.finish(plan)?, size))
 }
 
+/// Lanes that found their groups by value ([`by_value`]) and share at
+/// most one value page in this many are finished lane by lane
+/// ([`fold_shared_pages`]).
+const SHARED_PAGES_MAX: usize = 16;
+
+/// Readies lanes that found their groups by value ([`by_value`]) and
+/// share few of their value pages to be finished each as it is
+/// ([`finish_lane`]), with no merge: rows came with their keys clustered
+/// (a table sorted by the key, a log by date), so each value's groups
+/// are mostly one lane's, and the lanes' groups, finished in parallel,
+/// are the result. The groups of a page several lanes made (and of
+/// NULL) are folded into the first of those lanes; per lane, the groups
+/// folded away, which its result leaves out. `None` (and the lanes as
+/// they were) where lanes share more pages than one in
+/// [`SHARED_PAGES_MAX`]: those merge by value ([`merge_partition`]).
+pub(crate) fn fold_shared_pages(lanes: &mut [PartitionedState]) -> Result<Option<Vec<Vec<u32>>>> {
+    // (lane, lane folded into it, the page's first value or None: NULL)
+    let mut folds: Vec<(usize, usize, Option<u64>)> = Vec::new();
+    {
+        let Some(by) = by_value(lanes) else {
+            return Ok(None);
+        };
+        // per page of the lanes' span, the first lane that made it
+        let mut first = vec![u32::MAX; ((by.hi - by.lo) as usize).div_ceil(DIRECT_PAGE)];
+        let mut made = 0;
+        for (l, map) in by.maps.iter().enumerate() {
+            for (start, _) in map.made() {
+                let owner = &mut first[((start - by.lo) as usize) / DIRECT_PAGE];
+                if *owner == u32::MAX {
+                    *owner = l as u32;
+                    made += 1;
+                } else {
+                    folds.push((*owner as usize, l, Some(start)));
+                }
+            }
+        }
+        if folds.len() * SHARED_PAGES_MAX > made {
+            return Ok(None);
+        }
+        let mut nulls = by
+            .maps
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.null != EMPTY_GROUP);
+        if let Some((owner, _)) = nulls.next() {
+            folds.extend(nulls.map(|(l, _)| (owner, l, None)));
+        }
+    }
+    let mut dropped = vec![Vec::new(); lanes.len()];
+    let mut dst = Vec::new();
+    for (owner, l, start) in folds {
+        let (mine, theirs) = pair_mut(lanes, owner, l);
+        let (Some(table), Some(map)) = (
+            &mut mine.state.groups,
+            theirs
+                .state
+                .groups
+                .as_ref()
+                .and_then(GroupTable::direct_map),
+        ) else {
+            return Err(Error::Internal(
+                "a fold by value of a lane without a map".into(),
+            ));
+        };
+        let src = &mut dropped[l];
+        let from = src.len();
+        dst.clear();
+        match start {
+            None => {
+                src.push(map.null);
+                dst.push(table.group_by_value(None)?);
+            }
+            Some(start) => {
+                let page = map.page(start).ok_or_else(|| {
+                    Error::Internal(format!("a fold of page {start} the lane did not make"))
+                })?;
+                for (v, &id) in (start..).zip(page) {
+                    if id != EMPTY_GROUP {
+                        src.push(id);
+                        dst.push(table.group_by_value(Some(v))?);
+                    }
+                }
+            }
+        }
+        mine.state
+            .merge_accumulators(&theirs.state, &src[from..], &dst)?;
+    }
+    Ok(Some(dropped))
+}
+
+/// `items[a]` to change and `items[b]` to read (`a != b`).
+fn pair_mut<T>(items: &mut [T], a: usize, b: usize) -> (&mut T, &T) {
+    if a < b {
+        let (left, right) = items.split_at_mut(b);
+        (&mut left[a], &right[0])
+    } else {
+        let (left, right) = items.split_at_mut(a);
+        (&mut right[0], &left[b])
+    }
+}
+
+/// A lane's groups finished as they are, less groups `dropped` (folded
+/// into another lane's by [`fold_shared_pages`]): parts of the
+/// aggregate's result, and the bytes the lane held. Groups are numbered
+/// as first seen, so those of a page shared at a morsel's edge are runs
+/// of ids: the kept runs between them are slices of the lane's result
+/// (no copy) unless they are short (a filter copies the rest).
+pub(crate) fn finish_lane(
+    plan: &AggregatePlan,
+    lane: PartitionedState,
+    dropped: &mut [u32],
+) -> Result<(Vec<RecordBatch>, usize)> {
+    let size = lane.size();
+    let batch = lane.state.finish(plan)?;
+    let rows = batch.num_rows();
+    dropped.sort_unstable();
+    // the kept runs of ids
+    let mut kept = Vec::new();
+    let mut from = 0;
+    for &g in dropped.iter() {
+        let g = g as usize;
+        if g > from {
+            kept.push(from..g);
+        }
+        from = g + 1;
+    }
+    if rows > from {
+        kept.push(from..rows);
+    }
+    if kept.len() <= 1 || kept.len() * KEPT_RUN_ROWS <= rows {
+        let parts = kept.into_iter().map(|r| batch.slice(r.start, r.len()));
+        return Ok((parts.collect(), size));
+    }
+    let mut keep = BooleanBufferBuilder::new(rows);
+    keep.append_n(rows, true);
+    for &g in dropped.iter() {
+        keep.set_bit(g as usize, false);
+    }
+    let keep = BooleanArray::new(keep.finish(), None);
+    let batch = filter_record_batch(&batch, &keep).map_err(Error::arrow)?;
+    Ok((vec![batch], size))
+}
+
+/// The fewest rows a lane's kept run of groups has on average for
+/// [`finish_lane`] to give the runs as slices.
+const KEPT_RUN_ROWS: usize = 4096;
+
 impl AggregateState {
     /// The result: group keys, then one column per aggregate.
     pub(crate) fn finish(self, plan: &AggregatePlan) -> Result<RecordBatch> {
@@ -1548,7 +1696,9 @@ struct SumAcc {
     /// update instead of two.
     groups: SumStates,
     /// Per group, its rows whose value was NULL, where a `count(*)` reads
-    /// this state (its count is `count` plus these).
+    /// this state (its count is `count` plus these): empty until a NULL
+    /// value comes, so that a column without NULLs costs no list to grow,
+    /// merge or add.
     null_rows: Option<Vec<i64>>,
 }
 
@@ -1604,6 +1754,14 @@ enum SumStates {
 }
 
 impl SumStates {
+    /// Number of groups.
+    fn len(&self) -> usize {
+        match self {
+            SumStates::Narrow(n) => n.len(),
+            SumStates::Wide(w) => w.len(),
+        }
+    }
+
     /// The wide states, widening the narrow ones first.
     fn wide(&mut self) -> &mut Vec<SumState> {
         if let SumStates::Narrow(narrow) = self {
@@ -1820,10 +1978,7 @@ impl SumAcc {
 
     /// Number of groups.
     fn len(&self) -> usize {
-        match &self.groups {
-            SumStates::Narrow(n) => n.len(),
-            SumStates::Wide(w) => w.len(),
-        }
+        self.groups.len()
     }
 
     /// Adds a sum of `add.count` values to group `g`, widening the states
@@ -1860,13 +2015,13 @@ impl Accumulator for SumAcc {
             SumStates::Narrow(n) => n.resize(groups, NarrowSum::default()),
             SumStates::Wide(w) => w.resize(groups, SumState::default()),
         }
-        if let Some(rows) = &mut self.null_rows {
+        if let Some(rows) = self.null_rows.as_mut().filter(|r| !r.is_empty()) {
             rows.resize(groups, 0);
         }
     }
 
     fn count_null_rows(&mut self) -> bool {
-        self.null_rows = Some(vec![0; self.len()]);
+        self.null_rows = Some(Vec::new());
         true
     }
 
@@ -1874,6 +2029,7 @@ impl Accumulator for SumAcc {
         // (a validity buffer without a NULL costs no pass over the rows)
         let nulls = values.logical_nulls().filter(|n| n.null_count() > 0);
         if let (Some(rows), Some(nulls)) = (&mut self.null_rows, nulls) {
+            rows.resize(self.groups.len(), 0);
             for i in (0..values.len()).filter(|&i| nulls.is_null(i)) {
                 rows[groups.map_or(0, |g| g[i] as usize)] += 1;
             }
@@ -1900,7 +2056,10 @@ impl Accumulator for SumAcc {
 
     fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
         let other = downcast::<Self>(other)?;
-        if let (Some(mine), Some(theirs)) = (&mut self.null_rows, &other.null_rows) {
+        if let (Some(mine), Some(theirs)) = (&mut self.null_rows, &other.null_rows)
+            && !theirs.is_empty()
+        {
+            mine.resize(self.groups.len(), 0);
             for (s, g) in pairs(src, dst) {
                 mine[g] += theirs[s];
             }
@@ -3426,5 +3585,173 @@ mod tests {
         let got = merged_groups(&plan, &lanes);
         assert_eq!(got.len(), 1_200_000);
         assert!(got == want, "the merged groups differ");
+    }
+
+    /// `count(*), sum(v) ... GROUP BY k` of an integer key and values,
+    /// both nullable (a count sharing the sum's state: NULL values are
+    /// counted apart).
+    fn value_plan() -> AggregatePlan {
+        use arrow::datatypes::Field;
+        let input = Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("v", DataType::Int64, true),
+        ]);
+        let out = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("count", DataType::Int64, false),
+            Field::new("sum", DataType::Int64, true),
+        ]));
+        let agg = |func, arg| AggregateExpr {
+            func,
+            arg,
+            key: None,
+            distinct: false,
+        };
+        AggregatePlan::new(
+            &[Expr::column(0, "k")],
+            &[
+                agg(AggregateFunction::CountStar, None),
+                agg(AggregateFunction::Sum, Some(Expr::column(1, "v"))),
+            ],
+            &input,
+            out,
+        )
+        .unwrap()
+    }
+
+    type Groups = std::collections::HashMap<Option<i64>, (i64, Option<i64>)>;
+
+    /// Adds rows (`k`, `v`) to `state` and to the expected groups.
+    fn add_values(
+        plan: &AggregatePlan,
+        state: &mut AggregateState,
+        want: &mut Groups,
+        rows: &[(Option<i64>, Option<i64>)],
+    ) {
+        for &(k, v) in rows {
+            let e = want.entry(k).or_insert((0, None));
+            e.0 += 1;
+            if let Some(v) = v {
+                e.1 = Some(e.1.unwrap_or(0) + v);
+            }
+        }
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                arrow::datatypes::Field::new("k", DataType::Int64, true),
+                arrow::datatypes::Field::new("v", DataType::Int64, true),
+            ])),
+            vec![
+                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.0))),
+                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.1))),
+            ],
+        )
+        .unwrap();
+        state.update(plan, &PipelineBatch::new(batch)).unwrap();
+    }
+
+    /// The groups of finished parts, each key in one row only.
+    fn groups_of(batches: &[RecordBatch]) -> Groups {
+        let mut got = Groups::default();
+        for batch in batches {
+            let k = batch.column(0).as_primitive::<Int64Type>();
+            let count = batch.column(1).as_primitive::<Int64Type>();
+            let sum = batch.column(2).as_primitive::<Int64Type>();
+            for i in 0..batch.num_rows() {
+                let key = k.is_valid(i).then(|| k.value(i));
+                let group = (count.value(i), sum.is_valid(i).then(|| sum.value(i)));
+                assert!(got.insert(key, group).is_none(), "group {key:?} twice");
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn lanes_of_clustered_keys_finish_each_as_it_is_and_fold_the_pages_they_share() {
+        // 12 morsels of 70K keys 3 apart, dealt to 3 lanes in turn: each
+        // morsel's keys are one lane's, but for the value pages at its
+        // edges (shared with the lanes of the morsels beside it) and its
+        // first 5 keys, which the morsel before holds too. Lanes 0 and 2
+        // have a NULL key; every 7th value is NULL
+        let plan = value_plan();
+        let mut want = Groups::default();
+        let mut lanes: Vec<AggregateState> =
+            (0..3).map(|_| plan.new_lane_state(3).unwrap()).collect();
+        let span = 210_000i64;
+        for m in 0..12i64 {
+            let first = (m * span - 15).max(0);
+            let rows: Vec<(Option<i64>, Option<i64>)> = (first..(m + 1) * span)
+                .step_by(3)
+                .map(|k| (Some(k), (k % 7 != 0).then_some(k % 100)))
+                .chain((m % 3 != 1).then_some((None, Some(m))))
+                .collect();
+            add_values(&plan, &mut lanes[m as usize % 3], &mut want, &rows);
+        }
+        let mut lanes: Vec<PartitionedState> = lanes
+            .into_iter()
+            .map(|s| Box::new(s).partition().unwrap())
+            .collect();
+        unify_layouts(&plan, &mut lanes).unwrap();
+        let mut dropped = fold_shared_pages(&mut lanes)
+            .unwrap()
+            .expect("lanes sharing 11 pages of 600 finish each as it is");
+        // lane 0 never folds into another (the first of any page); the
+        // others fold their first keys and their NULL into the lane before
+        assert!(dropped[0].is_empty());
+        assert!(dropped[1].len() > 5 && dropped[2].len() > 5, "{dropped:?}");
+        let mut parts = Vec::new();
+        for (lane, dropped) in lanes.into_iter().zip(&mut dropped) {
+            let (batches, _) = finish_lane(&plan, lane, dropped).unwrap();
+            // the kept runs are slices: one a morsel at most
+            assert!(batches.len() <= 4, "{} parts", batches.len());
+            parts.extend(batches);
+        }
+        let got = groups_of(&parts);
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "the lanes' groups differ");
+    }
+
+    #[test]
+    fn lanes_of_scattered_keys_share_their_pages_and_merge_by_value() {
+        let plan = value_plan();
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut want = Groups::default();
+        let mut lanes = Vec::new();
+        for _ in 0..2 {
+            let mut state = plan.new_lane_state(2).unwrap();
+            let rows: Vec<(Option<i64>, Option<i64>)> = (0..50_000)
+                .map(|_| (Some(rng.random_range(0..100_000)), Some(1)))
+                .collect();
+            add_values(&plan, &mut state, &mut want, &rows);
+            lanes.push(Box::new(state).partition().unwrap());
+        }
+        unify_layouts(&plan, &mut lanes).unwrap();
+        assert!(fold_shared_pages(&mut lanes).unwrap().is_none());
+        // (the lanes as they were: the merge by value finds every group)
+        let per = RADIX_BUCKETS / 4;
+        let parts: Vec<RecordBatch> = (0..4)
+            .map(|p| {
+                merge_partition(&plan, &lanes, p * per..(p + 1) * per)
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        assert!(groups_of(&parts) == want, "the merged groups differ");
+    }
+
+    #[test]
+    fn a_lane_whose_folded_groups_are_scattered_leaves_them_out_by_a_filter() {
+        let plan = value_plan();
+        let mut want = Groups::default();
+        let mut state = plan.new_lane_state(2).unwrap();
+        let rows: Vec<(Option<i64>, Option<i64>)> =
+            (0..30_000).map(|k| (Some(k), Some(k % 10))).collect();
+        add_values(&plan, &mut state, &mut want, &rows);
+        // every third group folded away (ids are the keys: first seen)
+        let mut dropped: Vec<u32> = (0..30_000).step_by(3).rev().collect();
+        want.retain(|k, _| k.is_some_and(|k| k % 3 != 0));
+        let lane = Box::new(state).partition().unwrap();
+        let (batches, _) = finish_lane(&plan, lane, &mut dropped).unwrap();
+        assert_eq!(batches.len(), 1, "a filter, not 10K slices");
+        assert!(groups_of(&batches) == want);
     }
 }

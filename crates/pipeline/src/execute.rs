@@ -16,7 +16,10 @@ use weir_executor::{
 };
 use weir_planner::LogicalPlan;
 
-use crate::aggregate::{RADIX_BUCKETS, SPILL_PARTITIONS, merge_partition, unify_layouts};
+use crate::aggregate::{
+    PartitionedState, RADIX_BUCKETS, SPILL_PARTITIONS, finish_lane, fold_shared_pages,
+    merge_partition, unify_layouts,
+};
 use crate::error::{Error, Result};
 use crate::fairness::YieldPoint;
 use crate::join::{BuildChunk, BuildPart, JoinSpec, ProbeOp, build_partitions};
@@ -1407,6 +1410,32 @@ fn merge_work(
                 // one lane: its groups are already merged
                 let state = states.pop().expect("one lane").state;
                 return Ok(serial(cost, move || Ok(vec![state.finish(&plan)?])));
+            }
+            if partitions > 1
+                && let Some(dropped) = fold_shared_pages(&mut states)?
+            {
+                // each lane's groups are (nearly) its own: a task a lane
+                let tasks = states.len();
+                let lanes: Vec<Mutex<Option<(PartitionedState, Vec<u32>)>>> = states
+                    .into_iter()
+                    .zip(dropped)
+                    .map(|lane| Mutex::new(Some(lane)))
+                    .collect();
+                let memory = Arc::clone(memory);
+                return Ok(MergeWork {
+                    tasks,
+                    cost,
+                    parallel: true,
+                    task: Box::new(move |i| {
+                        let (lane, mut dropped) = lock(&lanes[i])
+                            .take()
+                            .ok_or_else(|| Error::Internal("a lane finished twice".into()))?;
+                        let (batches, size) = finish_lane(&plan, lane, &mut dropped)?;
+                        memory.grow(size);
+                        memory.shrink(size);
+                        Ok(batches)
+                    }),
+                });
             }
             if partitions == 1 {
                 return Ok(serial(cost, move || {

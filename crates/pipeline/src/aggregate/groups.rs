@@ -411,6 +411,44 @@ impl GroupTable {
         Ok(())
     }
 
+    /// The group of `value` (`None`: NULL) in a table that finds its
+    /// groups by a one-word key's value ([`Self::direct_map`]) and made the
+    /// page of `value`; a new group if it has none (numbered, in no bucket:
+    /// the table is finished next, not merged by bucket).
+    pub(crate) fn group_by_value(&mut self, value: Option<u64>) -> Result<u32> {
+        let t = self.by_value()?;
+        let group = match (value, &mut t.direct) {
+            (None, _) => &mut t.null_group,
+            (
+                Some(v),
+                Direct::Window {
+                    base, radix, pages, ..
+                },
+            ) if v >= base[0] && v - base[0] < radix[0] => {
+                let slot = Direct::slot(base, radix, &[v]);
+                match pages[slot >> DIRECT_PAGE_BITS].as_deref_mut() {
+                    Some(page) => &mut page[slot & (DIRECT_PAGE - 1)],
+                    None => {
+                        return Err(Error::Internal(format!(
+                            "a group by value {v} of a page the table did not make"
+                        )));
+                    }
+                }
+            }
+            (Some(v), _) => {
+                return Err(Error::Internal(format!(
+                    "a group by value {v} outside the table's window"
+                )));
+            }
+        };
+        if *group == EMPTY {
+            *group = t.keys.len() as u32;
+            t.keys.push([value.unwrap_or(0)]);
+            t.nulls.push(u32::from(value.is_none()));
+        }
+        Ok(*group)
+    }
+
     /// Adds the group of the NULL key to a table that merges by value, as
     /// [`Self::extend_by_value`].
     pub(crate) fn push_null_by_value(&mut self) -> Result<()> {
@@ -863,6 +901,16 @@ impl<'a> DirectMap<'a> {
     /// One past the window's last value.
     pub(crate) fn end(&self) -> u64 {
         self.base + (self.pages.len() * DIRECT_PAGE) as u64
+    }
+
+    /// The pages the lane made: each page's first value and its ids.
+    pub(crate) fn made(&self) -> impl Iterator<Item = (u64, &'a DirectPage)> + use<'a> {
+        let base = self.base;
+        let pages = self.pages;
+        (base..)
+            .step_by(DIRECT_PAGE)
+            .zip(pages)
+            .filter_map(|(start, page)| Some((start, page.as_deref()?)))
     }
 
     /// The ids of the page that starts at value `start` (a multiple of
