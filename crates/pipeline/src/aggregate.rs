@@ -1224,7 +1224,8 @@ fn pair_mut<T>(items: &mut [T], a: usize, b: usize) -> (&mut T, &T) {
 
 /// A lane's groups finished as they are, less groups `dropped` (folded
 /// into another lane's by [`fold_shared_pages`]): parts of the
-/// aggregate's result, and the bytes the lane held. Groups are numbered
+/// aggregate's result, and the bytes of the result made beside the
+/// lane's state (which is counted already). Groups are numbered
 /// as first seen, so those of a page shared at a morsel's edge are runs
 /// of ids: the kept runs between them are slices of the lane's result
 /// (no copy) unless they are short (a filter copies the rest).
@@ -1233,8 +1234,8 @@ pub(crate) fn finish_lane(
     lane: PartitionedState,
     dropped: &mut [u32],
 ) -> Result<(Vec<RecordBatch>, usize)> {
-    let size = lane.size();
     let batch = lane.state.finish(plan)?;
+    let size = batch_bytes(&batch);
     let rows = batch.num_rows();
     dropped.sort_unstable();
     // the kept runs of ids
