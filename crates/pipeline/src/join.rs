@@ -145,9 +145,15 @@ impl KeyValues {
     }
 }
 
-/// The hash of a fixed-width key.
-fn hash_fixed(v: u128) -> u64 {
-    mix(fold_word(fold_word(0, v as u64), (v >> 64) as u64))
+/// The hash of a fixed-width key: of one word (one integer column),
+/// `mix` of it, a bijection, so that keys of one word with equal hashes
+/// are equal and a lookup compares no key.
+fn hash_fixed(v: u128, words: usize) -> u64 {
+    if words == 1 {
+        mix(v as u64)
+    } else {
+        mix(fold_word(fold_word(0, v as u64), (v >> 64) as u64))
+    }
 }
 
 /// One batch of the build side with its keys, its rows grouped by
@@ -160,7 +166,11 @@ pub(crate) struct BuildChunk {
     /// Bytes held when made (the memory accountant's figure, released
     /// when the build is finished).
     size: usize,
+    /// The keys: one-word ones per entry of `order` (partition after
+    /// partition, as a partition's task reads them), row-format ones per
+    /// row.
     rows: KeyValues,
+    /// Per entry of `order`, its row's key hash.
     hashes: Vec<u64>,
     /// Row numbers with non-NULL keys, partition after partition.
     order: Vec<u32>,
@@ -210,6 +220,9 @@ pub(crate) struct Partition {
     /// date column; `(i64::MAX, i64::MIN)` for none), found as the
     /// partition was built, in parallel with the others.
     range: (i64, i64),
+    /// Whether equal hashes are equal keys (a key of one integer column:
+    /// [`hash_fixed`]).
+    hash_is_key: bool,
 }
 
 /// The keys of a partition's slots, side by side.
@@ -267,7 +280,9 @@ impl Partition {
     fn matches(&self, hash: u64, key: KeyRef<'_>) -> impl Iterator<Item = u32> + '_ {
         let head = self
             .table
-            .find(hash, |e| e.hash == hash && self.keys.equals(e.head, key))
+            .find(hash, |e| {
+                e.hash == hash && (self.hash_is_key || self.keys.equals(e.head, key))
+            })
             .map_or(END, |e| e.head);
         std::iter::successors((head != END).then_some(head), |&s| {
             let n = self.next[s as usize];
@@ -780,7 +795,10 @@ impl JoinSpec {
                     *v = (*v << 64) | u128::from(*x as u64);
                 }
             }
-            let hashes = values.iter().map(|&v| hash_fixed(v)).collect();
+            let hashes = values
+                .iter()
+                .map(|&v| hash_fixed(v, columns.len()))
+                .collect();
             return Ok((KeyValues::Fixed(values), hashes, valid));
         }
         let rows = converter.convert_columns(&columns).map_err(Error::arrow)?;
@@ -793,7 +811,7 @@ impl JoinSpec {
     /// The build side's batch `batch` with its keys, its rows grouped by
     /// their partition of `partitions` (a task of the build).
     pub(crate) fn build_chunk(&self, batch: RecordBatch, partitions: usize) -> Result<BuildChunk> {
-        let (rows, hashes, valid) = self.keys(&self.right_keys, &batch)?;
+        let (mut rows, mut hashes, valid) = self.keys(&self.right_keys, &batch)?;
         let keyed = !matches!(rows, KeyValues::None);
         let has_null_key = keyed && valid.contains(&false);
         let mut starts = vec![0u32; partitions + 1];
@@ -808,6 +826,7 @@ impl JoinSpec {
             }
             let mut fill = starts.clone();
             order = vec![0u32; starts[partitions] as usize];
+            let mut by_partition = vec![0u64; order.len()];
             for (r, (h, _)) in hashes
                 .iter()
                 .zip(&valid)
@@ -816,7 +835,15 @@ impl JoinSpec {
             {
                 let p = partition_of(*h, partitions);
                 order[fill[p] as usize] = r as u32;
+                by_partition[fill[p] as usize] = *h;
                 fill[p] += 1;
+            }
+            // a partition's task reads its hashes (and one-word keys) in
+            // a run, not one cache line a row across every chunk: they
+            // are gathered here, while the chunk is in this lane's cache
+            hashes = by_partition;
+            if let KeyValues::Fixed(values) = &rows {
+                rows = KeyValues::Fixed(order.iter().map(|&r| values[r as usize]).collect());
             }
         }
         let size =
@@ -890,16 +917,21 @@ impl JoinSpec {
                 }
             },
             range: (i64::MAX, i64::MIN),
+            hash_is_key: self.fixed && self.right_keys.len() == 1,
         };
+        let one_word = part.hash_is_key;
         let mut first_row = 0u32;
         for chunk in chunks {
             if matches!(chunk.rows, KeyValues::None) {
                 break;
             }
-            let mine = &chunk.order[chunk.starts[p] as usize..chunk.starts[p + 1] as usize];
-            for &r in mine {
-                let h = chunk.hashes[r as usize];
-                let key = chunk.rows.get(r as usize);
+            let mine = chunk.starts[p] as usize..chunk.starts[p + 1] as usize;
+            for (i, &r) in mine.clone().zip(&chunk.order[mine]) {
+                let h = chunk.hashes[i];
+                let key = match &chunk.rows {
+                    KeyValues::Fixed(values) => KeyRef::Fixed(values[i]),
+                    keys => keys.get(r as usize),
+                };
                 let slot = part.rows.len() as u32;
                 part.rows.push(first_row + r);
                 part.next.push(END);
@@ -907,7 +939,7 @@ impl JoinSpec {
                 let Partition {
                     table, next, keys, ..
                 } = &mut part;
-                let same = |e: &Entry| e.hash == h && keys.equals(e.head, key);
+                let same = |e: &Entry| e.hash == h && (one_word || keys.equals(e.head, key));
                 match table.find_mut(h, same) {
                     Some(e) => {
                         next[e.tail as usize] = slot;
@@ -1371,7 +1403,7 @@ mod tests {
         use crate::hash::mix;
         for keys in [1usize, 204, 5000, FILTER_MAX_KEYS] {
             let built: Vec<u64> = (0..keys as u64)
-                .map(|k| hash_fixed(u128::from(k * 7)))
+                .map(|k| hash_fixed(u128::from(k * 7), 1))
                 .collect();
             let filter = KeyFilter::with_hashes(keys, built.iter().copied()).expect("a filter");
             assert!(built.iter().all(|&h| filter.may_contain(h)), "{keys} keys");
@@ -1386,6 +1418,95 @@ mod tests {
         }
         assert!(KeyFilter::with_hashes(0, std::iter::empty()).is_none());
         assert!(KeyFilter::with_hashes(FILTER_MAX_KEYS + 1, std::iter::empty()).is_none());
+    }
+
+    #[test]
+    fn every_row_of_a_key_is_found_in_build_order_across_chunks_and_partitions() {
+        use rand::{Rng, SeedableRng, rngs::StdRng};
+        let mut rng = StdRng::seed_from_u64(11);
+        for words in [1usize, 2] {
+            let field = |n: String| Field::new(n, DataType::Int64, true);
+            let side = |p: &str| LogicalPlan::Values {
+                rows: Vec::new(),
+                schema: Arc::new(Schema::new(
+                    (0..words)
+                        .map(|w| field(format!("{p}{w}")))
+                        .collect::<Vec<_>>(),
+                )),
+            };
+            let schema = Arc::new(Schema::new(
+                ["a", "b"]
+                    .iter()
+                    .flat_map(|p| (0..words).map(move |w| field(format!("{p}{w}"))))
+                    .collect::<Vec<_>>(),
+            ));
+            let node = LogicalPlan::Join {
+                left: Box::new(side("a")),
+                right: Box::new(side("b")),
+                kind: JoinKind::Inner,
+                on: (0..words)
+                    .map(|w| (Expr::column(w, "a"), Expr::column(w, "b")))
+                    .collect(),
+                filter: None,
+                schema,
+            };
+            let spec = JoinSpec::new(&node).unwrap();
+            let partitions = 8;
+            // 5 chunks of keys with repeats (2,000 values) and NULLs
+            let mut want: std::collections::HashMap<u128, Vec<u32>> = Default::default();
+            let mut chunks = Vec::new();
+            let mut row = 0u32;
+            for _ in 0..5 {
+                let keys: Vec<Vec<Option<i64>>> = (0..3000)
+                    .map(|_| {
+                        (0..words)
+                            .map(|_| {
+                                (rng.random_range(0..20) > 0).then(|| rng.random_range(-1000..1000))
+                            })
+                            .collect()
+                    })
+                    .collect();
+                for key in &keys {
+                    if key.iter().all(Option::is_some) {
+                        let v = key
+                            .iter()
+                            .fold(0u128, |v, k| (v << 64) | u128::from(k.unwrap() as u64));
+                        want.entry(v).or_default().push(row);
+                    }
+                    row += 1;
+                }
+                let columns: Vec<ArrayRef> = (0..words)
+                    .map(|w| Arc::new(Int64Array::from_iter(keys.iter().map(|k| k[w]))) as ArrayRef)
+                    .collect();
+                let batch = RecordBatch::try_new(Arc::clone(&spec.right_schema), columns).unwrap();
+                chunks.push(spec.build_chunk(batch, partitions).unwrap());
+            }
+            let parts = (0..spec.build_tasks(partitions))
+                .map(|t| spec.build_part(&chunks, t, partitions).unwrap())
+                .collect();
+            let built = spec.finish_build(&chunks, parts).unwrap();
+            assert_eq!(built.partitions.len(), partitions);
+            for (&v, rows) in &want {
+                let h = hash_fixed(v, words);
+                let part = &built.partitions[partition_of(h, partitions)];
+                let got: Vec<u32> = part.matches(h, KeyRef::Fixed(v)).collect();
+                assert_eq!(&got, rows, "key {v:x} of {words} words");
+            }
+            let absent = 5000u128;
+            let h = hash_fixed(absent, words);
+            let part = &built.partitions[partition_of(h, partitions)];
+            assert_eq!(part.matches(h, KeyRef::Fixed(absent)).count(), 0);
+        }
+    }
+
+    #[test]
+    fn one_word_keys_hash_apart() {
+        // `hash_fixed` of one word is a bijection: a lookup compares no key
+        let keys = (-100_000i64..100_000).chain([i64::MIN, i64::MAX, i64::MIN + 1, i64::MAX - 1]);
+        let mut seen = std::collections::HashSet::new();
+        for k in keys {
+            assert!(seen.insert(hash_fixed(u128::from(k as u64), 1)), "key {k}");
+        }
     }
 
     #[test]
