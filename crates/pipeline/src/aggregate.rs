@@ -298,13 +298,27 @@ impl AggregatePlan {
         } else {
             Some(GroupTable::new(&self.group_types)?)
         };
+        let accumulators = self.new_accumulators(groups.is_none())?;
+        Ok(AggregateState {
+            groups,
+            accumulators,
+            ids: Vec::new(),
+            rows: 0,
+            spill: None,
+            spill_from: SpillFrom::Groups(SPILL_FROM),
+        })
+    }
+
+    /// Empty accumulators of the aggregates (of one group without GROUP
+    /// BY, `alone`).
+    fn new_accumulators(&self, alone: bool) -> Result<Vec<Box<dyn Accumulator>>> {
         let mut accumulators = Vec::with_capacity(self.specs.len());
         for (spec, twin) in self.specs.iter().zip(&self.twins) {
             let mut acc = match twin {
                 Some(_) => Box::new(TwinAcc),
                 None => new_accumulator(spec)?,
             };
-            if groups.is_none() {
+            if alone {
                 acc.resize(1);
             }
             accumulators.push(acc);
@@ -318,14 +332,7 @@ impl AggregatePlan {
                 ));
             }
         }
-        Ok(AggregateState {
-            groups,
-            accumulators,
-            ids: Vec::new(),
-            rows: 0,
-            spill: None,
-            spill_from: SpillFrom::Groups(SPILL_FROM),
-        })
+        Ok(accumulators)
     }
 
     /// An empty partial state for one of `lanes` lanes. A lone lane puts
@@ -730,7 +737,14 @@ impl AggregateState {
             None => None,
             Some(table) => {
                 let keys = plan.keys(&compact)?;
-                table.group_ids(&keys, &mut self.ids)?;
+                if !table.slot_ids(&keys, &mut self.ids)? {
+                    if table.in_slots() {
+                        // a value outside the window
+                        let src = table.leave_slots()?;
+                        renumber(plan, &mut self.accumulators, &src, None)?;
+                    }
+                    table.group_ids(&keys, &mut self.ids)?;
+                }
                 let n = table.len();
                 for acc in &mut self.accumulators {
                     acc.resize(n);
@@ -783,6 +797,12 @@ impl AggregateState {
                     acc.add_i128(sum, count)?;
                 }
             }
+        }
+        if let Some(table) = &mut self.groups
+            && table.wants_slots()
+        {
+            let (dst, n) = table.enter_slots()?;
+            renumber(plan, &mut self.accumulators, &dst, Some(n))?;
         }
         Ok(())
     }
@@ -857,6 +877,19 @@ impl AggregateState {
         self.merge_accumulators(other, src, map)
     }
 
+    /// Numbers groups numbered by slot ([`GroupTable::enter_slots`]) as
+    /// first seen again (the seen slots in value order), as every merge
+    /// but [`merge_slots`] reads them (and a finish, which settles first).
+    pub(crate) fn settle(&mut self, plan: &AggregatePlan) -> Result<()> {
+        if let Some(table) = &mut self.groups
+            && table.in_slots()
+        {
+            let src = table.leave_slots()?;
+            renumber(plan, &mut self.accumulators, &src, None)?;
+        }
+        Ok(())
+    }
+
     /// Hands the state over for merging: its groups are already cut into
     /// radix buckets, and so are the rows it put aside.
     pub(crate) fn partition(mut self: Box<Self>) -> Result<PartitionedState> {
@@ -867,11 +900,41 @@ impl AggregateState {
     }
 }
 
+/// Moves the groups of `accumulators` to fresh ones of the same
+/// aggregates: with `groups` (`Some(n)`), group `g` to group `ids[g]` of
+/// `n`; without, group `ids[i]` to group `i` of `ids.len()`.
+fn renumber(
+    plan: &AggregatePlan,
+    accumulators: &mut Vec<Box<dyn Accumulator>>,
+    ids: &[u32],
+    groups: Option<usize>,
+) -> Result<()> {
+    let order: Vec<u32> = (0..ids.len() as u32).collect();
+    let (src, dst, n) = match groups {
+        Some(n) => (order.as_slice(), ids, n),
+        None => (ids, order.as_slice(), ids.len()),
+    };
+    let mut fresh = plan.new_accumulators(false)?;
+    for (new, old) in fresh.iter_mut().zip(accumulators.iter()) {
+        new.resize(n);
+        new.merge_from(old.as_ref(), src, dst)?;
+    }
+    *accumulators = fresh;
+    Ok(())
+}
+
 /// Brings the lanes' group tables to one layout before they merge: the
 /// widest any lane needed (one lane met a string key too long for one
 /// word, or for the fixed-width layout). Unless every lane found its
 /// groups by value ([`by_value`]), every group goes in its radix bucket.
 pub(crate) fn unify_layouts(plan: &AggregatePlan, lanes: &mut [PartitionedState]) -> Result<()> {
+    if one_slot_window(lanes) {
+        // they merge slot by slot
+        return Ok(());
+    }
+    for lane in lanes.iter_mut() {
+        lane.state.settle(plan)?;
+    }
     let widest = lanes
         .iter()
         .filter_map(|l| l.state.groups.as_ref().map(GroupTable::layout))
@@ -909,6 +972,9 @@ pub(crate) fn merge_partition(
     lanes: &[PartitionedState],
     buckets: std::ops::Range<usize>,
 ) -> Result<(RecordBatch, usize)> {
+    if one_slot_window(lanes) {
+        return merge_slots(plan, lanes, buckets);
+    }
     if let Some(by) = by_value(lanes) {
         return merge_by_value(plan, lanes, &by, buckets);
     }
@@ -991,7 +1057,8 @@ struct ByValue<'a> {
 /// The lanes' [`ByValue`] maps, if every lane kept one and together they
 /// span at most [`BY_VALUE_SPAN`] values.
 fn by_value(lanes: &[PartitionedState]) -> Option<ByValue<'_>> {
-    if lanes.iter().any(|l| l.state.spill.is_some()) {
+    let slots = |l: &PartitionedState| l.state.groups.as_ref().is_some_and(GroupTable::in_slots);
+    if lanes.iter().any(|l| l.state.spill.is_some() || slots(l)) {
         return None;
     }
     let maps: Vec<DirectMap<'_>> = lanes
@@ -1116,6 +1183,77 @@ fn merge_by_value(
     }
     for ((lane, src), dst) in lanes.iter().zip(&src).zip(&dst) {
         merged.merge_accumulators(&lane.state, src, dst)?;
+    }
+    let size = merged.size();
+    Ok((merged.finish(plan)?, size))
+}
+
+/// Whether every lane numbers its groups by slot in one window
+/// ([`GroupTable::enter_slots`]): they merge by [`merge_slots`].
+pub(crate) fn one_slot_window(lanes: &[PartitionedState]) -> bool {
+    let mut windows = lanes.iter().map(|l| {
+        l.state
+            .groups
+            .as_ref()
+            .and_then(GroupTable::slot_window)
+            .map(|w| (w.base, w.span))
+    });
+    let Some(Some(first)) = windows.next() else {
+        return false;
+    };
+    windows.all(|w| w == Some(first))
+}
+
+/// [`merge_partition`] of lanes that number their groups by slot in one
+/// window ([`one_slot_window`]): the window is cut into
+/// [`RADIX_BUCKETS`] even ranges, and the partition of `buckets` folds
+/// each lane's groups of its ranges slot by slot, in value order: a
+/// lane's slot is the same value in every lane, so no key is looked up,
+/// hashed or compared, and each lane's states are read in a run. NULL
+/// goes with bucket 0.
+pub(crate) fn merge_slots(
+    plan: &AggregatePlan,
+    lanes: &[PartitionedState],
+    buckets: std::ops::Range<usize>,
+) -> Result<(RecordBatch, usize)> {
+    let windows: Vec<_> = lanes
+        .iter()
+        .map(|l| l.state.groups.as_ref().and_then(GroupTable::slot_window))
+        .collect::<Option<_>>()
+        .ok_or_else(|| Error::Internal("a merge by slot of a lane without slots".into()))?;
+    let Some(first) = windows.first() else {
+        return Err(Error::Internal("a merge by slot of no lane".into()));
+    };
+    let (base, span) = (first.base, first.span);
+    let cut = |b: usize| (u128::from(span) * b as u128 / RADIX_BUCKETS as u128) as usize;
+    let (from, to) = (cut(buckets.start), cut(buckets.end));
+    let null = buckets.contains(&0) && windows.iter().any(|w| w.null);
+    // the slots some lane reached, and NULL's
+    let mut kept: Vec<u32> = (from..to)
+        .filter(|&s| windows.iter().any(|w| w.seen[s] != 0))
+        .map(|s| s as u32)
+        .collect();
+    let mut merged = plan.new_state()?;
+    let Some(groups) = &mut merged.groups else {
+        return Err(Error::Internal("a merge by slot without groups".into()));
+    };
+    let values: Vec<u64> = kept.iter().map(|&s| base + u64::from(s)).collect();
+    groups.extend_by_value(&values)?;
+    if null {
+        groups.push_null_by_value()?;
+        kept.push(span as u32);
+    }
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
+    for (lane, window) in lanes.iter().zip(&windows) {
+        src.clear();
+        dst.clear();
+        for (g, &s) in kept.iter().enumerate() {
+            if window.seen[s as usize] != 0 && (s as u64) < span + u64::from(window.null) {
+                src.push(s);
+                dst.push(g as u32);
+            }
+        }
+        merged.merge_accumulators(&lane.state, &src, &dst)?;
     }
     let size = merged.size();
     Ok((merged.finish(plan)?, size))
@@ -1271,7 +1409,8 @@ const KEPT_RUN_ROWS: usize = 4096;
 
 impl AggregateState {
     /// The result: group keys, then one column per aggregate.
-    pub(crate) fn finish(self, plan: &AggregatePlan) -> Result<RecordBatch> {
+    pub(crate) fn finish(mut self, plan: &AggregatePlan) -> Result<RecordBatch> {
+        self.settle(plan)?;
         let rows = self.num_groups();
         let mut columns: Vec<ArrayRef> = match self.groups {
             None => Vec::new(),
@@ -3754,5 +3893,219 @@ mod tests {
         let (batches, _) = finish_lane(&plan, lane, &mut dropped).unwrap();
         assert_eq!(batches.len(), 1, "a filter, not 10K slices");
         assert!(groups_of(&batches) == want);
+    }
+
+    /// `count(*), sum(v), min(v), count(DISTINCT v) ... GROUP BY k`: a
+    /// count sharing a sum, and aggregates of their own states.
+    fn slots_plan() -> AggregatePlan {
+        use arrow::datatypes::Field;
+        let input = Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("v", DataType::Int64, true),
+        ]);
+        let out = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("count", DataType::Int64, false),
+            Field::new("sum", DataType::Int64, true),
+            Field::new("min", DataType::Int64, true),
+            Field::new("distinct", DataType::Int64, false),
+        ]));
+        let agg = |func, arg, distinct| AggregateExpr {
+            func,
+            arg,
+            key: None,
+            distinct,
+        };
+        let v = || Some(Expr::column(1, "v"));
+        AggregatePlan::new(
+            &[Expr::column(0, "k")],
+            &[
+                agg(AggregateFunction::CountStar, None, false),
+                agg(AggregateFunction::Sum, v(), false),
+                agg(AggregateFunction::Min, v(), false),
+                agg(AggregateFunction::Count, v(), true),
+            ],
+            &input,
+            out,
+        )
+        .unwrap()
+    }
+
+    /// Per key: rows, sum and least of the values, distinct values.
+    type Stats = std::collections::HashMap<Option<i64>, (i64, Option<i64>, Option<i64>, i64)>;
+
+    fn stats_of(rows: &[(Option<i64>, Option<i64>)]) -> Stats {
+        let mut values: std::collections::HashMap<Option<i64>, Vec<Option<i64>>> =
+            Default::default();
+        for &(k, v) in rows {
+            values.entry(k).or_default().push(v);
+        }
+        values
+            .into_iter()
+            .map(|(k, vs)| {
+                let some: Vec<i64> = vs.iter().flatten().copied().collect();
+                let distinct: std::collections::HashSet<i64> = some.iter().copied().collect();
+                let sum = (!some.is_empty()).then(|| some.iter().sum());
+                let min = some.iter().min().copied();
+                (k, (vs.len() as i64, sum, min, distinct.len() as i64))
+            })
+            .collect()
+    }
+
+    fn stats_got(batches: &[RecordBatch]) -> Stats {
+        let mut got = Stats::default();
+        for batch in batches {
+            let col = |c: usize| batch.column(c).as_primitive::<Int64Type>().clone();
+            let (k, n, sum, min, distinct) = (col(0), col(1), col(2), col(3), col(4));
+            let at = |a: &Int64Array, i: usize| a.is_valid(i).then(|| a.value(i));
+            for i in 0..batch.num_rows() {
+                let group = (n.value(i), at(&sum, i), at(&min, i), distinct.value(i));
+                assert!(
+                    got.insert(at(&k, i), group).is_none(),
+                    "group {:?} twice",
+                    at(&k, i)
+                );
+            }
+        }
+        got
+    }
+
+    /// A batch of rows (k, v) for [`slots_plan`].
+    fn slots_batch(rows: &[(Option<i64>, Option<i64>)]) -> PipelineBatch {
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                arrow::datatypes::Field::new("k", DataType::Int64, true),
+                arrow::datatypes::Field::new("v", DataType::Int64, true),
+            ])),
+            vec![
+                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.0))),
+                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.1))),
+            ],
+        )
+        .unwrap();
+        PipelineBatch::new(batch)
+    }
+
+    #[test]
+    fn groups_numbered_by_slot_keep_every_aggregate_through_windows_nulls_and_merges() {
+        let plan = slots_plan();
+        let mut rng = StdRng::seed_from_u64(9);
+        // lane 0: dense keys in 0..30K (it numbers its groups by slot),
+        // NULL keys once it does, then keys far outside the window (it
+        // leaves the slots and finds its groups by hash); lane 1: dense
+        // keys of the same window only (by slot to its end); lane 2: a
+        // few keys, by its map
+        let dense = |rng: &mut StdRng, n: usize, nulls: bool| -> Vec<(Option<i64>, Option<i64>)> {
+            (0..n)
+                .map(|_| {
+                    let k = (!nulls || rng.random_range(0..50) > 0)
+                        .then(|| rng.random_range(0..30_000));
+                    let v = (rng.random_range(0..9) > 0).then(|| rng.random_range(-5..40));
+                    (k, v)
+                })
+                .collect()
+        };
+        let far: Vec<(Option<i64>, Option<i64>)> = (0..5_000)
+            .map(|i| (Some(1 << 40 | i), Some(i % 3)))
+            .collect();
+        let mut all = Vec::new();
+        let mut lanes = Vec::new();
+        for lane in 0..3 {
+            let mut state = plan.new_lane_state(3).unwrap();
+            let batches: Vec<Vec<(Option<i64>, Option<i64>)>> = match lane {
+                0 => vec![
+                    dense(&mut rng, 40_000, false),
+                    dense(&mut rng, 20_000, true),
+                    far.clone(),
+                    dense(&mut rng, 10_000, true),
+                ],
+                1 => vec![
+                    dense(&mut rng, 50_000, false),
+                    dense(&mut rng, 50_000, true),
+                ],
+                _ => vec![(0..300).map(|i| (Some(i % 7), Some(i))).collect()],
+            };
+            let mut by_slot = false;
+            for rows in batches {
+                state.update(&plan, &slots_batch(&rows)).unwrap();
+                by_slot |= state.groups.as_ref().unwrap().in_slots();
+                all.extend(rows);
+            }
+            assert_eq!(by_slot, lane < 2, "lane {lane}");
+            lanes.push(Box::new(state).partition().unwrap());
+        }
+        let want = stats_of(&all);
+        // lane 0 gave its map up: the lanes merge by hash, lane 1 out of
+        // its slots
+        let mut merged = Vec::new();
+        let mut by_hash = lanes;
+        assert!(by_hash[1].state.groups.as_ref().unwrap().in_slots());
+        unify_layouts(&plan, &mut by_hash).unwrap();
+        assert!(!by_hash[1].state.groups.as_ref().unwrap().in_slots());
+        assert!(fold_shared_pages(&mut by_hash).unwrap().is_none());
+        for p in 0..4 {
+            let per = RADIX_BUCKETS / 4;
+            merged.push(
+                merge_partition(&plan, &by_hash, p * per..(p + 1) * per)
+                    .unwrap()
+                    .0,
+            );
+        }
+        assert!(stats_got(&merged) == want, "merged by hash");
+    }
+
+    #[test]
+    fn lanes_numbered_by_slot_merge_slot_by_slot_or_by_value_and_a_lone_lane_finishes() {
+        let plan = slots_plan();
+        let mut rng = StdRng::seed_from_u64(10);
+        let mut all = Vec::new();
+        let mut lanes = Vec::new();
+        for _ in 0..2 {
+            let mut state = plan.new_lane_state(2).unwrap();
+            for _ in 0..3 {
+                let rows: Vec<(Option<i64>, Option<i64>)> = (0..20_000)
+                    .map(|_| {
+                        let k =
+                            (rng.random_range(0..100) > 0).then(|| rng.random_range(1_000..19_000));
+                        (k, Some(rng.random_range(0..5)))
+                    })
+                    .collect();
+                state.update(&plan, &slots_batch(&rows)).unwrap();
+                all.extend(rows);
+            }
+            assert!(state.groups.as_ref().unwrap().in_slots());
+            lanes.push(Box::new(state).partition().unwrap());
+        }
+        let want = stats_of(&all);
+        unify_layouts(&plan, &mut lanes).unwrap();
+        assert!(one_slot_window(&lanes));
+        assert!(by_value(&lanes).is_none());
+        assert!(fold_shared_pages(&mut lanes).unwrap().is_none());
+        let per = RADIX_BUCKETS / 4;
+        let merge = |lanes: &[PartitionedState]| -> Vec<RecordBatch> {
+            (0..4)
+                .map(|p| {
+                    merge_partition(&plan, lanes, p * per..(p + 1) * per)
+                        .unwrap()
+                        .0
+                })
+                .collect()
+        };
+        assert!(stats_got(&merge(&lanes)) == want, "merged slot by slot");
+        // and out of their slots, by value
+        for lane in &mut lanes {
+            lane.state.settle(&plan).unwrap();
+        }
+        assert!(by_value(&lanes).is_some());
+        assert!(stats_got(&merge(&lanes)) == want, "merged by value");
+        // one lane alone: its state is its result
+        let mut state = plan.new_lane_state(1).unwrap();
+        let rows: Vec<(Option<i64>, Option<i64>)> = (0..30_000)
+            .map(|i| (Some(i * 7 % 10_000), Some(i % 11)))
+            .collect();
+        state.update(&plan, &slots_batch(&rows)).unwrap();
+        assert!(state.groups.as_ref().unwrap().in_slots());
+        let lane = Box::new(state).partition().unwrap();
+        assert!(stats_got(&[lane.state.finish(&plan).unwrap()]) == stats_of(&rows));
     }
 }

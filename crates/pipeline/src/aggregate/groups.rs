@@ -289,6 +289,64 @@ impl GroupTable {
         }
     }
 
+    /// Whether the groups should be numbered by slot ([`Slots`]) from now
+    /// on.
+    pub(crate) fn wants_slots(&self) -> bool {
+        matches!(self, GroupTable::Fixed1(t) if t.wants_slots())
+    }
+
+    /// The window of groups numbered by slot ([`Slots`]): its first value
+    /// and number of slots (NULL's group, if any, is slot `span`); per
+    /// slot whether a row reached it (and one more byte for NULL's).
+    pub(crate) fn slot_window(&self) -> Option<SlotWindow<'_>> {
+        match self {
+            GroupTable::Fixed1(t) => t.slots.as_deref().map(|s| SlotWindow {
+                base: s.base,
+                span: s.span,
+                seen: &s.seen,
+                null: t.null_group != EMPTY,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether the groups are numbered by slot ([`Slots`]).
+    pub(crate) fn in_slots(&self) -> bool {
+        matches!(self, GroupTable::Fixed1(t) if t.slots.is_some())
+    }
+
+    /// Numbers the groups by slot ([`Slots`]): the new id of each group,
+    /// in id order, and the number of groups from now on.
+    pub(crate) fn enter_slots(&mut self) -> Result<(Vec<u32>, usize)> {
+        match self {
+            GroupTable::Fixed1(t) => t.enter_slots(),
+            _ => Err(Error::Internal("slots of a key of several words".into())),
+        }
+    }
+
+    /// Numbers the groups by slot no more: the seen slots become groups
+    /// `0..` in value order; per new group, its id until now.
+    pub(crate) fn leave_slots(&mut self) -> Result<Vec<u32>> {
+        match self {
+            GroupTable::Fixed1(t) => t.leave_slots(),
+            _ => Err(Error::Internal("slots of a key of several words".into())),
+        }
+    }
+
+    /// [`Self::group_ids`] by slot, if the groups are numbered by slot
+    /// and every value of `columns` falls in the window; false (nothing
+    /// changed, `ids` to be ignored) otherwise.
+    pub(crate) fn slot_ids(&mut self, columns: &[ArrayRef], ids: &mut Vec<u32>) -> Result<bool> {
+        let GroupTable::Fixed1(t) = self else {
+            return Ok(false);
+        };
+        if t.slots.is_none() {
+            return Ok(false);
+        }
+        t.encode(columns)?;
+        Ok(t.slot_ids(ids))
+    }
+
     /// Gives up the [`Direct`] map for good: every group goes in its
     /// bucket and the hash tables find them from now on (a merge
     /// partition that goes on to insert rows after adopting buckets).
@@ -834,7 +892,48 @@ pub(crate) struct FixedGroups<const K: usize> {
     placed: usize,
     /// With the map on, the group of the NULL key, if any.
     null_group: u32,
+    /// While the groups of a one-integer key fill most of the map's
+    /// window, each is numbered by its slot ([`Slots`]).
+    slots: Option<Box<Slots>>,
 }
+
+/// A lane's groups of a one-integer key numbered by their slot in the
+/// [`Direct`] map's window (a perfect hash): a row's group is its value
+/// less the window's first, with no id to load and no new group to
+/// number. Taken once the lane's groups fill a quarter of the window
+/// ([`FixedGroups::wants_slots`]); every slot is then a group to the
+/// accumulators, those no row reached (unseen) included, until the lane
+/// ends or a value falls outside the window: the seen slots are then
+/// numbered in value order and the map made again
+/// ([`FixedGroups::leave_slots`]). Lanes that end in slots of one
+/// window merge slot by slot (`aggregate::merge_slots`); any other lane in
+/// slots leaves them before it merges or finishes.
+#[derive(Debug)]
+struct Slots {
+    base: u64,
+    span: u64,
+    /// A byte per slot (and one for NULL's group, `span`): whether a row
+    /// reached it. (A byte is stored; a bit would be read and written.)
+    seen: Vec<u8>,
+}
+
+/// A lane's groups numbered by slot, as a merge reads them
+/// ([`GroupTable::slot_window`]).
+pub(crate) struct SlotWindow<'a> {
+    pub(crate) base: u64,
+    pub(crate) span: u64,
+    /// Per slot (and for NULL's group, at `span`), whether a row reached it.
+    pub(crate) seen: &'a [u8],
+    /// Whether the lane has NULL's group (slot `span`).
+    pub(crate) null: bool,
+}
+
+/// The fewest groups a lane numbers by slot ([`Slots`]).
+const SLOTS_FROM: usize = 4096;
+
+/// The most slots a window numbered by slot may have (each one a group to
+/// the accumulators: 64 MiB of 16-byte sums at most).
+const SLOTS_MAX: u64 = 1 << 22;
 
 /// A fixed-width key's group ids indexed by each word's value less its
 /// window's first value: a probe is one load from a dense array instead of
@@ -1203,6 +1302,136 @@ fn unpack_short(words: &[u64; 2]) -> Short {
     Short { buf }
 }
 
+impl FixedGroups<1> {
+    /// Whether the groups should be numbered by slot from now on: one
+    /// integer column, found by a map whose window they fill a quarter of
+    /// ([`Slots`]).
+    fn wants_slots(&self) -> bool {
+        let Direct::Window { radix, .. } = &self.direct else {
+            return false;
+        };
+        self.slots.is_none()
+            && self.placed == 0
+            && self.keys.len() >= SLOTS_FROM
+            && radix[0] <= SLOTS_MAX
+            && self.keys.len() as u64 * 4 >= radix[0]
+            && matches!(self.columns[..], [KeyColumn { half: None, ref data_type, .. }]
+                if data_type.is_integer() || matches!(data_type, DataType::Date32 | DataType::Date64))
+    }
+
+    /// Numbers the groups by slot: the slot of each group, in id order
+    /// (NULL's after every slot), and the number of groups from now on.
+    fn enter_slots(&mut self) -> Result<(Vec<u32>, usize)> {
+        let Direct::Window {
+            base,
+            radix,
+            pages,
+            made,
+        } = &mut self.direct
+        else {
+            return Err(Error::Internal("slots of a table without a map".into()));
+        };
+        let (base, span) = (base[0], radix[0]);
+        let mut seen = vec![0u8; span as usize + 1];
+        let mut dst = Vec::with_capacity(self.keys.len());
+        for (key, &mask) in self.keys.iter().zip(&self.nulls) {
+            let slot = if mask == 0 { key[0] - base } else { span };
+            seen[slot as usize] = 1;
+            dst.push(slot as u32);
+        }
+        // the map's pages are made again when the slots are left
+        pages.iter_mut().for_each(|p| *p = None);
+        *made = 0;
+        self.keys.clear();
+        self.keys.extend((0..span).map(|s| [base + s]));
+        self.nulls.clear();
+        self.nulls.resize(span as usize, 0);
+        if self.null_group != EMPTY {
+            self.null_group = span as u32;
+            self.keys.push([0]);
+            self.nulls.push(1);
+        }
+        self.slots = Some(Box::new(Slots { base, span, seen }));
+        Ok((dst, self.keys.len()))
+    }
+
+    /// The group of each row of the encoded batch by its slot; false (and
+    /// `ids` to be ignored) if a value falls outside the window, or the
+    /// groups are not numbered by slot.
+    fn slot_ids(&mut self, ids: &mut Vec<u32>) -> bool {
+        let Some(slots) = &mut self.slots else {
+            return false;
+        };
+        let (base, span) = (slots.base, slots.span);
+        // every value inside the window first: nothing changes otherwise
+        let (mut outside, mut nulls) = (false, false);
+        for (key, &mask) in self.scratch_keys.iter().zip(&self.scratch_nulls) {
+            outside |= mask == 0 && key[0].wrapping_sub(base) >= span;
+            nulls |= mask != 0;
+        }
+        if outside {
+            return false;
+        }
+        ids.clear();
+        ids.extend(
+            self.scratch_keys
+                .iter()
+                .map(|key| key[0].wrapping_sub(base) as u32),
+        );
+        if nulls {
+            if self.null_group == EMPTY {
+                self.null_group = self.keys.len() as u32;
+                self.keys.push([0]);
+                self.nulls.push(1);
+            }
+            for (id, &mask) in ids.iter_mut().zip(&self.scratch_nulls) {
+                if mask != 0 {
+                    *id = self.null_group;
+                }
+            }
+        }
+        for &id in ids.iter() {
+            slots.seen[id as usize] = 1;
+        }
+        true
+    }
+
+    /// Numbers the groups by slot no more: the seen slots become groups
+    /// `0..` in value order (NULL's last), found by the map again; per new
+    /// group its slot (its id until now).
+    fn leave_slots(&mut self) -> Result<Vec<u32>> {
+        let Some(slots) = self.slots.take() else {
+            return Err(Error::Internal("leaving slots a table is not in".into()));
+        };
+        let Direct::Window { pages, made, .. } = &mut self.direct else {
+            return Err(Error::Internal("slots of a table without a map".into()));
+        };
+        let span = slots.span as usize;
+        let mut src: Vec<u32> = (0..span as u32)
+            .filter(|&s| slots.seen[s as usize] != 0)
+            .collect();
+        self.keys.clear();
+        self.nulls.clear();
+        for (id, &slot) in src.iter().enumerate() {
+            let page = &mut pages[slot as usize >> DIRECT_PAGE_BITS];
+            if page.is_none() {
+                *page = Some(Direct::<1>::empty_page());
+                *made += 1;
+            }
+            *Direct::<1>::id(pages, slot as usize) = id as u32;
+            self.keys.push([slots.base + u64::from(slot)]);
+            self.nulls.push(0);
+        }
+        if self.null_group != EMPTY {
+            src.push(self.null_group);
+            self.null_group = self.keys.len() as u32;
+            self.keys.push([0]);
+            self.nulls.push(1);
+        }
+        Ok(src)
+    }
+}
+
 impl<const K: usize> FixedGroups<K> {
     fn new(columns: Vec<KeyColumn>) -> Self {
         FixedGroups {
@@ -1216,6 +1445,7 @@ impl<const K: usize> FixedGroups<K> {
             direct: Direct::new(),
             placed: 0,
             null_group: EMPTY,
+            slots: None,
         }
     }
 
