@@ -741,6 +741,7 @@ impl AggregateState {
                     if table.in_slots() {
                         // a value outside the window
                         let src = table.leave_slots()?;
+                        table.bar_slots();
                         renumber(plan, &mut self.accumulators, &src, None)?;
                     }
                     table.group_ids(&keys, &mut self.ids)?;
@@ -4107,5 +4108,25 @@ mod tests {
         assert!(state.groups.as_ref().unwrap().in_slots());
         let lane = Box::new(state).partition().unwrap();
         assert!(stats_got(&[lane.state.finish(&plan).unwrap()]) == stats_of(&rows));
+    }
+
+    #[test]
+    fn a_lane_whose_values_keep_leaving_the_window_numbers_by_slot_a_few_times() {
+        // sorted dense keys: each batch's values lie past the window the
+        // groups so far fill (a sorted table, a lone lane)
+        let plan = slots_plan();
+        let mut state = plan.new_lane_state(1).unwrap();
+        let mut all = Vec::new();
+        for b in 0..64i64 {
+            let rows: Vec<(Option<i64>, Option<i64>)> = (b * 8192..(b + 1) * 8192)
+                .map(|k| (Some(k), Some(k % 3)))
+                .collect();
+            state.update(&plan, &slots_batch(&rows)).unwrap();
+            all.extend(rows);
+        }
+        let entries = state.groups.as_ref().unwrap().slot_entries();
+        assert!((1..=8).contains(&entries), "{entries} times by slot");
+        let lane = Box::new(state).partition().unwrap();
+        assert!(stats_got(&[lane.state.finish(&plan).unwrap()]) == stats_of(&all));
     }
 }

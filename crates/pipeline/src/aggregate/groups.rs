@@ -324,6 +324,23 @@ impl GroupTable {
         }
     }
 
+    /// After a value outside the window ended the slots: no slots again
+    /// before the groups double.
+    pub(crate) fn bar_slots(&mut self) {
+        if let GroupTable::Fixed1(t) = self {
+            t.slots_from = t.slots_from.max(2 * t.keys.len());
+        }
+    }
+
+    /// Times the groups were numbered by slot.
+    #[cfg(test)]
+    pub(crate) fn slot_entries(&self) -> usize {
+        match self {
+            GroupTable::Fixed1(t) => t.slot_entries,
+            _ => 0,
+        }
+    }
+
     /// Numbers the groups by slot no more: the seen slots become groups
     /// `0..` in value order; per new group, its id until now.
     pub(crate) fn leave_slots(&mut self) -> Result<Vec<u32>> {
@@ -895,6 +912,14 @@ pub(crate) struct FixedGroups<const K: usize> {
     /// While the groups of a one-integer key fill most of the map's
     /// window, each is numbered by its slot ([`Slots`]).
     slots: Option<Box<Slots>>,
+    /// Groups the table must reach before it numbers them by slot again,
+    /// after a value outside the window ended its slots (twice the groups
+    /// then: values that keep leaving a window renumber the groups
+    /// a logarithmic number of times, not once a batch).
+    slots_from: usize,
+    /// Times the groups were numbered by slot.
+    #[cfg(test)]
+    slot_entries: usize,
 }
 
 /// A lane's groups of a one-integer key numbered by their slot in the
@@ -1312,7 +1337,7 @@ impl FixedGroups<1> {
         };
         self.slots.is_none()
             && self.placed == 0
-            && self.keys.len() >= SLOTS_FROM
+            && self.keys.len() >= self.slots_from
             && radix[0] <= SLOTS_MAX
             && self.keys.len() as u64 * 4 >= radix[0]
             && matches!(self.columns[..], [KeyColumn { half: None, ref data_type, .. }]
@@ -1352,6 +1377,10 @@ impl FixedGroups<1> {
             self.nulls.push(1);
         }
         self.slots = Some(Box::new(Slots { base, span, seen }));
+        #[cfg(test)]
+        {
+            self.slot_entries += 1;
+        }
         Ok((dst, self.keys.len()))
     }
 
@@ -1446,6 +1475,9 @@ impl<const K: usize> FixedGroups<K> {
             placed: 0,
             null_group: EMPTY,
             slots: None,
+            slots_from: SLOTS_FROM,
+            #[cfg(test)]
+            slot_entries: 0,
         }
     }
 
