@@ -1416,7 +1416,9 @@ fn merge_work(
             {
                 // each lane's groups are (nearly) its own: a task a lane
                 let tasks = states.len();
-                let lanes: Vec<Mutex<Option<(PartitionedState, Vec<u32>)>>> = states
+                // each lane with the groups it folded away, taken by its task
+                type Lane = Mutex<Option<(PartitionedState, Vec<u32>)>>;
+                let lanes: Vec<Lane> = states
                     .into_iter()
                     .zip(dropped)
                     .map(|lane| Mutex::new(Some(lane)))

@@ -2809,7 +2809,7 @@ mod tests {
         let values: Vec<Option<i128>> = (0..500)
             .map(|_| {
                 (rng.random_range(0..8) > 0).then(|| {
-                    i128::from(rng.random_range(-60i64..60)) << rng.random_range(0..2) * 70
+                    i128::from(rng.random_range(-60i64..60)) << (rng.random_range(0..2) * 70)
                 })
             })
             .collect();
