@@ -3728,36 +3728,56 @@ mod tests {
         assert!(got == want, "the merged groups differ");
     }
 
-    /// `count(*), sum(v) ... GROUP BY k` of an integer key and values,
-    /// both nullable (a count sharing the sum's state: NULL values are
-    /// counted apart).
-    fn value_plan() -> AggregatePlan {
+    /// `... GROUP BY k` over (k BIGINT, v BIGINT), both nullable, of
+    /// `aggs` (each: the function, whether it reads `v`, DISTINCT), whose
+    /// outputs (BIGINT) are `outs` (each: its name, whether it may be NULL).
+    fn kv_plan(aggs: &[(AggregateFunction, bool, bool)], outs: &[(&str, bool)]) -> AggregatePlan {
         use arrow::datatypes::Field;
         let input = Schema::new(vec![
             Field::new("k", DataType::Int64, true),
             Field::new("v", DataType::Int64, true),
         ]);
-        let out = Arc::new(Schema::new(vec![
-            Field::new("k", DataType::Int64, true),
-            Field::new("count", DataType::Int64, false),
-            Field::new("sum", DataType::Int64, true),
-        ]));
-        let agg = |func, arg| AggregateExpr {
-            func,
-            arg,
-            key: None,
-            distinct: false,
-        };
-        AggregatePlan::new(
-            &[Expr::column(0, "k")],
-            &[
-                agg(AggregateFunction::CountStar, None),
-                agg(AggregateFunction::Sum, Some(Expr::column(1, "v"))),
+        let fields = std::iter::once(Field::new("k", DataType::Int64, true)).chain(
+            outs.iter()
+                .map(|&(name, nullable)| Field::new(name, DataType::Int64, nullable)),
+        );
+        let aggs: Vec<AggregateExpr> = aggs
+            .iter()
+            .map(|&(func, reads, distinct)| AggregateExpr {
+                func,
+                arg: reads.then(|| Expr::column(1, "v")),
+                key: None,
+                distinct,
+            })
+            .collect();
+        let out = Arc::new(Schema::new(fields.collect::<Vec<_>>()));
+        AggregatePlan::new(&[Expr::column(0, "k")], &aggs, &input, out).unwrap()
+    }
+
+    /// A batch of rows (k, v) for [`kv_plan`].
+    fn kv_batch(rows: &[(Option<i64>, Option<i64>)]) -> PipelineBatch {
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                arrow::datatypes::Field::new("k", DataType::Int64, true),
+                arrow::datatypes::Field::new("v", DataType::Int64, true),
+            ])),
+            vec![
+                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.0))),
+                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.1))),
             ],
-            &input,
-            out,
         )
-        .unwrap()
+        .unwrap();
+        PipelineBatch::new(batch)
+    }
+
+    /// `count(*), sum(v) ... GROUP BY k` (a count sharing the sum's state:
+    /// NULL values are counted apart).
+    fn value_plan() -> AggregatePlan {
+        use AggregateFunction::*;
+        kv_plan(
+            &[(CountStar, false, false), (Sum, true, false)],
+            &[("count", false), ("sum", true)],
+        )
     }
 
     type Groups = std::collections::HashMap<Option<i64>, (i64, Option<i64>)>;
@@ -3776,18 +3796,7 @@ mod tests {
                 e.1 = Some(e.1.unwrap_or(0) + v);
             }
         }
-        let batch = RecordBatch::try_new(
-            Arc::new(Schema::new(vec![
-                arrow::datatypes::Field::new("k", DataType::Int64, true),
-                arrow::datatypes::Field::new("v", DataType::Int64, true),
-            ])),
-            vec![
-                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.0))),
-                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.1))),
-            ],
-        )
-        .unwrap();
-        state.update(plan, &PipelineBatch::new(batch)).unwrap();
+        state.update(plan, &kv_batch(rows)).unwrap();
     }
 
     /// The groups of finished parts, each key in one row only.
@@ -3852,7 +3861,7 @@ mod tests {
     }
 
     #[test]
-    fn lanes_of_scattered_keys_share_their_pages_and_merge_by_value() {
+    fn lanes_of_scattered_keys_share_their_window_and_are_merged() {
         let plan = value_plan();
         let mut rng = StdRng::seed_from_u64(5);
         let mut want = Groups::default();
@@ -3867,7 +3876,8 @@ mod tests {
         }
         unify_layouts(&plan, &mut lanes).unwrap();
         assert!(fold_shared_pages(&mut lanes).unwrap().is_none());
-        // (the lanes as they were: the merge by value finds every group)
+        // (the lanes as they were: the merge, slot by slot, finds every
+        // group)
         let per = RADIX_BUCKETS / 4;
         let parts: Vec<RecordBatch> = (0..4)
             .map(|p| {
@@ -3899,37 +3909,21 @@ mod tests {
     /// `count(*), sum(v), min(v), count(DISTINCT v) ... GROUP BY k`: a
     /// count sharing a sum, and aggregates of their own states.
     fn slots_plan() -> AggregatePlan {
-        use arrow::datatypes::Field;
-        let input = Schema::new(vec![
-            Field::new("k", DataType::Int64, true),
-            Field::new("v", DataType::Int64, true),
-        ]);
-        let out = Arc::new(Schema::new(vec![
-            Field::new("k", DataType::Int64, true),
-            Field::new("count", DataType::Int64, false),
-            Field::new("sum", DataType::Int64, true),
-            Field::new("min", DataType::Int64, true),
-            Field::new("distinct", DataType::Int64, false),
-        ]));
-        let agg = |func, arg, distinct| AggregateExpr {
-            func,
-            arg,
-            key: None,
-            distinct,
-        };
-        let v = || Some(Expr::column(1, "v"));
-        AggregatePlan::new(
-            &[Expr::column(0, "k")],
+        use AggregateFunction::*;
+        kv_plan(
             &[
-                agg(AggregateFunction::CountStar, None, false),
-                agg(AggregateFunction::Sum, v(), false),
-                agg(AggregateFunction::Min, v(), false),
-                agg(AggregateFunction::Count, v(), true),
+                (CountStar, false, false),
+                (Sum, true, false),
+                (Min, true, false),
+                (Count, true, true),
             ],
-            &input,
-            out,
+            &[
+                ("count", false),
+                ("sum", true),
+                ("min", true),
+                ("distinct", false),
+            ],
         )
-        .unwrap()
     }
 
     /// Per key: rows, sum and least of the values, distinct values.
@@ -3969,22 +3963,6 @@ mod tests {
             }
         }
         got
-    }
-
-    /// A batch of rows (k, v) for [`slots_plan`].
-    fn slots_batch(rows: &[(Option<i64>, Option<i64>)]) -> PipelineBatch {
-        let batch = RecordBatch::try_new(
-            Arc::new(Schema::new(vec![
-                arrow::datatypes::Field::new("k", DataType::Int64, true),
-                arrow::datatypes::Field::new("v", DataType::Int64, true),
-            ])),
-            vec![
-                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.0))),
-                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.1))),
-            ],
-        )
-        .unwrap();
-        PipelineBatch::new(batch)
     }
 
     #[test]
@@ -4028,7 +4006,7 @@ mod tests {
             };
             let mut by_slot = false;
             for rows in batches {
-                state.update(&plan, &slots_batch(&rows)).unwrap();
+                state.update(&plan, &kv_batch(&rows)).unwrap();
                 by_slot |= state.groups.as_ref().unwrap().in_slots();
                 all.extend(rows);
             }
@@ -4071,7 +4049,7 @@ mod tests {
                         (k, Some(rng.random_range(0..5)))
                     })
                     .collect();
-                state.update(&plan, &slots_batch(&rows)).unwrap();
+                state.update(&plan, &kv_batch(&rows)).unwrap();
                 all.extend(rows);
             }
             assert!(state.groups.as_ref().unwrap().in_slots());
@@ -4104,7 +4082,7 @@ mod tests {
         let rows: Vec<(Option<i64>, Option<i64>)> = (0..30_000)
             .map(|i| (Some(i * 7 % 10_000), Some(i % 11)))
             .collect();
-        state.update(&plan, &slots_batch(&rows)).unwrap();
+        state.update(&plan, &kv_batch(&rows)).unwrap();
         assert!(state.groups.as_ref().unwrap().in_slots());
         let lane = Box::new(state).partition().unwrap();
         assert!(stats_got(&[lane.state.finish(&plan).unwrap()]) == stats_of(&rows));
@@ -4121,7 +4099,7 @@ mod tests {
             let rows: Vec<(Option<i64>, Option<i64>)> = (b * 8192..(b + 1) * 8192)
                 .map(|k| (Some(k), Some(k % 3)))
                 .collect();
-            state.update(&plan, &slots_batch(&rows)).unwrap();
+            state.update(&plan, &kv_batch(&rows)).unwrap();
             all.extend(rows);
         }
         let entries = state.groups.as_ref().unwrap().slot_entries();
