@@ -1994,6 +1994,7 @@ impl<const K: usize> FixedGroups<K> {
             + self.scratch_nulls.capacity() * 4
             + self.scratch_hashes.capacity() * 8
             + self.direct.size()
+            + self.slots.as_ref().map_or(0, |s| s.seen.capacity())
     }
 }
 
