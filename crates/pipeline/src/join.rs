@@ -386,6 +386,19 @@ impl KeyRange {
             slots,
         })
     }
+
+    /// Whether a structure of one entry per value of the range may be
+    /// made: at most `per_key` entries per key, however many that is up
+    /// to `small`, and at most `max` in all.
+    fn fits(&self, per_key: u64, small: u64, max: u64) -> bool {
+        self.span <= max.min(self.keys.saturating_mul(per_key).max(small))
+    }
+
+    /// The entry of key `value` (a slot key of one integer: its low 64
+    /// bits) in such a structure.
+    fn offset(&self, value: u128) -> u64 {
+        (value as u64 as i64).wrapping_sub(self.lo) as u64
+    }
 }
 
 /// The build keys of a join on one integer (or date) column, as one bit
@@ -409,23 +422,20 @@ const DENSE_MAX_BITS: u64 = 1 << 27;
 
 impl DenseKeys {
     fn new(partitions: &[Partition]) -> Option<Self> {
-        let KeyRange { lo, span, keys, .. } = KeyRange::of(partitions)?;
-        let room = keys
-            .saturating_mul(DENSE_BITS_PER_KEY)
-            .max(DENSE_SMALL_BITS);
-        if span > DENSE_MAX_BITS.min(room) {
+        let range = KeyRange::of(partitions)?;
+        if !range.fits(DENSE_BITS_PER_KEY, DENSE_SMALL_BITS, DENSE_MAX_BITS) {
             return None;
         }
-        let mut bits = vec![0u64; span.div_ceil(64) as usize];
+        let mut bits = vec![0u64; range.span.div_ceil(64) as usize];
         for p in partitions {
             if let SlotKeys::Fixed(values) = &p.keys {
                 for &v in values {
-                    let at = (v as u64 as i64).wrapping_sub(lo) as u64;
+                    let at = range.offset(v);
                     bits[(at >> 6) as usize] |= 1 << (at & 63);
                 }
             }
         }
-        Some(DenseKeys { lo, bits })
+        Some(DenseKeys { lo: range.lo, bits })
     }
 
     #[inline]
@@ -459,31 +469,22 @@ const DIRECT_MAX_SLOTS: u64 = 1 << 24;
 
 impl DirectRows {
     fn new(partitions: &[Partition]) -> Option<Self> {
-        let KeyRange {
-            lo,
-            span,
-            keys,
-            slots,
-        } = KeyRange::of(partitions)?;
+        let range = KeyRange::of(partitions)?;
         // (a key with several rows has a chain of slots)
-        if keys != slots {
+        if range.keys != range.slots
+            || !range.fits(DIRECT_SLOTS_PER_KEY, DIRECT_SMALL_SLOTS, DIRECT_MAX_SLOTS)
+        {
             return None;
         }
-        let room = keys
-            .saturating_mul(DIRECT_SLOTS_PER_KEY)
-            .max(DIRECT_SMALL_SLOTS);
-        if span > DIRECT_MAX_SLOTS.min(room) {
-            return None;
-        }
-        let mut rows = vec![END; span as usize];
+        let mut rows = vec![END; range.span as usize];
         for p in partitions {
             if let SlotKeys::Fixed(values) = &p.keys {
                 for (&v, &row) in values.iter().zip(&p.rows) {
-                    rows[(v as u64 as i64).wrapping_sub(lo) as u64 as usize] = row;
+                    rows[range.offset(v) as usize] = row;
                 }
             }
         }
-        Some(DirectRows { lo, rows })
+        Some(DirectRows { lo: range.lo, rows })
     }
 
     /// The build row of key `value`, if any.
