@@ -3,6 +3,7 @@
 //! one node each.
 
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -32,7 +33,7 @@ use crate::pipeline::{
 use crate::profile::{OperatorProfile, QueryProfile};
 use crate::rewrite::rewrite;
 use crate::shared::repeated_subplans;
-use crate::sort::{FullSort, MergePlan, RadixSort, Scattered, SortedRun, TopN};
+use crate::sort::{FullSort, MergePlan, RadixSort, Scattered, SortedRun, TopN, kept_rows};
 use crate::source::{SourceResolver, TableData};
 use crate::tail::limit;
 
@@ -601,7 +602,7 @@ impl<'a> DagBuild<'a> {
             .filter(|(_, op)| matches!(op, Operator::Probe(p) if p.spec.emits_unmatched()))
             .map(|(k, _)| k)
             .collect();
-        let radix_sort = matches!(&pipeline.breaker, Breaker::Sort { sort } if sort.by_radix());
+        let radix_sort = matches!(&pipeline.breaker, Breaker::Sort { sort, .. } if sort.by_radix());
         let slots = NodeSlots::new();
         let ctx = NodeContext {
             index: i,
@@ -1229,13 +1230,13 @@ fn sort_job(slots: &NodeSlots, ctx: &NodeContext) -> Result<Job> {
                 cost,
                 &slots.error,
                 move |i| {
-                    let Breaker::Sort { sort } = &shared.pipeline().breaker else {
+                    let Breaker::Sort { sort, rows } = &shared.pipeline().breaker else {
                         return Err(Error::Internal("a sort's runs without a sort".into()));
                     };
                     let parts = lock(&lanes[i])
                         .take()
                         .ok_or_else(|| Error::Internal("a lane's rows sorted twice".into()))?;
-                    SortedRun::new(sort, parts)
+                    SortedRun::new(sort, parts, rows.as_ref().map(|r| r.end))
                 },
             );
             (job, SortWork::Runs(handle))
@@ -1265,7 +1266,7 @@ fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
     let schema = output_schema(p);
     let name = merge_name(p);
     let work = match sorted {
-        Some(work) => sorted_work(p.split, work, &ctx.memory, &mut held)?,
+        Some(work) => sorted_work(p, work, &ctx.memory, &mut held)?,
         None => merge_work(&shared, outputs, &ctx.memory)?,
     };
     let workers = (p.split.0 + p.split.1).max(1).min(work.tasks).max(1);
@@ -1476,7 +1477,7 @@ fn merge_work(
                 Ok(vec![TopN::merge(sort, k, lanes)?])
             }))
         }
-        Breaker::Sort { .. } => {
+        Breaker::Sort { rows, .. } => {
             let mut runs = Vec::with_capacity(outputs.len());
             for o in outputs {
                 match o {
@@ -1484,21 +1485,27 @@ fn merge_work(
                     _ => return Err(Error::Internal("a sort lane without a run".into())),
                 }
             }
-            Ok(merge_runs(runs, p.split))
+            Ok(merge_runs(runs, p.split, rows.clone()))
         }
         Breaker::Window { plan } => window_work(shared, plan, outputs, memory),
     }
 }
 
-/// Sorted runs merged: ranges of keys cut by splitters, one task each.
-fn merge_runs(runs: Vec<SortedRun>, split: (usize, usize)) -> MergeWork {
+/// Sorted runs merged: ranges of keys cut by splitters, one task each;
+/// with `kept`, only the sorted rows at those positions.
+fn merge_runs(
+    runs: Vec<SortedRun>,
+    split: (usize, usize),
+    kept: Option<Range<usize>>,
+) -> MergeWork {
     let rows: usize = runs.iter().map(SortedRun::num_rows).sum();
     let cost = rows as u64 / 1000 + 1;
     let merge = MergePlan::new(&runs, sort_tasks(rows, split));
+    let keep = task_rows((0..merge.partitions).map(|i| merge.partition_rows(i)), kept);
     if merge.partitions == 1 || runs.len() == 1 {
         return serial(cost, move || {
             let batches = (0..merge.partitions)
-                .map(|i| merge.merge(&runs, i))
+                .map(|i| merge.merge(&runs, i, keep[i].clone()))
                 .collect::<Result<Vec<_>>>()?;
             Ok(batches.into_iter().flatten().collect())
         });
@@ -1507,7 +1514,26 @@ fn merge_runs(runs: Vec<SortedRun>, split: (usize, usize)) -> MergeWork {
         tasks: merge.partitions,
         cost,
         parallel: true,
-        task: Box::new(move |i| Ok(merge.merge(&runs, i)?.into_iter().collect())),
+        task: Box::new(move |i| {
+            Ok(merge
+                .merge(&runs, i, keep[i].clone())?
+                .into_iter()
+                .collect())
+        }),
+    }
+}
+
+/// What each of a sort's last tasks, of `counts` rows each in output
+/// order, keeps of its rows when the sort keeps only `kept`
+/// ([`kept_rows`]); `None` each when it keeps them all.
+fn task_rows(
+    counts: impl Iterator<Item = usize>,
+    kept: Option<Range<usize>>,
+) -> Vec<Option<Range<usize>>> {
+    let counts: Vec<usize> = counts.collect();
+    match kept {
+        None => vec![None; counts.len()],
+        Some(rows) => kept_rows(&counts, &rows).into_iter().map(Some).collect(),
     }
 }
 
@@ -1527,13 +1553,17 @@ fn sort_tasks(rows: usize, (main, reserve): (usize, usize)) -> usize {
 /// sorted and gathered ([`RadixSort::sort_range`]), or the lanes' runs
 /// merged.
 fn sorted_work(
-    split: (usize, usize),
+    p: &Pipeline,
     work: SortWork,
     memory: &Arc<MemoryAccountant>,
     held: &mut usize,
 ) -> Result<MergeWork> {
+    let kept = match &p.breaker {
+        Breaker::Sort { rows, .. } => rows.clone(),
+        _ => None,
+    };
     match work {
-        SortWork::Runs(handle) => Ok(merge_runs(handle.results()?, split)),
+        SortWork::Runs(handle) => Ok(merge_runs(handle.results()?, p.split, kept)),
         SortWork::Radix(radix, handle) => {
             let scattered = handle.results()?;
             // the words live until the sort's result is assembled
@@ -1541,14 +1571,20 @@ fn sorted_work(
             memory.grow(bytes);
             *held += bytes;
             let rows = radix.num_rows();
-            let ranges = radix.ranges(&scattered, sort_tasks(rows, split));
+            let ranges = radix.ranges(&scattered, sort_tasks(rows, p.split));
+            let keep = task_rows(
+                ranges
+                    .iter()
+                    .map(|r| radix.range_rows(&scattered, r.clone())),
+                kept,
+            );
             Ok(MergeWork {
                 tasks: ranges.len(),
                 cost: rows as u64 / 1000 + 1,
                 parallel: ranges.len() > 1,
                 task: Box::new(move |i| {
                     Ok(radix
-                        .sort_range(&scattered, ranges[i].clone(), None)?
+                        .sort_range(&scattered, ranges[i].clone(), None, keep[i].clone())?
                         .into_iter()
                         .collect())
                 }),
@@ -1687,7 +1723,7 @@ fn merge_name(p: &Pipeline) -> Option<String> {
         Breaker::Aggregate => "merge aggregate partitions".to_owned(),
         Breaker::Distinct { .. } => "merge distinct partitions".to_owned(),
         Breaker::TopN { k, .. } => format!("merge top-{k}"),
-        Breaker::Sort { sort } if sort.by_radix() => "radix sort".to_owned(),
+        Breaker::Sort { sort, .. } if sort.by_radix() => "radix sort".to_owned(),
         Breaker::Sort { .. } => "merge sorted runs".to_owned(),
         Breaker::Window { .. } => "window partitions".to_owned(),
     })
@@ -1752,7 +1788,7 @@ fn describe_segment(segment: &Segment<'_>, breaker: Option<&Breaker>) -> String 
             BreakerSpec::Aggregate => "partial aggregates, merged by radix partition in parallel",
             BreakerSpec::Distinct => "distinct by radix partition in parallel",
             BreakerSpec::TopN { .. } => "top-N: per-lane bounded candidates",
-            BreakerSpec::Sort(_) => {
+            BreakerSpec::Sort { .. } => {
                 "full sort: one radix sort of every lane's rows (fixed-width keys) or sorted runs per lane merged, in parallel"
             }
             BreakerSpec::Window { .. } => {

@@ -1,6 +1,7 @@
 //! The builder: the parallel part of a plan as one executor job of lanes.
 
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -18,7 +19,7 @@ use crate::fairness::YieldPoint;
 use crate::join::ProbeOp;
 use crate::memory::MemoryAccountant;
 use crate::options::{ExecOptions, Progress};
-use crate::sort::{KeyedRows, SharedBound, SortSpec, SortedRun, TOP_N_MAX, TopN, position_base};
+use crate::sort::{KeyedRows, SharedBound, SortSpec, SortedRun, TopN, position_base, top_n_max};
 use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 use crate::window::{WindowLane, WindowPlan, row_limit, window_order};
@@ -56,8 +57,13 @@ pub(crate) enum BreakerSpec<'a> {
     Distinct,
     /// ORDER BY with a LIMIT above it: the best `k` rows.
     TopN { sort: &'a LogicalPlan, k: usize },
-    /// ORDER BY: sorted runs, merged by range.
-    Sort(&'a LogicalPlan),
+    /// ORDER BY: sorted runs, merged by range; with `rows`, only the
+    /// rows at those sorted positions (a LIMIT above too large for a
+    /// top-N, its OFFSET taken here: see [`segments`]).
+    Sort {
+        sort: &'a LogicalPlan,
+        rows: Option<Range<usize>>,
+    },
     /// Window functions: rows bucketed by partition, sorted and computed
     /// per bucket in parallel; with `limit`, the first rows of each
     /// partition only ([`crate::window::row_limit`]).
@@ -90,6 +96,9 @@ pub(crate) fn segments(plan: &LogicalPlan) -> Result<Vec<Segment<'_>>> {
     }
     chain.reverse();
     let mut out = Vec::new();
+    // a LIMIT whose OFFSET a full sort below took (the sort emits only
+    // the rows the LIMIT keeps)
+    let mut offset_taken: Option<&LogicalPlan> = None;
     let mut i = 1;
     loop {
         let first = out.is_empty();
@@ -143,18 +152,36 @@ pub(crate) fn segments(plan: &LogicalPlan) -> Result<Vec<Segment<'_>>> {
                             offset,
                             fetch: Some(fetch),
                             ..
-                        }) if offset.saturating_add(*fetch) <= TOP_N_MAX => BreakerSpec::TopN {
+                        }) if offset.saturating_add(*fetch) <= top_n_max(n)? => BreakerSpec::TopN {
                             sort: n,
                             k: offset + fetch,
                         },
-                        _ => BreakerSpec::Sort(n),
+                        // past a top-N's size the full sort gathers only
+                        // the rows the LIMIT keeps, its OFFSET skipped
+                        Some(limit @ LogicalPlan::Limit { offset, fetch, .. }) => {
+                            offset_taken = Some(*limit);
+                            let end = fetch.map_or(usize::MAX, |f| offset.saturating_add(f));
+                            BreakerSpec::Sort {
+                                sort: n,
+                                rows: Some(*offset..end),
+                            }
+                        }
+                        _ => BreakerSpec::Sort {
+                            sort: n,
+                            rows: None,
+                        },
                     }
                 }
-                Some(LogicalPlan::Limit { offset, fetch, .. }) => {
+                Some(limit @ LogicalPlan::Limit { offset, fetch, .. }) => {
                     i += 1;
+                    let offset = if offset_taken.is_some_and(|t| std::ptr::eq(t, *limit)) {
+                        0
+                    } else {
+                        *offset
+                    };
                     early_stop = fetch.map(|f| offset.saturating_add(f));
                     BreakerSpec::Materialize {
-                        limit: Some((*offset, *fetch)),
+                        limit: Some((offset, *fetch)),
                     }
                 }
                 Some(LogicalPlan::Scan { .. } | LogicalPlan::Values { .. }) => {
@@ -378,10 +405,23 @@ pub(crate) enum Breaker {
     Distinct { plan: AggregatePlan },
     /// The best `k` rows by `sort`.
     TopN { sort: SortSpec, k: usize },
-    /// All rows by `sort`.
-    Sort { sort: SortSpec },
+    /// All rows by `sort`; with `rows`, only the rows at those sorted
+    /// positions are gathered.
+    Sort {
+        sort: SortSpec,
+        rows: Option<Range<usize>>,
+    },
     /// Window functions over all rows.
     Window { plan: Box<WindowPlan> },
+}
+
+/// How [`Breaker::describe`] names the rows a sort keeps.
+fn rows_gathered(rows: Option<&Range<usize>>) -> String {
+    match rows {
+        None => String::new(),
+        Some(r) if r.end == usize::MAX => format!("; rows from {} on gathered", r.start),
+        Some(r) => format!("; only rows {} to {} gathered", r.start, r.end),
+    }
 }
 
 impl Breaker {
@@ -404,13 +444,15 @@ impl Breaker {
                 "top-{k} by {}: a bounded candidate set per lane, merged at the end",
                 sort.describe()
             ),
-            Breaker::Sort { sort } if sort.by_radix() => format!(
-                "sort by {}: one radix sort of every lane's rows (runs of morsels' keys scattered by digit, then ranges of digits sorted and their rows gathered, in parallel)",
-                sort.describe()
+            Breaker::Sort { sort, rows } if sort.by_radix() => format!(
+                "sort by {}: one radix sort of every lane's rows (runs of morsels' keys scattered by digit, then ranges of digits sorted and their rows gathered, in parallel){}",
+                sort.describe(),
+                rows_gathered(rows.as_ref())
             ),
-            Breaker::Sort { sort } => format!(
-                "sort by {}: a sorted run per lane, merged in parallel by key ranges",
-                sort.describe()
+            Breaker::Sort { sort, rows } => format!(
+                "sort by {}: a sorted run per lane, merged in parallel by key ranges{}",
+                sort.describe(),
+                rows_gathered(rows.as_ref())
             ),
             Breaker::Window { plan } => plan.describe(),
         }
@@ -671,8 +713,12 @@ impl Pipeline {
                 sort: SortSpec::new(keys, Arc::clone(&rows_schema))?,
                 k: *k,
             },
-            BreakerSpec::Sort(LogicalPlan::Sort { keys, .. }) => Breaker::Sort {
+            BreakerSpec::Sort {
+                sort: LogicalPlan::Sort { keys, .. },
+                rows,
+            } => Breaker::Sort {
                 sort: SortSpec::new(keys, Arc::clone(&rows_schema))?,
+                rows: rows.clone(),
             },
             BreakerSpec::Window {
                 window:
@@ -701,7 +747,7 @@ impl Pipeline {
                     "a window breaker without a Window node".into(),
                 ));
             }
-            BreakerSpec::TopN { .. } | BreakerSpec::Sort(_) => {
+            BreakerSpec::TopN { .. } | BreakerSpec::Sort { .. } => {
                 return Err(Error::Internal("a sort breaker without a Sort node".into()));
             }
         };
@@ -1311,7 +1357,10 @@ impl LaneRun<'_> {
         let started = self.clock();
         match breaker {
             // one lane's run is the result; several lanes' runs are merged
-            Breaker::Sort { sort } => self.runs.push(SortedRun::new(sort, parts)?),
+            Breaker::Sort { sort, rows } => {
+                let first = rows.as_ref().map(|r| r.end);
+                self.runs.push(SortedRun::new(sort, parts, first)?);
+            }
             Breaker::Window { plan } => plan.scatter(parts, &mut self.windows)?,
             _ => {}
         }
@@ -1441,7 +1490,9 @@ impl LaneRun<'_> {
                 top.push_morsel(sort, rows, position_base(index, first_row))?;
                 top.share_bound(sort, &shared.top_bound)?;
             }
-            (Breaker::Sort { sort }, LaneState::Keyed(keyed)) => keyed.push(sort, index, rows)?,
+            (Breaker::Sort { sort, .. }, LaneState::Keyed(keyed)) => {
+                keyed.push(sort, index, rows)?
+            }
             (_, LaneState::Batches(out)) => {
                 if p.early_stop.is_some() {
                     shared.produced.fetch_add(rows_in, Ordering::Relaxed);
@@ -1467,7 +1518,7 @@ impl Lane {
                 LaneState::Aggregate(Box::new(plan.new_lane_state(p.lanes)?))
             }
             (_, Breaker::TopN { sort, k }) => LaneState::TopN(TopN::new(sort, *k)?),
-            (_, Breaker::Sort { sort }) if sort.by_radix() => {
+            (_, Breaker::Sort { sort, .. }) if sort.by_radix() => {
                 LaneState::Keyed(KeyedRows::new(sort))
             }
             _ => LaneState::Batches(Vec::new()),
@@ -1598,10 +1649,10 @@ impl Lane {
                 LaneOutput::TopN(batch, seq)
             }
             (LaneState::Keyed(keyed), _) => LaneOutput::Keyed(keyed),
-            (LaneState::Batches(parts), Breaker::Sort { sort }) => {
+            (LaneState::Batches(parts), Breaker::Sort { sort, rows }) => {
                 let mut runs = std::mem::take(&mut run_runs);
                 if !parts.is_empty() || runs.is_empty() {
-                    runs.push(SortedRun::new(sort, parts)?);
+                    runs.push(SortedRun::new(sort, parts, rows.as_ref().map(|r| r.end))?);
                 }
                 LaneOutput::Runs(runs)
             }

@@ -21,6 +21,7 @@
 use std::borrow::Borrow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use arrow::array::{
@@ -48,8 +49,28 @@ mod radix;
 use radix::KeyRange;
 pub(crate) use radix::{FullSort, KeyedRows, RadixSort, RowLimit, Scattered, sort_parts};
 
-/// The largest `offset + fetch` run as a top-N; above it, a full sort.
-pub(crate) const TOP_N_MAX: usize = 1 << 16;
+/// The largest `offset + fetch` run as a top-N; above it, a full sort
+/// that gathers only the rows kept.
+const TOP_N_MAX: usize = 1 << 16;
+
+/// The same for keys of a fixed width, whose full sort is one radix sort:
+/// its cost hardly grows with the rows kept, a top-N's grows with them
+/// (SF 1 `lineitem`, 2 threads: from 16K rows on, the radix sort is the
+/// faster on every shape timed).
+const RADIX_TOP_N_MAX: usize = 1 << 14;
+
+/// The largest `offset + fetch` a top-N runs for `sort` (a Sort node):
+/// above it, a full sort gathers only the rows kept.
+pub(crate) fn top_n_max(sort: &weir_planner::LogicalPlan) -> Result<usize> {
+    let weir_planner::LogicalPlan::Sort { keys, input } = sort else {
+        return Err(Error::Internal("a top-N without a Sort node".into()));
+    };
+    let schema = input.schema();
+    let fixed = keys
+        .iter()
+        .all(|k| FixedKind::of(&k.expr.data_type(&schema)).is_some());
+    Ok(if fixed { RADIX_TOP_N_MAX } else { TOP_N_MAX })
+}
 
 /// The keys of a sort over batches of `schema`.
 pub(crate) struct SortSpec {
@@ -1406,8 +1427,14 @@ enum OwnedKey {
 
 impl SortedRun {
     /// Sorts the morsels a lane collected (`(morsel index, batch)`) and
-    /// puts their rows in key order.
-    pub(crate) fn new(spec: &SortSpec, mut parts: Vec<(usize, RecordBatch)>) -> Result<Self> {
+    /// puts their rows in key order; with `first`, only the first `first`
+    /// rows of that order are kept (no row past them can be among a
+    /// merge's first `first`).
+    pub(crate) fn new(
+        spec: &SortSpec,
+        mut parts: Vec<(usize, RecordBatch)>,
+        first: Option<usize>,
+    ) -> Result<Self> {
         parts.sort_by_key(|(i, _)| *i);
         let mut starts = Vec::with_capacity(parts.len());
         let mut morsels = Vec::with_capacity(parts.len());
@@ -1418,6 +1445,7 @@ impl SortedRun {
             at += b.num_rows();
         }
         let rows = at;
+        let kept = first.map_or(rows, |f| f.min(rows));
         let batches: Vec<RecordBatch> = parts.iter().map(|(_, b)| b.clone()).collect();
         let batch = concat_batches(&spec.schema, &batches).map_err(Error::arrow)?;
         drop(batches);
@@ -1458,6 +1486,7 @@ impl SortedRun {
                         }
                         drop(keys);
                         radix_sort(&mut words, shift, at);
+                        words.truncate(kept);
                         RunKeys::Packed {
                             columns: packed,
                             shift,
@@ -1471,6 +1500,10 @@ impl SortedRun {
                             .map(|(i, k)| (k, i as u32))
                             .collect();
                         drop(keys);
+                        if kept < rows {
+                            pairs.select_nth_unstable(kept);
+                            pairs.truncate(kept);
+                        }
                         pairs.sort_unstable();
                         RunKeys::Wide(pairs)
                     }
@@ -1487,7 +1520,8 @@ impl SortedRun {
                 };
                 let rows = spec.rows(&converter, &batch, &seq)?;
                 // keys are unique (the position is the last key)
-                let order = sort_order(&rows);
+                let mut order = sort_order(&rows);
+                order.truncate(kept);
                 // the keys copied into their order, so that the merge reads
                 // each run's keys one after the other
                 let mut sorted = converter.empty_rows(order.len(), rows.size());
@@ -1516,7 +1550,7 @@ impl SortedRun {
             morsels,
             block_part,
         };
-        let order = UInt32Array::from_iter_values((0..rows).map(|i| run.input_row(i)));
+        let order = UInt32Array::from_iter_values((0..kept).map(|i| run.input_row(i)));
         run.batch = arrow::compute::take_record_batch(&run.batch, &order).map_err(Error::arrow)?;
         Ok(run)
     }
@@ -1682,16 +1716,25 @@ impl MergePlan {
         }
     }
 
-    /// Merges range `p` of every run: rows in key order.
+    /// Rows of range `p` over every run.
+    pub(crate) fn partition_rows(&self, p: usize) -> usize {
+        self.bounds.iter().map(|b| b[p + 1] - b[p]).sum()
+    }
+
+    /// Merges range `p` of every run: rows in key order; with `keep`,
+    /// only the merged rows at those positions of the range are gathered
+    /// ([`kept_rows`]).
     pub(crate) fn merge<R: Borrow<SortedRun>>(
         &self,
         runs: &[R],
         p: usize,
+        keep: Option<Range<usize>>,
     ) -> Result<Option<RecordBatch>> {
         let runs: Vec<&SortedRun> = runs.iter().map(Borrow::borrow).collect();
         let ranges: Vec<(usize, usize)> = self.bounds.iter().map(|b| (b[p], b[p + 1])).collect();
         let total: usize = ranges.iter().map(|(lo, hi)| hi - lo).sum();
-        if total == 0 {
+        let keep = keep.unwrap_or(0..total);
+        if total == 0 || keep.is_empty() {
             return Ok(None);
         }
         let live: Vec<usize> = (0..runs.len())
@@ -1699,15 +1742,37 @@ impl MergePlan {
             .collect();
         if let [r] = live[..] {
             let (lo, hi) = ranges[r];
-            return Ok(Some(runs[r].rows_in_order(lo..hi)));
+            let kept = (lo + keep.start).min(hi)..(lo + keep.end).min(hi);
+            return Ok(Some(runs[r].rows_in_order(kept)));
         }
-        let picks = match &self.codes {
+        let mut picks = match &self.codes {
             Some(codes) => merge_words(&runs, codes, &ranges, &live),
             None => merge_keys(&runs, &ranges, &live),
         };
+        if keep.end < picks.len() {
+            picks.truncate(keep.end);
+        }
+        let picks = &picks[keep.start.min(picks.len())..];
         let batches: Vec<&RecordBatch> = runs.iter().map(|r| &r.batch).collect();
-        gather(&batches, &picks).map(Some)
+        gather(&batches, picks).map(Some)
     }
+}
+
+/// The rows each of a sort's last tasks keeps of `rows`, sorted
+/// positions of the whole output: the tasks' rows follow one another in
+/// the output (`counts` of them each, in order), and each keeps a range
+/// of its own rows, empty when it lies wholly outside `rows`.
+pub(crate) fn kept_rows(counts: &[usize], rows: &Range<usize>) -> Vec<Range<usize>> {
+    let mut first = 0;
+    counts
+        .iter()
+        .map(|&n| {
+            let from = rows.start.clamp(first, first + n) - first;
+            let to = rows.end.clamp(first, first + n) - first;
+            first += n;
+            from..to.max(from)
+        })
+        .collect()
 }
 
 /// Merges the ranges of the `live` runs by their keys, comparing
@@ -2027,7 +2092,7 @@ mod tests {
             },
         ];
         let spec = SortSpec::new(&keys, schema).unwrap();
-        let run = SortedRun::new(&spec, vec![(0, batch)]).unwrap();
+        let run = SortedRun::new(&spec, vec![(0, batch)], None).unwrap();
         let got: Vec<i64> = run
             .into_batch()
             .column(1)
@@ -2304,7 +2369,7 @@ mod tests {
                             .filter(|(m, _)| m % lanes == lane)
                             .cloned()
                             .collect();
-                        SortedRun::new(&spec, mine).unwrap()
+                        SortedRun::new(&spec, mine, None).unwrap()
                     })
                     .collect();
                 let got_layout = match &runs[0].keys {
@@ -2316,7 +2381,7 @@ mod tests {
                 for partitions in [1, 3, 16] {
                     let plan = MergePlan::new(&runs, partitions);
                     let merged: Vec<RecordBatch> = (0..plan.partitions)
-                        .filter_map(|p| plan.merge(&runs, p).unwrap())
+                        .filter_map(|p| plan.merge(&runs, p, None).unwrap())
                         .collect();
                     let got = mixed_ids(&merged);
                     assert_eq!(got, want, "{keys:?} lanes={lanes} partitions={partitions}");
@@ -2399,7 +2464,7 @@ mod tests {
                     .iter()
                     .map(|lane| {
                         let of_lane = mine.iter().filter(|(m, _)| m % 6 == *lane).cloned();
-                        SortedRun::new(&spec, of_lane.collect()).unwrap()
+                        SortedRun::new(&spec, of_lane.collect(), None).unwrap()
                     })
                     .collect();
                 assert!(
@@ -2421,7 +2486,7 @@ mod tests {
                         "{keys:?} {lanes:?}"
                     );
                     let merged: Vec<RecordBatch> = (0..plan.partitions)
-                        .filter_map(|p| plan.merge(&runs, p).unwrap())
+                        .filter_map(|p| plan.merge(&runs, p, None).unwrap())
                         .collect();
                     let got = mixed_ids(&merged);
                     assert_eq!(
@@ -2459,7 +2524,7 @@ mod tests {
                 assert!(ranges.len() <= wanted.max(1) + 1, "{ranges:?}");
                 let sorted: Vec<RecordBatch> = ranges
                     .into_iter()
-                    .filter_map(|r| radix.sort_range(&scattered, r, None).unwrap())
+                    .filter_map(|r| radix.sort_range(&scattered, r, None, None).unwrap())
                     .collect();
                 (
                     mixed_ids(&sorted),
@@ -2469,11 +2534,11 @@ mod tests {
             FullSort::Runs(lanes) => {
                 let runs: Vec<SortedRun> = lanes
                     .into_iter()
-                    .map(|l| SortedRun::new(spec, l.into_inner().unwrap().unwrap()).unwrap())
+                    .map(|l| SortedRun::new(spec, l.into_inner().unwrap().unwrap(), None).unwrap())
                     .collect();
                 let plan = MergePlan::new(&runs, wanted);
                 let merged: Vec<RecordBatch> = (0..plan.partitions)
-                    .filter_map(|p| plan.merge(&runs, p).unwrap())
+                    .filter_map(|p| plan.merge(&runs, p, None).unwrap())
                     .collect();
                 (mixed_ids(&merged), "runs")
             }
@@ -2694,7 +2759,7 @@ mod tests {
                         .filter(|(m, _)| m % lanes == lane)
                         .cloned()
                         .collect();
-                    SortedRun::new(&spec, mine).unwrap()
+                    SortedRun::new(&spec, mine, None).unwrap()
                 })
                 .collect();
             for partitions in [1, 2, 7, 64] {
@@ -2711,7 +2776,7 @@ mod tests {
     /// The ids of every partition of `plan` merged, in order.
     fn merged_ids(plan: &MergePlan, runs: &[SortedRun]) -> Vec<i64> {
         let merged: Vec<RecordBatch> = (0..plan.partitions)
-            .filter_map(|p| plan.merge(runs, p).unwrap())
+            .filter_map(|p| plan.merge(runs, p, None).unwrap())
             .collect();
         ids(&merged)
     }
@@ -2740,7 +2805,7 @@ mod tests {
             let runs: Vec<SortedRun> = (0..lanes)
                 .map(|lane| {
                     let mine = parts.iter().filter(|(m, _)| m % lanes == lane).cloned();
-                    SortedRun::new(&spec, mine.collect()).unwrap()
+                    SortedRun::new(&spec, mine.collect(), None).unwrap()
                 })
                 .collect();
             for partitions in [1, 3] {

@@ -226,7 +226,7 @@ pub(crate) fn sort_parts(
                 let scattered = (0..radix.chunks())
                     .map(|i| radix.scatter(i))
                     .collect::<Result<Vec<_>>>()?;
-                let sorted = radix.sort_range(&scattered, 0..DIGITS, limit)?;
+                let sorted = radix.sort_range(&scattered, 0..DIGITS, limit, None)?;
                 return Ok(
                     sorted.unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(&spec.schema)))
                 );
@@ -239,7 +239,7 @@ pub(crate) fn sort_parts(
     } else {
         parts
     };
-    Ok(SortedRun::new(spec, parts)?.into_batch())
+    Ok(SortedRun::new(spec, parts, None)?.into_batch())
 }
 
 /// The first `rows` rows of each run of rows equal in the first `keys`
@@ -605,19 +605,29 @@ impl RadixSort {
         out
     }
 
+    /// Rows of the digits `digits`.
+    pub(crate) fn range_rows(&self, scattered: &[Scattered], digits: Range<usize>) -> usize {
+        digits
+            .map(|d| scattered.iter().map(|s| s.len(d)).sum::<usize>())
+            .sum()
+    }
+
     /// The second job's task: the rows of the digits `digits`, sorted;
     /// with `limit`, only the rows it keeps (the digits must then hold
-    /// every row of each run it counts).
+    /// every row of each run it counts); with `keep`, only the sorted
+    /// rows at those positions of the task's ([`super::kept_rows`]): the
+    /// digits past them are not sorted.
     pub(crate) fn sort_range(
         &self,
         scattered: &[Scattered],
         digits: Range<usize>,
         limit: Option<RowLimit>,
+        keep: Option<Range<usize>>,
     ) -> Result<Option<RecordBatch>> {
         if self.wide {
-            self.sort_range_as::<u128>(scattered, digits, limit)
+            self.sort_range_as::<u128>(scattered, digits, limit, keep)
         } else {
-            self.sort_range_as::<u64>(scattered, digits, limit)
+            self.sort_range_as::<u64>(scattered, digits, limit, keep)
         }
     }
 
@@ -627,14 +637,19 @@ impl RadixSort {
         scattered: &[Scattered],
         digits: Range<usize>,
         limit: Option<RowLimit>,
+        keep: Option<Range<usize>>,
     ) -> Result<Option<RecordBatch>> {
-        let rows: usize = digits
-            .clone()
-            .map(|d| scattered.iter().map(|s| s.len(d)).sum::<usize>())
-            .sum();
-        if rows == 0 {
+        let rows = self.range_rows(scattered, digits.clone());
+        if rows == 0 || keep.as_ref().is_some_and(Range::is_empty) {
             return Ok(None);
         }
+        // the digits are in order: once the words sorted reach past
+        // `keep`, the rest cannot be kept (a per-run limit counts runs
+        // to the end)
+        let enough = match (&keep, limit) {
+            (Some(k), None) => k.end,
+            _ => usize::MAX,
+        };
         // the bytes of the codes: a digit's words may differ in any (its
         // slice of codes need not start at a power of two, and the first
         // and last digits hold the codes below and above the slices), and
@@ -644,9 +659,12 @@ impl RadixSort {
                 b * 8 + 8 > self.shift as usize && b * 8 < (self.shift + self.key_bits) as usize
             })
             .collect();
-        let mut words: Vec<W> = Vec::with_capacity(rows);
+        let mut words: Vec<W> = Vec::with_capacity(rows.min(enough));
         let mut scratch: Vec<W> = Vec::new();
         for d in digits {
+            if words.len() >= enough {
+                break;
+            }
             // the digit's words in input order: morsel by morsel
             scratch.clear();
             for s in scattered {
@@ -677,6 +695,13 @@ impl RadixSort {
                 run = Some((lead, n));
                 n < rows
             });
+            if words.is_empty() {
+                return Ok(None);
+            }
+        }
+        if let Some(k) = keep {
+            words.truncate(k.end);
+            words.drain(..k.start.min(words.len()));
             if words.is_empty() {
                 return Ok(None);
             }

@@ -153,3 +153,60 @@ fn order_by_with_limit_reads_everything() {
         assert_eq!(progress.morsels_done(), 100);
     }
 }
+
+#[test]
+fn a_limit_too_large_for_a_top_n_gathers_only_its_rows() {
+    let r = Expr::column(0, "range");
+    let text = Expr::Cast {
+        expr: Box::new(r.clone()),
+        to: DataType::Utf8,
+    };
+    // the radix sort of a BIGINT key: 999999 down, from the 400,000th
+    let numbers: Vec<String> = (596_996..=599_999)
+        .rev()
+        .take(4)
+        .map(|v| format!("{v}|{v}"))
+        .collect();
+    // the sorted runs of a VARCHAR one
+    let mut strings: Vec<String> = (0..1_000_000).map(|v: i64| v.to_string()).collect();
+    strings.sort_unstable_by(|a, b| b.cmp(a));
+    let strings: Vec<String> = strings[400_000..400_004]
+        .iter()
+        .map(|s| format!("'{s}'|{s}"))
+        .collect();
+    for (key, merge, expected) in [
+        (r.clone(), "radix sort", numbers),
+        (text, "merge sorted runs", strings),
+    ] {
+        let plan = limit(
+            sort(
+                project(big_range(), vec![key.clone(), r.clone()]),
+                vec![(Expr::column(0, "k"), false, false)],
+            ),
+            400_000,
+            Some(4),
+        );
+        for threads in [1, 2, 4] {
+            let opts = ExecOptions {
+                morsel_rows: 10_000,
+                analyze: true,
+                ..ExecOptions::default()
+            };
+            let out = execute(&plan, &tables(), &executor(threads), &opts).unwrap();
+            assert_eq!(rows(&out), expected, "{merge}, {threads} threads");
+            let profile = out.profile.expect("a profile");
+            let sorted = profile
+                .operators
+                .iter()
+                .find(|o| o.name == merge)
+                .unwrap_or_else(|| panic!("no {merge} in {profile}"));
+            // the sort gathered only the four rows kept (the runs kept
+            // at most their first 400,004 rows each)
+            assert_eq!(sorted.rows_out, 4, "{profile}");
+            assert!(sorted.rows_in >= 400_004, "{profile}");
+            if merge == "merge sorted runs" && threads == 1 {
+                assert_eq!(sorted.rows_in, 400_004, "{profile}");
+            }
+        }
+    }
+}
