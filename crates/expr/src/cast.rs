@@ -23,7 +23,8 @@ use arrow::datatypes::{
     Int64Type, TimestampMicrosecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use weir_planner::scalar::{
-    format_date, format_decimal, format_timestamp, parse_date, parse_decimal, parse_timestamp,
+    divide_rounded, format_date, format_decimal, format_timestamp, parse_date, parse_decimal,
+    parse_timestamp,
 };
 use weir_planner::types::{is_integer, is_numeric};
 
@@ -195,20 +196,27 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
             })?;
             Arc::new(out.with_precision_and_scale(p, s)?)
         }
-        (Decimal128(_, s), t) if is_integer(t) => {
-            let s = *s;
-            // rounded half away from zero first; DuckDB names the rounded value
-            let fail = |v: i128| {
-                EvalError::Cast(format!(
-                    "Failed to cast decimal value {v} to type {}",
-                    type_name(to)
-                ))
-            };
-            let rounded = map::<Decimal128Type, Decimal128Type>(a, |v| {
-                rescale(v, s, 0).ok_or_else(|| fail(v / 10i128.pow(s.max(0) as u32)))
-            })?;
-            narrow_int(&rounded, to, &|i| fail(rounded.value(i)))?
+        (Decimal128(p, s), t) if is_integer(t) && *p <= 18 && (0..=18).contains(s) => {
+            // every value fits 64 bits: rounded without a 128-bit division
+            // or a result per value; a value out of the target's range is
+            // named by the general path
+            let m = 10i64.pow(*s as u32);
+            let values: Vec<i64> = a
+                .as_primitive::<Decimal128Type>()
+                .values()
+                .iter()
+                .map(|&v| divide_rounded(v as i64, m))
+                .collect();
+            let rounded = PrimitiveArray::<Int64Type>::new(values.into(), a.nulls().cloned());
+            match to {
+                Int64 => Arc::new(rounded),
+                _ => match cast_with_options(&rounded, to, &CastOptions::default()) {
+                    Ok(c) if c.null_count() == a.null_count() => c,
+                    _ => decimal_to_int(a, *s, to)?,
+                },
+            }
         }
+        (Decimal128(_, s), t) if is_integer(t) => decimal_to_int(a, *s, to)?,
         (Decimal128(_, s), Float32) => {
             let d = 10f64.powi(*s as i32);
             Arc::new(map::<Decimal128Type, Float32Type>(a, |v| {
@@ -274,6 +282,21 @@ fn int_to_i128(a: &ArrayRef) -> Result<PrimitiveArray<Decimal128Type>> {
         DataType::UInt64 => wide::<UInt64Type>(a),
         other => return Err(unsupported(other, &DataType::Decimal128(38, 0))),
     })
+}
+
+/// DECIMAL values (`a`, at scale `s`) to integer type `to`, rounded half
+/// away from zero; DuckDB's error names the rounded value out of range.
+fn decimal_to_int(a: &ArrayRef, s: i8, to: &DataType) -> Result<ArrayRef> {
+    let fail = |v: i128| {
+        EvalError::Cast(format!(
+            "Failed to cast decimal value {v} to type {}",
+            type_name(to)
+        ))
+    };
+    let rounded = map::<Decimal128Type, Decimal128Type>(a, |v| {
+        rescale(v, s, 0).ok_or_else(|| fail(v / 10i128.pow(s.max(0) as u32)))
+    })?;
+    narrow_int(&rounded, to, &|i| fail(rounded.value(i)))
 }
 
 /// 128-bit values as integer type `to`; `fail(row)` is the error for the

@@ -183,6 +183,11 @@ pub fn rescale(v: i128, from: i8, to: i8) -> Option<i128> {
         let Some(m) = pow10(-diff) else {
             return Some(0);
         };
+        // in 64 bits where both fit (every DECIMAL of up to 18 digits):
+        // one hardware division, where 128 bits call two routines
+        if let (Ok(v), Ok(m)) = (i64::try_from(v), i64::try_from(m)) {
+            return Some(i128::from(divide_rounded(v, m)));
+        }
         let q = v / m;
         let r = v % m;
         if r.unsigned_abs() >= (m as u128).div_ceil(2) {
@@ -190,6 +195,18 @@ pub fn rescale(v: i128, from: i8, to: i8) -> Option<i128> {
         } else {
             Some(q)
         }
+    }
+}
+
+/// `v / m` rounded half away from zero (`m` > 0): [`rescale`]'s rule
+/// for values of 64 bits.
+#[inline]
+pub fn divide_rounded(v: i64, m: i64) -> i64 {
+    let (q, r) = (v / m, v % m);
+    if r.unsigned_abs() >= (m as u64).div_ceil(2) {
+        q + v.signum()
+    } else {
+        q
     }
 }
 
@@ -551,5 +568,39 @@ mod tests {
         assert_eq!(rescale(-150, 2, 0), Some(-2));
         assert_eq!(rescale(1, 0, 39), None);
         assert!(fits_precision(999, 3) && !fits_precision(1000, 3));
+    }
+
+    #[test]
+    fn rescaling_down_rounds_half_away_from_zero_in_64_and_128_bits() {
+        // the 128-bit rule, written out: the 64-bit path must agree
+        let reference = |v: i128, m: i128| {
+            let (q, r) = (v / m, v % m);
+            if 2 * r.abs() >= m { q + v.signum() } else { q }
+        };
+        for from in 1..=20i8 {
+            let m = pow10(i32::from(from)).unwrap();
+            let mut values = vec![0, 1, -1, i128::from(i64::MAX), i128::from(i64::MIN)];
+            for k in [1i128, 7, 1_000_003] {
+                for edge in [m / 2 - 1, m / 2, m / 2 + 1, m - 1, m, 3 * m / 2] {
+                    values.extend([k * edge, -k * edge]);
+                }
+            }
+            // past 64 bits: the 128-bit path
+            values.extend([i128::from(i64::MAX) + 1, i128::from(i64::MIN) - 1, 1 << 100]);
+            for v in values {
+                assert_eq!(
+                    rescale(v, from, 0),
+                    Some(reference(v, m)),
+                    "{v} at scale {from}"
+                );
+            }
+        }
+        assert_eq!(rescale(25, 1, 0), Some(3));
+        assert_eq!(rescale(-25, 1, 0), Some(-3));
+        assert_eq!(rescale(24, 1, 0), Some(2));
+        assert_eq!(
+            rescale(i128::from(i64::MIN), 1, 0),
+            Some(i128::from(i64::MIN / 10) - 1)
+        );
     }
 }
