@@ -649,6 +649,15 @@ pub(crate) enum Layout {
     Rows,
 }
 
+/// Added to an integer key's bits (but a UBIGINT's in a whole word) so
+/// that words order as the values do, negative ones below the others: a
+/// key column of values around zero is one window of words
+/// ([`Direct`], slots), not two at the ends of the word's range.
+const WORD_BIAS: u64 = 1 << 63;
+
+/// The same for an integer in half a word.
+const HALF_BIAS: u32 = 1 << 31;
+
 /// Words a key of type `t` takes in a fixed-width key, if it has a fixed
 /// width; a VARCHAR takes one word when `strings` is [`TINY_STRING`].
 fn key_words(t: &DataType, strings: usize) -> Option<usize> {
@@ -1148,12 +1157,13 @@ impl<const K: usize> Direct<K> {
                 base[0] = l;
                 radix[0] = h - l + 1;
             } else {
+                // (a window's end must fit a word, as above)
                 let slots = |w: &[(u64, u64); K]| {
                     w.iter()
                         .try_fold(1u64, |n, (l, h)| {
                             n.checked_mul(h.checked_sub(*l)?.checked_add(1)?)
                         })
-                        .filter(|&n| n <= DIRECT_MAX)
+                        .filter(|&n| n <= DIRECT_MAX && w.iter().all(|(_, h)| *h < u64::MAX))
                 };
                 let (chosen, total) = match (slots(&roomy), slots(&window)) {
                     (Some(n), _) => (roomy, n),
@@ -1529,15 +1539,16 @@ impl<const K: usize> FixedGroups<K> {
                 ($native:ty) => {{
                     let values = natives::<$native>(array.as_ref());
                     match column.half {
-                        // the value's i32 bits (`holds` checked it fits)
+                        // the value's i32 bits (`holds` checked it fits),
+                        // biased
                         Some(shift) => {
                             for (k, v) in keys.iter_mut().zip(values.iter()) {
-                                k[w] |= u64::from(*v as i64 as u32) << shift;
+                                k[w] |= u64::from(*v as i64 as u32 ^ HALF_BIAS) << shift;
                             }
                         }
                         None => {
                             for (k, v) in keys.iter_mut().zip(values.iter()) {
-                                k[w] = *v as i64 as u64;
+                                k[w] = *v as i64 as u64 ^ WORD_BIAS;
                             }
                         }
                     }
@@ -1887,19 +1898,17 @@ impl<const K: usize> FixedGroups<K> {
                     self.nulls.iter().map(|m| m & (1 << c) == 0),
                 ))
             });
-            // a half-word integer as the i64 it was
+            // an integer as the i64 it was: its word or half word less
+            // the bias [`FixedGroups::encode`] added
             let half = column.half;
-            let word = |k: &[u64; K]| match half {
-                Some(shift) => i64::from((k[w] >> shift) as u32 as i32) as u64,
-                None => k[w],
+            let value = |k: &[u64; K]| match half {
+                Some(shift) => i64::from(((k[w] >> shift) as u32 ^ HALF_BIAS) as i32),
+                None => (k[w] ^ WORD_BIAS) as i64,
             };
             macro_rules! column {
                 ($native:ty) => {{
-                    let values: Vec<$native> = self
-                        .keys
-                        .iter()
-                        .map(|k| word(k) as i64 as $native)
-                        .collect();
+                    let values: Vec<$native> =
+                        self.keys.iter().map(|k| value(k) as $native).collect();
                     let data = ArrayData::builder(column.data_type.clone())
                         .len(rows)
                         .add_buffer(Buffer::from_vec(values))
@@ -1911,7 +1920,10 @@ impl<const K: usize> FixedGroups<K> {
             }
             let array: ArrayRef = match &column.data_type {
                 DataType::Boolean => {
-                    let values = BooleanBuffer::from_iter(self.keys.iter().map(|k| word(k) != 0));
+                    let shift = half.unwrap_or(0);
+                    let values = BooleanBuffer::from_iter(
+                        self.keys.iter().map(|k| (k[w] >> shift) & 1 != 0),
+                    );
                     Arc::new(BooleanArray::new(values, nulls))
                 }
                 DataType::Int8 => column!(i8),
@@ -1922,7 +1934,11 @@ impl<const K: usize> FixedGroups<K> {
                 DataType::UInt16 => column!(u16),
                 DataType::UInt32 => column!(u32),
                 DataType::UInt64 => {
-                    let values: Vec<u64> = self.keys.iter().map(word).collect();
+                    // a whole word holds the value as it is
+                    let values: Vec<u64> = match half {
+                        Some(_) => self.keys.iter().map(|k| value(k) as u64).collect(),
+                        None => self.keys.iter().map(|k| k[w]).collect(),
+                    };
                     let data = ArrayData::builder(column.data_type.clone())
                         .len(rows)
                         .add_buffer(Buffer::from_vec(values))
@@ -2685,8 +2701,9 @@ mod tests {
     fn a_one_word_key_finds_its_groups_by_value_while_the_values_stay_close() {
         // batches of BIGINT keys: a window that grows below and above,
         // NULLs, a batch of one value, then one far off that ends the map
-        // (or values either side of zero, whose words are far apart); the
-        // ids must be the hash table's, first come first numbered
+        // (or values either side of zero, whose biased words are near:
+        // the map stays on); the ids must be the hash table's, first come
+        // first numbered
         let mut rng = StdRng::seed_from_u64(21);
         let mut near = |lo: i64, hi: i64, n: usize| -> Vec<Option<i64>> {
             (0..n)
@@ -2706,11 +2723,11 @@ mod tests {
         let column: ArrayRef = Arc::new(Int64Array::from(vec![Some(-1), None, Some(-1)]));
         t.group_ids(&[column], &mut ids).unwrap();
         assert_eq!(ids, [0, 1, 0]);
-        // (too wide, across zero, too sparse for its groups; or near, and
-        // the map stays on to the end)
+        // (too wide, too sparse for its groups; or near, across zero too,
+        // and the map stays on to the end)
         let lasts = [
             (vec![Some(1 << 40), Some(5)], false),
-            (vec![Some(-3), Some(3)], false),
+            (vec![Some(-3), Some(3)], true),
             (near(0, 1_000_000, 100), false),
             (near(100, 200, 50), true),
         ];
@@ -2758,6 +2775,106 @@ mod tests {
     }
 
     #[test]
+    fn keys_at_either_end_of_a_word_find_their_groups() {
+        // UBIGINT keys below its greatest value, BIGINT keys either side of
+        // zero and near both its ends, DECIMAL(38,0) keys whose low word
+        // ends at the word's greatest and grows down (a window of two
+        // words, made again as it grows): batch after
+        // batch, the ids are the hash table's, and the keys come back as
+        // they went in
+        let batches =
+            |f: &dyn Fn(u64) -> ArrayRef| -> Vec<ArrayRef> { (0..40u64).map(f).collect() };
+        let cases: Vec<(DataType, Vec<ArrayRef>)> = vec![
+            (
+                DataType::UInt64,
+                batches(&|b| {
+                    Arc::new(arrow::array::UInt64Array::from_iter_values(
+                        (0..300u64).map(move |i| u64::MAX - (b * 300 + i) * 3 % 1000),
+                    ))
+                }),
+            ),
+            (
+                DataType::Int64,
+                batches(&|b| {
+                    Arc::new(Int64Array::from_iter_values(
+                        (0..300i64).map(move |i| (b as i64 * 300 + i) * 7 % 2001 - 1000),
+                    ))
+                }),
+            ),
+            (
+                DataType::Int64,
+                batches(&|b| {
+                    Arc::new(Int64Array::from_iter_values((0..300i64).map(move |i| {
+                        let v = (b as i64 * 300 + i) % 997;
+                        if i % 2 == 0 {
+                            i64::MAX - v
+                        } else {
+                            i64::MIN + v
+                        }
+                    })))
+                }),
+            ),
+            (
+                DataType::Int64,
+                batches(&|b| {
+                    Arc::new(Int64Array::from_iter_values(
+                        (0..300i64).map(move |i| i64::MAX - (b as i64 * 300 + i) % 997),
+                    ))
+                }),
+            ),
+            (
+                DataType::Decimal128(38, 0),
+                batches(&|b| {
+                    let values =
+                        (0..300i128).map(move |i| i128::from(u64::MAX) - (i128::from(b) * 300 + i));
+                    Arc::new(
+                        arrow::array::Decimal128Array::from_iter_values(values)
+                            .with_precision_and_scale(38, 0)
+                            .unwrap(),
+                    )
+                }),
+            ),
+        ];
+        for (t, columns) in cases {
+            let mut table = table(std::slice::from_ref(&t));
+            let mut want: HashMap<u64, u32> = HashMap::new();
+            let mut ids = Vec::new();
+            let mut firsts: Vec<ArrayRef> = Vec::new();
+            for (b, column) in columns.iter().enumerate() {
+                table.group_ids(&[Arc::clone(column)], &mut ids).unwrap();
+                let keys: Vec<u64> = match column.as_primitive_opt::<arrow::datatypes::UInt64Type>()
+                {
+                    Some(u) => u.values().to_vec(),
+                    // (these decimals differ in their low 64 bits)
+                    None if t == DataType::Decimal128(38, 0) => column
+                        .as_primitive::<arrow::datatypes::Decimal128Type>()
+                        .values()
+                        .iter()
+                        .map(|&v| v as u64)
+                        .collect(),
+                    None => column
+                        .as_primitive::<arrow::datatypes::Int64Type>()
+                        .values()
+                        .iter()
+                        .map(|&v| v as u64)
+                        .collect(),
+                };
+                let before = want.len();
+                assert_eq!(ids, first_seen(&mut want, &keys), "{t}, batch {b}");
+                for (i, id) in ids.iter().enumerate() {
+                    if *id as usize >= before && firsts.len() == *id as usize {
+                        firsts.push(column.slice(i, 1));
+                    }
+                }
+            }
+            let got = table.finish().unwrap();
+            let refs: Vec<&dyn Array> = firsts.iter().map(|a| a.as_ref()).collect();
+            let expected = arrow::compute::concat(&refs).unwrap();
+            assert_eq!(got[0].as_ref(), expected.as_ref(), "{t}");
+        }
+    }
+
+    #[test]
     fn a_direct_map_makes_only_the_pages_its_values_reach() {
         // runs of values far apart (within the window's limit): the map
         // stays on, holds a page per run, none between, and numbers the
@@ -2778,12 +2895,14 @@ mod tests {
             assert_eq!(ids, first_seen(&mut want, &keys), "run at {start}");
         }
         let map = t.direct_map().expect("the map stays on");
-        let page_of = |v: i64| (v as u64) - (v as u64) % DIRECT_PAGE as u64;
+        // a value's word is biased
+        let word = |v: i64| v as u64 ^ WORD_BIAS;
+        let page_of = |v: i64| word(v) - word(v) % DIRECT_PAGE as u64;
         let mut made = HashSet::new();
         for &(start, n) in &runs {
             for v in [start, start + n - 1] {
                 let page = map.page(page_of(v)).expect("a page the values reached");
-                assert_eq!(page[(v as u64 % DIRECT_PAGE as u64) as usize], want[&v]);
+                assert_eq!(page[(word(v) % DIRECT_PAGE as u64) as usize], want[&v]);
                 made.insert(page_of(v));
             }
         }
