@@ -2834,6 +2834,20 @@ impl<T: ArrowPrimitiveType> PrimMinMax<T> {
             self.seen[g] = true;
         }
     }
+
+    /// [`Self::offer`] of each valid row of `array` to its group `ids[i]`,
+    /// without a branch on the values (whether a row beats its group's
+    /// best is as good as random): a select, then the stores.
+    fn offer_rows<const MIN: bool>(&mut self, array: &PrimitiveArray<T>, ids: &[u32]) {
+        let (values, seen) = (&mut self.values, &mut self.seen);
+        for_each_valid(array, |i, v| {
+            let g = ids[i] as usize;
+            let current = values[g];
+            let take = !seen[g] | Self::better(MIN, v, current);
+            values[g] = if take { v } else { current };
+            seen[g] = true;
+        });
+    }
 }
 
 impl<T: ArrowPrimitiveType> Accumulator for PrimMinMax<T> {
@@ -2858,7 +2872,8 @@ impl<T: ArrowPrimitiveType> Accumulator for PrimMinMax<T> {
                     self.offer(0, b);
                 }
             }
-            Some(ids) => for_each_valid(array, |i, v| self.offer(ids[i] as usize, v)),
+            Some(ids) if self.min => self.offer_rows::<true>(array, ids),
+            Some(ids) => self.offer_rows::<false>(array, ids),
         }
         Ok(())
     }
