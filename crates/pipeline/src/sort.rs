@@ -416,6 +416,12 @@ impl TopN {
                 if kept == 0 {
                     return Ok(());
                 }
+                if self.threshold.is_some() && kept > (2 * self.k).max(n / 32) {
+                    // many rows tie the threshold's first key (a key of
+                    // few values): their keys alone are compared with the
+                    // threshold before any row is copied
+                    return self.push_beating(spec, &batch, &mask, base);
+                }
                 let seq = UInt64Array::from_iter_values(
                     mask.values().set_indices().map(|i| base + i as u64),
                 );
@@ -428,6 +434,50 @@ impl TopN {
             }
         };
         self.push_candidates(spec, batch, seq)
+    }
+
+    /// Keeps the rows of `batch` (rows from input position `base` on)
+    /// that `mask` lets through and whose keys beat the threshold: the
+    /// key columns of the rows let through are row-encoded and compared,
+    /// and only the rows that beat it are copied.
+    fn push_beating(
+        &mut self,
+        spec: &SortSpec,
+        batch: &RecordBatch,
+        mask: &BooleanArray,
+        base: u64,
+    ) -> Result<()> {
+        let Some(threshold) = &self.threshold else {
+            return Err(Error::Internal(
+                "a top-N narrowed without a threshold".into(),
+            ));
+        };
+        let mut columns = spec
+            .key_columns(batch)?
+            .iter()
+            .map(|c| arrow::compute::filter(c, mask).map_err(Error::arrow))
+            .collect::<Result<Vec<_>>>()?;
+        let through: Vec<u32> = mask.values().set_indices().map(|i| i as u32).collect();
+        let seq = UInt64Array::from_iter_values(through.iter().map(|&i| base + u64::from(i)));
+        columns.push(Arc::new(seq));
+        let rows = self
+            .converter
+            .convert_columns(&columns)
+            .map_err(Error::arrow)?;
+        let t = threshold.row();
+        let beating: Vec<u32> = through
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| rows.row(j) < t)
+            .map(|(_, &i)| i)
+            .collect();
+        if beating.is_empty() {
+            return Ok(());
+        }
+        let seq = UInt64Array::from_iter_values(beating.iter().map(|&i| base + u64::from(i)));
+        let taken = UInt32Array::from(beating);
+        let batch = arrow::compute::take_record_batch(batch, &taken).map_err(Error::arrow)?;
+        self.keep(spec, batch, seq)
     }
 
     /// Keeps the rows of `batch` (at positions `seq`) that may beat the
@@ -462,6 +512,12 @@ impl TopN {
                 }
             }
         };
+        self.keep(spec, batch, seq)
+    }
+
+    /// Keeps the rows of `batch` (at positions `seq`), known to beat the
+    /// threshold, as candidates, compacting when they pile up.
+    fn keep(&mut self, spec: &SortSpec, batch: RecordBatch, seq: UInt64Array) -> Result<()> {
         self.buffered += batch.num_rows();
         self.candidates.push((batch, seq));
         self.sorted = false;
@@ -2904,6 +2960,56 @@ mod tests {
                     .threshold_first
                     .map(|t| t.as_primitive::<Decimal128Type>().value(0));
                 assert_eq!(got, want, "asc={asc} nulls_first={nulls_first} k={k}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_top_n_narrowed_by_its_keys_before_copying_is_the_head_of_the_sort() {
+        // keys of few values (most rows of a morsel tie the threshold's
+        // first key, so their keys are compared before the rows are
+        // copied), NULLs first and last, NaN and -0.0, strings, a key
+        // without NULLs; one lane or three sharing their first-key bounds
+        let parts = mixed_morsels(6000, 600, 17);
+        let k = mixed_key;
+        let cases: Vec<Vec<SortKey>> = vec![
+            vec![k("a", 0, true, false), k("d", 4, false, true)],
+            vec![k("a", 0, false, true), k("f", 1, true, false)],
+            vec![k("s", 2, true, true), k("w", 3, false, false)],
+            vec![
+                k("f", 1, false, false),
+                k("s", 2, false, true),
+                k("a", 0, true, true),
+            ],
+            vec![
+                k("w", 3, true, true),
+                k("a", 0, false, false),
+                k("d", 4, true, false),
+            ],
+            vec![k("s", 2, false, false), k("id", 5, false, false)],
+        ];
+        for keys in cases {
+            let spec = SortSpec::new(&keys, mixed_schema()).unwrap();
+            let want = expected_by_rows(&parts, &keys);
+            for top in [1, 7, 20] {
+                for n in [1, 3] {
+                    let mut lanes: Vec<TopN> =
+                        (0..n).map(|_| TopN::new(&spec, top).unwrap()).collect();
+                    let shared = SharedBound::default();
+                    for (m, b) in &parts {
+                        let lane = &mut lanes[m % n];
+                        lane.share_bound(&spec, &shared).unwrap();
+                        lane.push_morsel(&spec, b.clone(), position_base(*m, 0))
+                            .unwrap();
+                        lane.share_bound(&spec, &shared).unwrap();
+                    }
+                    let finished = lanes
+                        .into_iter()
+                        .map(|lane| lane.finish(&spec).unwrap())
+                        .collect();
+                    let out = TopN::merge(&spec, top, finished).unwrap();
+                    assert_eq!(mixed_ids(&[out]), want[..top], "{keys:?} k={top} lanes={n}");
+                }
             }
         }
     }
