@@ -253,19 +253,22 @@ pub(crate) fn eval_function(
             arity(func, args, 1..=1)?;
             as_string(eval(&args[0], input)?)?.map(|a| {
                 let s = a.as_string::<i32>();
-                let out: Int64Array = s
-                    .iter()
-                    .map(|v| {
-                        v.map(|v| {
-                            if v.is_ascii() {
-                                v.len() as i64
-                            } else {
-                                v.chars().count() as i64
-                            }
-                        })
-                    })
-                    .collect();
-                Ok(Arc::new(out))
+                let offsets = s.value_offsets();
+                let bytes = |w: &[i32]| &s.value_data()[w[0] as usize..w[1] as usize];
+                let first = offsets.first().map_or(0, |&o| o as usize);
+                let last = offsets.last().map_or(0, |&o| o as usize);
+                // characters: every byte of ASCII text (one pass over all
+                // of it), else the bytes that start one (UTF-8's others
+                // are 0b10xxxxxx)
+                let lengths: Vec<i64> = if s.value_data()[first..last].is_ascii() {
+                    offsets.windows(2).map(|w| i64::from(w[1] - w[0])).collect()
+                } else {
+                    offsets
+                        .windows(2)
+                        .map(|w| bytes(w).iter().filter(|&&b| b & 0xC0 != 0x80).count() as i64)
+                        .collect()
+                };
+                Ok(Arc::new(Int64Array::new(lengths.into(), s.nulls().cloned())) as ArrayRef)
             })
         }
         ScalarFunction::Substr => {
