@@ -23,7 +23,7 @@ use crate::sort::{KeyedRows, SharedBound, SortSpec, SortedRun, TopN, position_ba
 use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 use crate::window::{WindowLane, WindowPlan, row_limit, window_order};
-use crate::zones::has_zones;
+use crate::zones::{self, ZoneFilter, has_zones};
 
 /// One pipeline of a query: a source, the filters and projection (or
 /// aggregation) its lanes stream each morsel through, and the breaker
@@ -616,6 +616,10 @@ pub(crate) struct Pipeline {
     /// The source column whose zones can skip blocks of an in-memory
     /// table: a top-N's first key, read straight from the source.
     zone_column: Option<usize>,
+    /// WHERE terms the source's blocks are first tested on by their
+    /// zones ([`ZoneFilter`]): a block none of whose rows can pass one is
+    /// not read.
+    zone_filters: Vec<ZoneFilter>,
     pub(crate) morsel_rows: usize,
     pub(crate) lanes: usize,
     pub(crate) split: (usize, usize),
@@ -752,6 +756,18 @@ impl Pipeline {
             }
         };
         let zone_column = zone_column(&ops, &sink, &breaker, &schema);
+        // the terms of the filters the source's rows meet first
+        let zone_filters = ops
+            .iter()
+            .map_while(|op| match op {
+                Operator::Filter(step) => Some(step.terms()),
+                _ => None,
+            })
+            .flatten()
+            .fold(Vec::new(), |mut tests, term| {
+                ZoneFilter::collect(term, &schema, &mut tests);
+                tests
+            });
         let mut pipeline = Pipeline {
             source,
             table,
@@ -759,6 +775,7 @@ impl Pipeline {
             sink,
             breaker,
             zone_column,
+            zone_filters,
             morsels: Vec::new(),
             morsel_rows: options.morsel_rows.max(1),
             lanes: 1,
@@ -1425,25 +1442,44 @@ impl LaneRun<'_> {
     }
 
     /// The row ranges of source morsel `index` (of `rows` rows) whose
-    /// zones may beat the lane's top-N threshold; `None` to read it whole.
+    /// zones may pass the leading WHERE terms and beat the lane's top-N
+    /// threshold; `None` to read it whole.
     fn zone_parts(&self, index: usize, rows: usize) -> Option<Vec<std::ops::Range<usize>>> {
         let p = &self.shared.pipeline;
-        let column = p.zone_column?;
-        let (ScanData::Table(table), LaneState::TopN(top), Breaker::TopN { sort, .. }) =
-            (&p.table, &self.state, &p.breaker)
-        else {
+        let ScanData::Table(table) = &p.table else {
             return None;
         };
-        let test = top.zone_test(sort)?;
         let m = p.morsels.get(index)?;
         debug_assert_eq!(m.len, rows);
-        table.zones.surviving(
-            &table.batches,
-            column,
-            m.batch,
-            m.offset..m.offset + m.len,
-            test,
-        )
+        let span = m.offset..m.offset + m.len;
+        let mut parts: Option<Vec<std::ops::Range<usize>>> = None;
+        let mut narrow = |kept: Option<Vec<std::ops::Range<usize>>>| {
+            if let Some(kept) = kept {
+                parts = Some(match parts.take() {
+                    None => kept,
+                    Some(so_far) => zones::both(&so_far, &kept),
+                });
+            }
+        };
+        for f in &p.zone_filters {
+            let test = |z: &zones::Zone| f.keeps(z);
+            narrow(
+                table
+                    .zones
+                    .surviving(&table.batches, f.column, m.batch, span.clone(), test),
+            );
+        }
+        if let (Some(column), LaneState::TopN(top), Breaker::TopN { sort, .. }) =
+            (p.zone_column, &self.state, &p.breaker)
+            && let Some(test) = top.zone_test(sort)
+        {
+            narrow(
+                table
+                    .zones
+                    .surviving(&table.batches, column, m.batch, span, test),
+            );
+        }
+        parts
     }
 
     /// Hands the rows that reached the end of the operators to the sink

@@ -24,6 +24,7 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use arrow::array::{Array, ArrayRef, AsArray, PrimitiveArray, RecordBatch};
+use arrow::datatypes::Schema;
 use arrow::datatypes::{
     ArrowPrimitiveType, DataType, Date32Type, Date64Type, Decimal128Type, Float32Type, Float64Type,
     Int8Type, Int16Type, Int32Type, Int64Type, Time32MillisecondType, Time32SecondType,
@@ -31,6 +32,129 @@ use arrow::datatypes::{
     TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type,
     UInt32Type, UInt64Type,
 };
+use weir_planner::{BinaryOp, Expr};
+
+/// A WHERE term `column op constant` that a block's zone can rule out:
+/// no row of a block whose zone fails the test passes the term (a NULL
+/// passes no comparison). Only integers, dates, timestamps and decimals
+/// compared with a constant of the column's own type: their zone keys
+/// are their values (a DOUBLE's -0.0 and 0.0 have two keys but compare
+/// equal; a string's key is its head).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ZoneFilter {
+    pub(crate) column: usize,
+    op: ZoneOp,
+    value: i128,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ZoneOp {
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    Eq,
+}
+
+impl ZoneFilter {
+    /// Adds the tests of `term` (a conjunct of a filter over rows of
+    /// `input`) to `tests`: its own, or those of the terms it ANDs.
+    pub(crate) fn collect(term: &Expr, input: &Schema, tests: &mut Vec<Self>) {
+        match term {
+            Expr::Binary {
+                op: BinaryOp::And,
+                left,
+                right,
+            } => {
+                Self::collect(left, input, tests);
+                Self::collect(right, input, tests);
+            }
+            term => tests.extend(Self::of(term, input)),
+        }
+    }
+
+    /// The test of `term`, if it has one.
+    fn of(term: &Expr, input: &Schema) -> Option<Self> {
+        let Expr::Binary { op, left, right } = term else {
+            return None;
+        };
+        let (column, constant, op) = match (&**left, &**right) {
+            (Expr::Column(c), Expr::Literal(v)) => (c.index, v, *op),
+            // `constant op column` is `column op' constant`
+            (Expr::Literal(v), Expr::Column(c)) => (
+                c.index,
+                v,
+                match op {
+                    BinaryOp::Lt => BinaryOp::Gt,
+                    BinaryOp::LtEq => BinaryOp::GtEq,
+                    BinaryOp::Gt => BinaryOp::Lt,
+                    BinaryOp::GtEq => BinaryOp::LtEq,
+                    other => *other,
+                },
+            ),
+            _ => return None,
+        };
+        let op = match op {
+            BinaryOp::Lt => ZoneOp::Lt,
+            BinaryOp::LtEq => ZoneOp::LtEq,
+            BinaryOp::Gt => ZoneOp::Gt,
+            BinaryOp::GtEq => ZoneOp::GtEq,
+            BinaryOp::Eq => ZoneOp::Eq,
+            _ => return None,
+        };
+        let data_type = input.fields().get(column)?.data_type();
+        let exact = data_type.is_integer()
+            || matches!(
+                data_type,
+                DataType::Date32
+                    | DataType::Date64
+                    | DataType::Timestamp(_, _)
+                    | DataType::Decimal128(_, _)
+            );
+        if !exact {
+            return None;
+        }
+        let array = weir_expr::scalar_to_array(constant, 1).ok()?;
+        if array.data_type() != data_type {
+            return None;
+        }
+        // (a NULL constant has no key: the term passes no row, and the
+        // filter itself says so)
+        let value = key_of(&array, 0)?;
+        Some(ZoneFilter { column, op, value })
+    }
+
+    /// Whether a row of a block of zone `zone` may pass the term.
+    pub(crate) fn keeps(&self, zone: &Zone) -> bool {
+        let v = self.value;
+        zone.min <= zone.max
+            && match self.op {
+                ZoneOp::Lt => zone.min < v,
+                ZoneOp::LtEq => zone.min <= v,
+                ZoneOp::Gt => zone.max > v,
+                ZoneOp::GtEq => zone.max >= v,
+                ZoneOp::Eq => zone.min <= v && v <= zone.max,
+            }
+    }
+}
+
+/// The rows both `a` and `b` hold (each sorted, disjoint ranges).
+pub(crate) fn both(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (from, to) = (a[i].start.max(b[j].start), a[i].end.min(b[j].end));
+        if from < to {
+            out.push(from..to);
+        }
+        if a[i].end < b[j].end {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
 
 /// Rows per zone.
 pub(crate) const ZONE_ROWS: usize = 2048;

@@ -240,3 +240,69 @@ fn steps_are_grouped_by_columns_and_ordered() {
         assert!(w[0].rank() >= w[1].rank());
     }
 }
+
+/// `range`: a table of the numbers below a million, in order, in
+/// batches of 300,000 rows (its zones are tight).
+fn million() -> (Tables, weir_planner::LogicalPlan) {
+    let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(vec![
+        arrow::datatypes::Field::new("range", DataType::Int64, false),
+    ]));
+    let batches = (0..1_000_000i64)
+        .step_by(300_000)
+        .map(|from| {
+            let values =
+                arrow::array::Int64Array::from_iter_values(from..(from + 300_000).min(1_000_000));
+            arrow::array::RecordBatch::try_new(schema.clone(), vec![std::sync::Arc::new(values)])
+                .unwrap()
+        })
+        .collect();
+    let table = weir_pipeline::TableData::new(schema.clone(), batches);
+    (tables().with("range", table), scan("range", schema))
+}
+
+#[test]
+fn blocks_whose_zones_fail_a_term_are_not_read() {
+    let r = || Expr::column(0, "range");
+    // (predicate, rows counted, scan rows out at most)
+    let cases = [
+        (
+            and(
+                bin(r(), BinaryOp::GtEq, lit_i64(500_000)),
+                bin(r(), BinaryOp::Lt, lit_i64(500_100)),
+            ),
+            "100",
+            4096,
+        ),
+        // the constant on the left
+        (bin(lit_i64(999_990), BinaryOp::Lt, r()), "9", 2048),
+        (bin(r(), BinaryOp::Eq, lit_i64(123_456)), "1", 2048),
+        (bin(r(), BinaryOp::Lt, lit_i64(0)), "0", 0),
+        // no zone test: every row read
+        (
+            bin(
+                bin(r(), BinaryOp::Modulo, lit_i64(3)),
+                BinaryOp::Eq,
+                lit_i64(0),
+            ),
+            "333334",
+            1_000_000,
+        ),
+    ];
+    let (sources, range) = million();
+    for (predicate, count, most) in cases {
+        let plan = count_star(filter(range.clone(), predicate.clone()));
+        for threads in [1, 2] {
+            let opts = weir_pipeline::ExecOptions {
+                morsel_rows: 10_000,
+                analyze: true,
+                ..weir_pipeline::ExecOptions::default()
+            };
+            let out = execute(&plan, &sources, &executor(threads), &opts).unwrap();
+            assert_eq!(rows(&out), vec![count], "{predicate}");
+            let profile = out.profile.expect("a profile");
+            let scan = &profile.operators[0];
+            assert_eq!(scan.rows_in, 1_000_000, "{profile}");
+            assert!(scan.rows_out <= most, "{predicate}: {profile}");
+        }
+    }
+}
