@@ -756,18 +756,25 @@ impl Pipeline {
             }
         };
         let zone_column = zone_column(&ops, &sink, &breaker, &schema);
-        // the terms of the filters the source's rows meet first
-        let zone_filters = ops
-            .iter()
-            .map_while(|op| match op {
-                Operator::Filter(step) => Some(step.terms()),
-                _ => None,
-            })
-            .flatten()
-            .fold(Vec::new(), |mut tests, term| {
-                ZoneFilter::collect(term, &schema, &mut tests);
-                tests
-            });
+        // the terms of the filters an in-memory source's rows meet first,
+        // over columns whose values look clustered
+        let zone_filters = match &table {
+            ScanData::Table(data) => ops
+                .iter()
+                .map_while(|op| match op {
+                    Operator::Filter(step) => Some(step.terms()),
+                    _ => None,
+                })
+                .flatten()
+                .fold(Vec::new(), |mut tests, term| {
+                    ZoneFilter::collect(term, &schema, &mut tests);
+                    tests
+                })
+                .into_iter()
+                .filter(|f| data.zones.clustered(&data.batches, f.column) == Some(true))
+                .collect(),
+            _ => Vec::new(),
+        };
         let mut pipeline = Pipeline {
             source,
             table,

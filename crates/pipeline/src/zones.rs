@@ -23,7 +23,7 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use arrow::array::{Array, ArrayRef, AsArray, PrimitiveArray, RecordBatch};
+use arrow::array::{Array, ArrayRef, ArrowNativeTypeOp, AsArray, PrimitiveArray, RecordBatch};
 use arrow::datatypes::Schema;
 use arrow::datatypes::{
     ArrowPrimitiveType, DataType, Date32Type, Date64Type, Decimal128Type, Float32Type, Float64Type,
@@ -196,7 +196,46 @@ struct ColumnZones {
     blocks: Box<[OnceLock<Zone>]>,
 }
 
+/// Blocks [`ZoneCache::clustered`] looks at.
+const CLUSTER_BLOCKS: usize = 16;
+
 impl ZoneCache {
+    /// Whether `column`'s values look clustered (in order, or in runs)
+    /// over the first blocks of the first batch: a block's values span on
+    /// average at most a quarter of what those blocks span together.
+    /// Scattered values put nearly all of that in every block, and zones
+    /// would rule none out: computing them for a filter would cost a pass
+    /// over the column and save nothing. A table of one block, or none
+    /// with a value, counts as clustered (its zones cost nothing);
+    /// `None` when the column's type has no zones.
+    pub(crate) fn clustered(&self, batches: &[RecordBatch], column: usize) -> Option<bool> {
+        let rows = batches.first().map_or(0, RecordBatch::num_rows);
+        let seen = std::cell::RefCell::new(Vec::new());
+        self.surviving(
+            batches,
+            column,
+            0,
+            0..rows.min(CLUSTER_BLOCKS * ZONE_ROWS),
+            |z| {
+                seen.borrow_mut().push(*z);
+                true
+            },
+        )?;
+        let zones: Vec<Zone> = seen
+            .into_inner()
+            .into_iter()
+            .filter(|z| z.min <= z.max)
+            .collect();
+        if zones.len() < 2 {
+            return Some(true);
+        }
+        let span = |lo: i128, hi: i128| hi as f64 - lo as f64;
+        let least = zones.iter().map(|z| z.min).min()?;
+        let greatest = zones.iter().map(|z| z.max).max()?;
+        let each: f64 = zones.iter().map(|z| span(z.min, z.max)).sum::<f64>() / zones.len() as f64;
+        Some(each * 4.0 <= span(least, greatest))
+    }
+
     /// The blocks of rows `rows` of batch `batch` (of `batches`) in column
     /// `column` that may hold a value `keep` accepts, as row ranges
     /// relative to `rows.start`, in order; `None` when the column's type
@@ -451,35 +490,55 @@ fn zone_of(array: &ArrayRef, span: Range<usize>) -> Option<Zone> {
         }
         return Some(Zone { min, max, nulls });
     }
+    /// The least and greatest values compared in the native type (its
+    /// `is_lt`, IEEE total order for floats, is the keys' order), then
+    /// keyed: a loop of selects that vectorises.
     fn fold<T: ArrowPrimitiveType>(
         a: &PrimitiveArray<T>,
         span: Range<usize>,
         key: impl Fn(T::Native) -> i128,
     ) -> Zone {
         let values = &a.values()[span.clone()];
-        let (mut min, mut max) = (i128::MAX, i128::MIN);
-        let mut nulls = false;
-        match a.nulls().filter(|n| n.null_count() > 0) {
-            None => {
-                for &v in values {
-                    let k = key(v);
-                    min = min.min(k);
-                    max = max.max(k);
-                }
-            }
+        let least_greatest = |(lo, hi): (T::Native, T::Native), v: T::Native| {
+            (
+                if v.is_lt(lo) { v } else { lo },
+                if hi.is_lt(v) { v } else { hi },
+            )
+        };
+        let (range, nulls) = match a.nulls().filter(|n| n.null_count() > 0) {
+            None => (
+                values.first().map(|&first| {
+                    values
+                        .iter()
+                        .fold((first, first), |r, &v| least_greatest(r, v))
+                }),
+                false,
+            ),
             Some(valid) => {
+                let mut range = None;
+                let mut nulls = false;
                 for (i, &v) in span.zip(values) {
                     if valid.is_valid(i) {
-                        let k = key(v);
-                        min = min.min(k);
-                        max = max.max(k);
+                        range = Some(range.map_or((v, v), |r| least_greatest(r, v)));
                     } else {
                         nulls = true;
                     }
                 }
+                (range, nulls)
             }
+        };
+        match range {
+            Some((lo, hi)) => Zone {
+                min: key(lo),
+                max: key(hi),
+                nulls,
+            },
+            None => Zone {
+                min: i128::MAX,
+                max: i128::MIN,
+                nulls,
+            },
         }
-        Zone { min, max, nulls }
     }
     with_keys!(array, a, key => Some(fold(a, span, key)), None)
 }
@@ -494,6 +553,25 @@ mod tests {
     use arrow::datatypes::{Field, Schema};
 
     use super::*;
+
+    #[test]
+    fn a_column_in_order_or_in_runs_looks_clustered_and_a_scattered_one_does_not() {
+        let of = |values: Vec<i64>| {
+            let b = batch(Arc::new(arrow::array::Int64Array::from(values)));
+            ZoneCache::default().clustered(&[b], 0)
+        };
+        let n = 40_000i64;
+        assert_eq!(of((0..n).collect()), Some(true), "in order");
+        assert_eq!(of((0..n).rev().collect()), Some(true), "descending");
+        assert_eq!(of((0..n).map(|i| i / 3000 * 1000 + i % 7).collect()), Some(true), "runs");
+        assert_eq!(of((0..n).map(|i| i * 7919 % n).collect()), Some(false), "scattered");
+        assert_eq!(of((0..n).map(|i| i % 997).collect()), Some(false), "cycles");
+        assert_eq!(of((0..100).collect()), Some(true), "one block");
+        let strings = batch(Arc::new(StringArray::from(vec!["a"; 10])));
+        assert_eq!(ZoneCache::default().clustered(&[strings], 0), Some(true));
+        let bools = batch(Arc::new(arrow::array::BooleanArray::from(vec![true; 10])));
+        assert_eq!(ZoneCache::default().clustered(&[bools], 0), None);
+    }
 
     fn batch(values: ArrayRef) -> RecordBatch {
         let schema = Schema::new(vec![Field::new("v", values.data_type().clone(), true)]);
