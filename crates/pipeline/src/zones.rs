@@ -563,8 +563,16 @@ mod tests {
         let n = 40_000i64;
         assert_eq!(of((0..n).collect()), Some(true), "in order");
         assert_eq!(of((0..n).rev().collect()), Some(true), "descending");
-        assert_eq!(of((0..n).map(|i| i / 3000 * 1000 + i % 7).collect()), Some(true), "runs");
-        assert_eq!(of((0..n).map(|i| i * 7919 % n).collect()), Some(false), "scattered");
+        assert_eq!(
+            of((0..n).map(|i| i / 3000 * 1000 + i % 7).collect()),
+            Some(true),
+            "runs"
+        );
+        assert_eq!(
+            of((0..n).map(|i| i * 7919 % n).collect()),
+            Some(false),
+            "scattered"
+        );
         assert_eq!(of((0..n).map(|i| i % 997).collect()), Some(false), "cycles");
         assert_eq!(of((0..100).collect()), Some(true), "one block");
         let strings = batch(Arc::new(StringArray::from(vec!["a"; 10])));
