@@ -766,11 +766,8 @@ impl Pipeline {
                     _ => None,
                 })
                 .flatten()
-                .fold(Vec::new(), |mut tests, term| {
-                    ZoneFilter::collect(term, &schema, &mut tests);
-                    tests
-                })
-                .into_iter()
+                .flat_map(Expr::conjuncts)
+                .filter_map(|term| ZoneFilter::of(term, &schema))
                 .filter(|f| data.zones.clustered(&data.batches, f.column) == Some(true))
                 .collect(),
             _ => Vec::new(),
@@ -1459,8 +1456,8 @@ impl LaneRun<'_> {
         let m = p.morsels.get(index)?;
         debug_assert_eq!(m.len, rows);
         let span = m.offset..m.offset + m.len;
-        let mut parts: Option<Vec<std::ops::Range<usize>>> = None;
-        let mut narrow = |kept: Option<Vec<std::ops::Range<usize>>>| {
+        let mut parts: Option<Vec<Range<usize>>> = None;
+        let mut narrow = |kept: Option<Vec<Range<usize>>>| {
             if let Some(kept) = kept {
                 parts = Some(match parts.take() {
                     None => kept,

@@ -1805,9 +1805,7 @@ impl MergePlan {
             Some(codes) => merge_words(&runs, codes, &ranges, &live),
             None => merge_keys(&runs, &ranges, &live),
         };
-        if keep.end < picks.len() {
-            picks.truncate(keep.end);
-        }
+        picks.truncate(keep.end);
         let picks = &picks[keep.start.min(picks.len())..];
         let batches: Vec<&RecordBatch> = runs.iter().map(|r| &r.batch).collect();
         gather(&batches, picks).map(Some)

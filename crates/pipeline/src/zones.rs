@@ -57,24 +57,9 @@ enum ZoneOp {
 }
 
 impl ZoneFilter {
-    /// Adds the tests of `term` (a conjunct of a filter over rows of
-    /// `input`) to `tests`: its own, or those of the terms it ANDs.
-    pub(crate) fn collect(term: &Expr, input: &Schema, tests: &mut Vec<Self>) {
-        match term {
-            Expr::Binary {
-                op: BinaryOp::And,
-                left,
-                right,
-            } => {
-                Self::collect(left, input, tests);
-                Self::collect(right, input, tests);
-            }
-            term => tests.extend(Self::of(term, input)),
-        }
-    }
-
-    /// The test of `term`, if it has one.
-    fn of(term: &Expr, input: &Schema) -> Option<Self> {
+    /// The test of `term` (a conjunct of a filter over rows of `input`),
+    /// if it has one.
+    pub(crate) fn of(term: &Expr, input: &Schema) -> Option<Self> {
         let Expr::Binary { op, left, right } = term else {
             return None;
         };
