@@ -79,6 +79,13 @@ pub(crate) struct WindowPlan {
     /// The sort of a bucket's `work` rows: partition keys, order keys
     /// (the input position breaks ties).
     sort: SortSpec,
+    /// Where the partition keys keep `sort` off the radix sort (a VARCHAR,
+    /// or keys too wide together) but the order keys would not: a bucket
+    /// numbers its partitions instead ([`GroupTable`], as met in input
+    /// order) and sorts its rows by that number, a `UInt32` column after
+    /// `work`'s, then the order keys. A bucket needs its partitions
+    /// apart, not in key order.
+    numbered: Option<SortSpec>,
     /// The input's rows in input order are in window order: a full sort
     /// by [`window_order`] runs before the window (`input_sorted`, see
     /// `rewrite::sort_under_window`), or there is neither a PARTITION BY
@@ -468,6 +475,22 @@ impl WindowPlan {
             }))
             .collect();
         let sort = SortSpec::new(&keys, Arc::clone(&work))?;
+        let numbered = if partition_cols.is_empty() || sort.by_radix() {
+            None
+        } else {
+            let mut fields: Vec<Field> = work.fields().iter().map(|f| f.as_ref().clone()).collect();
+            fields.push(Field::new("__partition", DataType::UInt32, false));
+            let schema: SchemaRef = Arc::new(Schema::new(fields));
+            let number = SortKey {
+                expr: Expr::column(work.fields().len(), "__partition".to_owned()),
+                asc: true,
+                nulls_first: false,
+            };
+            let keys: Vec<SortKey> = std::iter::once(number)
+                .chain(keys[partition_cols.len()..].iter().cloned())
+                .collect();
+            Some(SortSpec::new(&keys, schema)?).filter(SortSpec::by_radix)
+        };
         let limit = limit.filter(|_| !partition_by.is_empty());
         let presorted = input_sorted || (partition_by.is_empty() && order_by.is_empty());
         let running: Vec<Option<Running>> =
@@ -492,6 +515,7 @@ impl WindowPlan {
             order_cols,
             arg_cols,
             sort,
+            numbered,
             presorted,
             by_batch,
             reads_peers: by_batch
@@ -541,8 +565,13 @@ impl WindowPlan {
             (Some(k), None) => format!(", keeping the first {k} row(s) of each partition"),
             (None, _) => String::new(),
         };
+        let numbered = if self.numbered.is_some() {
+            "its partitions numbered, "
+        } else {
+            ""
+        };
         format!(
-            "window: rows cut by a hash of [{}] into {} bucket(s), each sorted by [{}]{kept} and computed in parallel: {}",
+            "window: rows cut by a hash of [{}] into {} bucket(s), each {numbered}sorted by [{}]{kept} and computed in parallel: {}",
             list(self.partition_by.iter().map(ToString::to_string).collect()),
             self.buckets(),
             list(self.order_by.iter().map(ToString::to_string).collect()),
@@ -650,6 +679,36 @@ impl WindowPlan {
         Ok(())
     }
 
+    /// `parts` (a bucket's rows of every lane) with their partitions'
+    /// numbers appended, as [`WindowPlan::numbered`] sorts them: numbered
+    /// as first met in input order, so that a bucket's output is the same
+    /// whichever lane took which morsel.
+    fn number_partitions(
+        &self,
+        spec: &SortSpec,
+        mut parts: Vec<(usize, RecordBatch)>,
+    ) -> Result<Vec<(usize, RecordBatch)>> {
+        parts.sort_by_key(|(morsel, _)| *morsel);
+        let types: Vec<DataType> = self
+            .partition_cols
+            .iter()
+            .map(|&i| self.work.field(i).data_type().clone())
+            .collect();
+        let mut table = GroupTable::new(&types)?;
+        let mut ids = Vec::new();
+        parts
+            .into_iter()
+            .map(|(morsel, batch)| {
+                table.group_ids(&Self::columns_at(&batch, &self.partition_cols), &mut ids)?;
+                let mut columns = batch.columns().to_vec();
+                columns.push(Arc::new(UInt32Array::from(std::mem::take(&mut ids))));
+                let batch = RecordBatch::try_new(Arc::clone(&spec.schema), columns)
+                    .map_err(Error::arrow)?;
+                Ok((morsel, batch))
+            })
+            .collect()
+    }
+
     /// Sorts bucket `b` of every lane and computes the functions over it.
     pub(crate) fn compute(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
         let sorted = if self.presorted {
@@ -681,6 +740,13 @@ impl WindowPlan {
                 .collect();
             if parts.is_empty() {
                 None
+            } else if let Some(spec) = &self.numbered {
+                let limit = self.limit.map(|rows| RowLimit { keys: 1, rows });
+                Some(sort_parts(
+                    spec,
+                    self.number_partitions(spec, parts)?,
+                    limit,
+                )?)
             } else {
                 let limit = self.limit.map(|rows| RowLimit {
                     keys: self.partition_cols.len(),
@@ -695,8 +761,12 @@ impl WindowPlan {
         let n_in = self.input.fields().len();
         let no = self.order_by.len();
         let n = sorted.num_rows();
-        // partitions and peer groups, as runs of equal keys
-        let partition_keys = Self::columns_at(&sorted, &self.partition_cols);
+        // partitions and peer groups, as runs of equal keys (of the
+        // partitions' numbers, where the bucket numbered them)
+        let partition_keys = match self.numbered {
+            Some(_) => vec![Arc::clone(sorted.column(self.work.fields().len()))],
+            None => Self::columns_at(&sorted, &self.partition_cols),
+        };
         let mut same_partition = same_as_previous(&partition_keys, n)?;
         let mut partitions = partition_bounds(&same_partition);
         // the first rows of each partition only, where the sort kept more
@@ -2212,7 +2282,60 @@ mod tests {
     use arrow::array::{ArrayRef, Date32Array, Int16Array, Int64Array, StringArray};
     use arrow::row::{RowConverter, SortField};
 
-    use super::{SumTree, partition_hashes};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use weir_planner::{
+        Expr, FrameBound, FrameUnits, SortKey, WindowExpr, WindowFrame, WindowFunction,
+    };
+
+    use super::{SumTree, WindowPlan, partition_hashes};
+
+    /// A window over `(p, o)` of the given types, partitioned by `p` and
+    /// ordered by `o`, with ROW_NUMBER.
+    fn plan(p: DataType, o: DataType) -> WindowPlan {
+        let input = Arc::new(Schema::new(vec![
+            Field::new("p", p, true),
+            Field::new("o", o, true),
+        ]));
+        let mut fields: Vec<Field> = input.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(Field::new("rn", DataType::Int64, false));
+        let output = Arc::new(Schema::new(fields));
+        let f = WindowExpr {
+            func: WindowFunction::RowNumber,
+            args: Vec::new(),
+            offset: 1,
+            frame: WindowFrame {
+                units: FrameUnits::Rows,
+                start: FrameBound::UnboundedPreceding,
+                end: FrameBound::CurrentRow,
+            },
+            ignore_nulls: false,
+        };
+        let order = SortKey {
+            expr: Expr::column(1, "o"),
+            asc: true,
+            nulls_first: false,
+        };
+        WindowPlan::new(
+            input,
+            output,
+            &[Expr::column(0, "p")],
+            &[order],
+            &[f],
+            false,
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn partitions_are_numbered_only_where_their_keys_keep_the_sort_off_the_radix() {
+        // a VARCHAR partition key: numbered, then sorted by radix
+        assert!(plan(DataType::Utf8, DataType::Date32).numbered.is_some());
+        // a fixed-width key sorts as it is
+        assert!(plan(DataType::Int64, DataType::Date32).numbered.is_none());
+        // a VARCHAR order key keeps the sort off the radix anyway
+        assert!(plan(DataType::Utf8, DataType::Utf8).numbered.is_none());
+    }
 
     #[test]
     fn equal_partition_keys_hash_alike_and_others_apart() {
