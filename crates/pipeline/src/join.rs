@@ -718,7 +718,7 @@ impl JoinSpec {
             None => vec![true; self.schema.fields().len()],
         };
         let mut pairs = vec![false; width];
-        if self.kind.keeps_right() {
+        if self.emits_pairs() {
             pairs[..out.len().min(width)].copy_from_slice(&out[..out.len().min(width)]);
         }
         if let Some(f) = &self.filter {
@@ -740,9 +740,8 @@ impl JoinSpec {
     /// output columns of the probe side, its keys, the filter's.
     pub(crate) fn probe_side_needs(&self, gather: &Gather) -> Vec<bool> {
         let left = self.left_schema.fields().len();
-        let mut needs: Vec<bool> = (0..left)
-            .map(|c| gather.pairs[c] || gather.out.get(c).copied().unwrap_or(false))
-            .collect();
+        let out = |c: usize| self.kind.keeps_left() && gather.out.get(c).copied().unwrap_or(false);
+        let mut needs: Vec<bool> = (0..left).map(|c| gather.pairs[c] || out(c)).collect();
         for &c in &self.left_key_columns {
             needs[c] = true;
         }
@@ -761,10 +760,29 @@ impl JoinSpec {
             .slice(0, rows)
     }
 
-    /// True when the build rows no probe row matched are emitted after
-    /// every probe (RIGHT and FULL joins).
+    /// True when build rows are emitted after every probe: those no
+    /// probe row matched (RIGHT, FULL and RIGHT ANTI joins), or those some
+    /// probe row matched (RIGHT SEMI).
     pub(crate) fn emits_unmatched(&self) -> bool {
-        matches!(self.kind, JoinKind::Right | JoinKind::Full)
+        matches!(
+            self.kind,
+            JoinKind::Right | JoinKind::Full | JoinKind::RightSemi | JoinKind::RightAnti
+        )
+    }
+
+    /// What [`Self::unmatched`] emits, for EXPLAIN.
+    pub(crate) fn emitted_after_probes(&self) -> &'static str {
+        match self.kind {
+            JoinKind::RightSemi => "the build rows some probe row matched",
+            JoinKind::RightAnti => "the build rows no probe row matched",
+            _ => "the build rows without a match, padded with NULLs",
+        }
+    }
+
+    /// True when the probe emits its matching pairs (the joins whose
+    /// output has both sides' columns).
+    fn emits_pairs(&self) -> bool {
+        self.kind.keeps_left() && self.kind.keeps_right()
     }
 
     /// Key rows, hashes and NULL flags of `batch` over `keys`.
@@ -1108,7 +1126,7 @@ impl JoinSpec {
             if probe_idx.is_empty() {
                 return Ok(());
             }
-            let gathers = self.kind.keeps_right() || self.filter.is_some();
+            let gathers = self.emits_pairs() || self.filter.is_some();
             let pairs = if gathers {
                 let rows_at =
                     UInt32Array::from_iter_values(probe_idx.iter().map(|&i| at(i as usize)));
@@ -1129,7 +1147,7 @@ impl JoinSpec {
                     }
                 }
             }
-            if self.kind.keeps_right()
+            if self.emits_pairs()
                 && let Some(pairs) = pairs
             {
                 let out = self.conform(pairs, gather, keep.as_ref())?;
@@ -1221,7 +1239,9 @@ impl JoinSpec {
             JoinKind::Semi | JoinKind::Intersect => Some(true),
             JoinKind::Anti | JoinKind::Except => Some(false),
             JoinKind::NullAwareAnti => Some(false),
-            JoinKind::Inner | JoinKind::Right => None,
+            // (a right semi or anti join emits build rows, once every
+            // probe marked the ones it matched)
+            JoinKind::Inner | JoinKind::Right | JoinKind::RightSemi | JoinKind::RightAnti => None,
         };
         if let Some(want) = unmatched_kept {
             let keep: Vec<u32> = (0..n)
@@ -1264,8 +1284,10 @@ impl JoinSpec {
         Ok(())
     }
 
-    /// The build rows in `start..end` no probe row matched, padded with
-    /// NULLs on the left (RIGHT and FULL joins, once every probe ran).
+    /// The build rows in `start..end` a join emits once every probe ran:
+    /// those no probe row matched, padded with NULLs on the left (RIGHT
+    /// and FULL joins) or alone (RIGHT ANTI), or those some probe row
+    /// matched, alone (RIGHT SEMI).
     pub(crate) fn unmatched(
         &self,
         built: &Built,
@@ -1273,12 +1295,14 @@ impl JoinSpec {
         start: usize,
         end: usize,
     ) -> Result<Option<RecordBatch>> {
+        let wanted = self.kind == JoinKind::RightSemi;
         let keep: Vec<u32> = (start..end.min(built.rows))
             .filter(|&r| {
-                !built
+                built
                     .matched
                     .get(r)
                     .is_some_and(|m| m.load(Ordering::Relaxed))
+                    == wanted
             })
             .map(|r| r as u32)
             .collect();
@@ -1287,10 +1311,12 @@ impl JoinSpec {
         }
         let idx = UInt32Array::from(keep);
         let left = self.left_schema.fields().len();
-        let mut columns: Vec<ArrayRef> =
-            (0..left).map(|c| self.null_column(c, idx.len())).collect();
+        // the output's columns: the left's (all NULL) then the build's,
+        // or the build's alone
+        let at = if self.kind.keeps_left() { left } else { 0 };
+        let mut columns: Vec<ArrayRef> = (0..at).map(|c| self.null_column(c, idx.len())).collect();
         for (j, col) in built.batch.columns().iter().enumerate() {
-            columns.push(if gather.out[left + j] {
+            columns.push(if gather.out[at + j] {
                 take(col.as_ref(), &idx, None).map_err(Error::arrow)?
             } else {
                 self.null_column(left + j, idx.len())

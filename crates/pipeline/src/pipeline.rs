@@ -1010,7 +1010,8 @@ impl Pipeline {
                     if probe.spec.emits_unmatched() {
                         let _ = writeln!(
                             out,
-                            "    then, after every probe: the build rows without a match, padded with NULLs, through steps {}..",
+                            "    then, after every probe: {}, through steps {}..",
+                            probe.spec.emitted_after_probes(),
                             i + 2
                         );
                     }

@@ -450,6 +450,14 @@ pub enum JoinKind {
     Intersect,
     /// `EXCEPT`: as `Anti`, NULL keys equal to each other.
     Except,
+    /// Right rows with at least one match, right columns only: a `Semi`
+    /// join with its sides swapped, so that its hash table holds the
+    /// smaller, outer side and the subquery's rows are probed past it
+    /// (made by the optimiser, [`optimize::sides`](crate::optimize)).
+    RightSemi,
+    /// Right rows without a match, right columns only: an `Anti` join
+    /// with its sides swapped, as `RightSemi`.
+    RightAnti,
 }
 
 impl JoinKind {
@@ -459,6 +467,12 @@ impl JoinKind {
             self,
             Self::Semi | Self::Anti | Self::NullAwareAnti | Self::Intersect | Self::Except
         )
+    }
+
+    /// True when the output has the left input's columns (all but the
+    /// right semi and anti joins: the right's only).
+    pub fn keeps_left(self) -> bool {
+        !matches!(self, Self::RightSemi | Self::RightAnti)
     }
 
     /// The SQL name, as EXPLAIN shows it.
@@ -474,6 +488,8 @@ impl JoinKind {
             Self::Single => "SINGLE",
             Self::Intersect => "INTERSECT",
             Self::Except => "EXCEPT",
+            Self::RightSemi => "RIGHT SEMI",
+            Self::RightAnti => "RIGHT ANTI",
         }
     }
 }

@@ -455,20 +455,71 @@ fn q4_exists_builds_on_lineitems_of_the_outer_orders() {
 }
 
 #[test]
-fn q21_reductions_read_one_subplan_computed_once() {
+fn q21_exists_and_not_exists_build_on_the_saudi_suppliers_late_lineitems() {
     let p = tpch(21);
     let text = p.display_indent();
-    let r = reductions(&p);
-    assert_eq!(r.len(), 2, "{text}");
-    let key_source = |j: &LogicalPlan| match j {
-        LogicalPlan::Join { right, .. } => right.as_ref().clone(),
-        _ => unreachable!(),
-    };
-    // equal subtrees: the engine computes them once
-    assert_eq!(key_source(r[0]), key_source(r[1]), "{text}");
-    // the key values are the Saudi suppliers' late lineitems
+    // both subqueries' joins are swapped: the outer rows (the Saudi
+    // suppliers' late lineitems) build, lineitem probes; nothing is left
+    // to reduce
+    assert!(reductions(&p).is_empty(), "{text}");
+    let swapped = nodes(&p, &|n| {
+        matches!(
+            n,
+            LogicalPlan::Join {
+                kind: JoinKind::RightSemi | JoinKind::RightAnti,
+                ..
+            }
+        )
+    });
+    assert_eq!(swapped.len(), 2, "{text}");
+    for j in swapped {
+        let LogicalPlan::Join {
+            left,
+            right,
+            filter,
+            ..
+        } = j
+        else {
+            unreachable!()
+        };
+        assert_eq!(leaf_table(left), Some("lineitem"), "{text}");
+        assert!(
+            !nodes(right, &|n| leaf_table(n) == Some("supplier")).is_empty(),
+            "{text}"
+        );
+        // the condition reads the probe's supplier against the outer one
+        assert_eq!(
+            filter.as_ref().map(ToString::to_string).as_deref(),
+            Some("(l_suppkey <> l_suppkey)"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn exists_keeps_its_sides_without_a_condition_or_a_much_smaller_outer_side() {
+    // the outer side is the larger one
+    let p = plan(
+        "SELECT count(*) FROM lineitem WHERE EXISTS (SELECT * FROM orders WHERE o_orderkey = l_orderkey AND o_custkey <> l_suppkey)",
+    );
+    let text = p.display_indent();
     assert!(
-        !nodes(r[0], &|n| leaf_table(n) == Some("supplier")).is_empty(),
+        text.contains("SEMI Join") && !text.contains("RIGHT SEMI"),
+        "{text}"
+    );
+    // a tenth of the orders, against lineitem: swapped
+    let p = plan(
+        "SELECT count(*) FROM orders WHERE o_orderkey < 150000 AND EXISTS (SELECT * FROM lineitem WHERE l_orderkey = o_orderkey AND l_suppkey <> o_custkey)",
+    );
+    let text = p.display_indent();
+    assert!(text.contains("RIGHT SEMI Join"), "{text}");
+    // no condition beyond the key: the build is a set of lineitem's keys
+    let p = plan(
+        "SELECT count(*) FROM orders WHERE o_orderkey < 150000 AND NOT EXISTS (SELECT * FROM lineitem WHERE l_orderkey = o_orderkey)",
+    );
+    let text = p.display_indent();
+    assert!(
+        text.contains("ANTI Join") && !text.contains("RIGHT ANTI"),
         "{text}"
     );
 }

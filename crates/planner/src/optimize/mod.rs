@@ -19,7 +19,12 @@
 //!    each join side is narrowed to its keys and the columns used above,
 //!    a projection of columns no one reads disappears.
 //!
-//! Between them, [`reduce`] restricts a join side that is much larger
+//! After pushdown, [`sides`] swaps a SEMI or ANTI join with a condition
+//! beyond its keys whose outer side is much smaller than the subquery's
+//! rows into a RIGHT SEMI or RIGHT ANTI join, so that its hash table holds
+//! the outer rows.
+//!
+//! Between pushdown and pruning, [`reduce`] restricts a join side that is much larger
 //! than the key values it can match (a decorrelated subquery's rows,
 //! grouped or built into a hash table) to those values by a SEMI join
 //! with the other side's keys; it uses the catalog's row counts.
@@ -32,6 +37,7 @@ pub(crate) mod order;
 pub(crate) mod prune;
 pub(crate) mod pushdown;
 pub(crate) mod reduce;
+pub(crate) mod sides;
 
 use crate::catalog::Catalog;
 use crate::expr::{BinaryOp, Expr};
@@ -82,6 +88,7 @@ pub(crate) fn statement(statement: Statement, catalog: &dyn Catalog) -> Statemen
 pub(crate) fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
     let schema = plan.schema();
     let plan = pushdown::pushdown(plan);
+    let plan = sides::swap_sides(plan, catalog);
     let plan = reduce::reduce(plan, catalog);
     let plan = prune::prune_root(plan);
     debug_assert_eq!(

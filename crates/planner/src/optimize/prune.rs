@@ -276,12 +276,19 @@ pub(crate) fn prune(plan: LogicalPlan, need: &[usize]) -> (LogicalPlan, Vec<usiz
             schema,
         } => {
             let ln = left.schema().fields().len();
-            let mut need_left: Vec<usize> = need.iter().copied().filter(|&c| c < ln).collect();
+            // the output's columns: the left's then the right's, or the
+            // right's alone (a right semi or anti join)
+            let right_at = if kind.keeps_left() { ln } else { 0 };
+            let mut need_left: Vec<usize> = need
+                .iter()
+                .copied()
+                .filter(|&c| kind.keeps_left() && c < ln)
+                .collect();
             let mut need_right: Vec<usize> = need
                 .iter()
                 .copied()
-                .filter(|&c| c >= ln)
-                .map(|c| c - ln)
+                .filter(|&c| c >= right_at)
+                .map(|c| c - right_at)
                 .collect();
             need_left = with_columns(need_left, on.iter().map(|(l, _)| l));
             need_right = with_columns(need_right, on.iter().map(|(_, r)| r));
@@ -312,9 +319,13 @@ pub(crate) fn prune(plan: LogicalPlan, need: &[usize]) -> (LogicalPlan, Vec<usiz
                     }
                 })
             });
-            let mut kept = lout.clone();
+            let mut kept = if kind.keeps_left() {
+                lout.clone()
+            } else {
+                Vec::new()
+            };
             if kind.keeps_right() {
-                kept.extend(rout.iter().map(|&c| c + ln));
+                kept.extend(rout.iter().map(|&c| c + right_at));
             }
             let schema = SchemaRef::new(Schema::new(subset(&schema, &kept)));
             (

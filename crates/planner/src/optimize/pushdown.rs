@@ -209,6 +209,9 @@ fn push_join(
         | JoinKind::NullAwareAnti
         | JoinKind::Intersect
         | JoinKind::Except => (false, true),
+        // the output is right rows only, their columns first: no term
+        // moves (the optimiser makes these joins after this pass)
+        JoinKind::RightSemi | JoinKind::RightAnti => (true, true),
     };
     for t in terms {
         if !movable(&t) {

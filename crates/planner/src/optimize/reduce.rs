@@ -252,7 +252,7 @@ fn restrict(
             on,
             filter,
             schema,
-        } if kind != JoinKind::Right && kind != JoinKind::Full => {
+        } if kind != JoinKind::Right && kind != JoinKind::Full && kind.keeps_left() => {
             let ln = left.schema().fields().len();
             let cols = columns(&keys);
             let rebuild = |left: LogicalPlan, right: LogicalPlan| LogicalPlan::Join {
@@ -428,7 +428,7 @@ fn sources_of(
 }
 
 /// Estimated rows of `plan`, where its tables' sizes are known.
-fn rows(plan: &LogicalPlan, catalog: &dyn Catalog) -> Option<f64> {
+pub(crate) fn rows(plan: &LogicalPlan, catalog: &dyn Catalog) -> Option<f64> {
     Some(match plan {
         LogicalPlan::Scan { source, .. } => match source {
             TableSource::Table(name) => catalog.table_rows(name)? as f64,
@@ -495,6 +495,7 @@ fn rows(plan: &LogicalPlan, catalog: &dyn Catalog) -> Option<f64> {
                         _ => inner,
                     }
                 }
+                JoinKind::RightSemi | JoinKind::RightAnti => r,
                 _ => l,
             }
         }
