@@ -793,6 +793,7 @@ impl WindowPlan {
             same_partition: &same_partition,
             order_keys: &order_keys,
             peers: OnceCell::new(),
+            same_order: OnceCell::new(),
             order_key: (no == 1).then(|| (sorted.column(self.order_cols[0]), self.order_by[0].asc)),
         };
         let mut columns: Vec<ArrayRef> = sorted.columns()[..n_in].to_vec();
@@ -1661,6 +1662,8 @@ struct Ctx<'a> {
     /// The ORDER BY keys: rows of a partition equal in them are peers.
     order_keys: &'a [ArrayRef],
     peers: OnceCell<Peers>,
+    /// Per row, whether it equals the row before in the ORDER BY keys.
+    same_order: OnceCell<Vec<bool>>,
     order_key: Option<(&'a ArrayRef, bool)>,
 }
 
@@ -1683,7 +1686,7 @@ impl Ctx<'_> {
             return Ok(peers);
         }
         let n = self.n;
-        let same_order = same_as_previous(self.order_keys, n)?;
+        let same_order = self.same_order()?;
         let peer = |i: usize| self.same_partition[i] && same_order[i];
         let mut start = vec![0usize; n];
         for i in 0..n {
@@ -1699,6 +1702,198 @@ impl Ctx<'_> {
         }
         Ok(self.peers.get_or_init(|| Peers { start, end }))
     }
+
+    /// Per row, whether it equals the row before in the ORDER BY keys.
+    fn same_order(&self) -> Result<&[bool]> {
+        if let Some(same) = self.same_order.get() {
+            return Ok(same);
+        }
+        let same = same_as_previous(self.order_keys, self.n)?;
+        Ok(self.same_order.get_or_init(|| same))
+    }
+
+    /// The frames that run from each partition's first row to the row
+    /// itself (ROWS) or to its last peer (RANGE, `range`), as
+    /// [`Growing`] walks them.
+    fn growing(&self, range: bool) -> Result<Growing<'_>> {
+        Ok(Growing {
+            same_partition: self.same_partition,
+            same_order: if range {
+                Some(self.same_order()?)
+            } else {
+                None
+            },
+            i: 0,
+            entered: 0,
+        })
+    }
+}
+
+/// The running frames of a partition's rows in order (from the
+/// partition's first row to the row itself, or to its last peer): each
+/// holds the one before it, so one running aggregate serves them all and
+/// no frame bounds are kept. Per row: whether it starts a partition (the
+/// aggregate starts over), and the rows that enter its frame (none for a
+/// peer of the row before).
+struct Growing<'a> {
+    same_partition: &'a [bool],
+    /// RANGE frames: per row, whether it equals the row before in the
+    /// ORDER BY keys (a peer, within one partition).
+    same_order: Option<&'a [bool]>,
+    i: usize,
+    /// Rows before this one are in the frame so far.
+    entered: usize,
+}
+
+impl Iterator for Growing<'_> {
+    type Item = (bool, std::ops::Range<usize>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let n = self.same_partition.len();
+        let i = self.i;
+        if i >= n {
+            return None;
+        }
+        self.i += 1;
+        let starts = !self.same_partition[i];
+        if self.entered > i {
+            // a peer of the row before: the same frame
+            return Some((starts, i..i));
+        }
+        let mut end = i + 1;
+        if let Some(same) = self.same_order {
+            while end < n && self.same_partition[end] && same[end] {
+                end += 1;
+            }
+        }
+        let from = std::mem::replace(&mut self.entered, end);
+        Some((starts, from.max(i)..end))
+    }
+}
+
+/// COUNT, SUM and AVG over frames from the partition's first row to the
+/// current row or its last peer (the default frame with an ORDER BY), in
+/// one pass ([`Growing`]); `None` for other functions, frames and types.
+/// Values are added in row order, as [`sum_or_avg`] adds them.
+fn running_aggregate(
+    f: &WindowExpr,
+    x: Option<&ArrayRef>,
+    ctx: &Ctx<'_>,
+    out: &DataType,
+) -> Result<Option<ArrayRef>> {
+    let frame = &f.frame;
+    if !matches!(
+        (&frame.start, &frame.end),
+        (FrameBound::UnboundedPreceding, FrameBound::CurrentRow)
+    ) {
+        return Ok(None);
+    }
+    let rows = ctx.growing(frame.units == FrameUnits::Range)?;
+    let func = match f.func {
+        WindowFunction::Aggregate(a) => a,
+        _ => return Ok(None),
+    };
+    if func == AggregateFunction::CountStar {
+        let mut count = 0i64;
+        let counts = rows.map(|(starts, enter)| {
+            if starts {
+                count = 0;
+            }
+            count += enter.len() as i64;
+            count
+        });
+        return Ok(Some(Arc::new(Int64Array::from_iter_values(counts))));
+    }
+    let Some(x) = x else {
+        return Ok(None);
+    };
+    match func {
+        AggregateFunction::Count => {
+            let mut count = 0i64;
+            let counts = rows.map(|(starts, enter)| {
+                if starts {
+                    count = 0;
+                }
+                count += enter.filter(|&j| x.is_valid(j)).count() as i64;
+                count
+            });
+            Ok(Some(Arc::new(Int64Array::from_iter_values(counts))))
+        }
+        AggregateFunction::Sum | AggregateFunction::Avg => {
+            let avg = func == AggregateFunction::Avg;
+            match x.data_type() {
+                DataType::Float64 => {
+                    let v = x.as_primitive::<Float64Type>();
+                    let (mut sum, mut count) = (0.0f64, 0u64);
+                    let sums = rows.map(|(starts, enter)| {
+                        if starts {
+                            (sum, count) = (0.0, 0);
+                        }
+                        for j in enter.filter(|&j| v.is_valid(j)) {
+                            sum += v.value(j);
+                            count += 1;
+                        }
+                        (count > 0).then(|| if avg { sum / count as f64 } else { sum })
+                    });
+                    Ok(Some(Arc::new(Float64Array::from_iter(sums))))
+                }
+                DataType::Decimal128(_, scale) => {
+                    let v = x.as_primitive::<arrow::datatypes::Decimal128Type>();
+                    exact_running(
+                        avg,
+                        rows,
+                        |j| v.is_valid(j).then(|| v.value(j)),
+                        *scale,
+                        out,
+                    )
+                    .map(Some)
+                }
+                t if t.is_integer() && *t != DataType::UInt64 => {
+                    let c = cast(x, &DataType::Int64).map_err(Error::arrow)?;
+                    let v = c.as_primitive::<Int64Type>();
+                    exact_running(
+                        avg,
+                        rows,
+                        |j| v.is_valid(j).then(|| i128::from(v.value(j))),
+                        0,
+                        out,
+                    )
+                    .map(Some)
+                }
+                _ => Ok(None),
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Exact running sums (or averages) of `value` over `rows`' frames.
+fn exact_running(
+    avg: bool,
+    rows: Growing<'_>,
+    value: impl Fn(usize) -> Option<i128>,
+    scale: i8,
+    out: &DataType,
+) -> Result<ArrayRef> {
+    let (mut sum, mut count, mut overflow) = (0i128, 0u64, false);
+    let sums = rows.map(|(starts, enter)| {
+        if starts {
+            (sum, count) = (0, 0);
+        }
+        for v in enter.filter_map(&value) {
+            match sum.checked_add(v) {
+                Some(s) => sum = s,
+                None => overflow = true,
+            }
+            count += 1;
+        }
+        (count > 0).then_some((sum, count))
+    });
+    let array = exact_sums(avg, sums, scale, out)?;
+    if overflow {
+        return Err(sum_overflow());
+    }
+    Ok(array)
 }
 
 fn compute_function(
@@ -1828,6 +2023,11 @@ fn compute_function(
                 })
                 .collect();
             take(x.as_ref(), &picks, None).map_err(Error::arrow)?
+        }
+        WindowFunction::Aggregate(_)
+            if let Some(a) = running_aggregate(f, args.first(), ctx, out)? =>
+        {
+            a
         }
         WindowFunction::Aggregate(AggregateFunction::CountStar) => {
             let (fs, fe) = frames(f, ctx)?;
