@@ -1713,33 +1713,66 @@ impl Ctx<'_> {
     }
 
     /// The frames that run from each partition's first row to the row
-    /// itself (ROWS) or to its last peer (RANGE, `range`), as
+    /// itself, to its last peer or to the partition's last row, as
     /// [`Growing`] walks them.
-    fn growing(&self, range: bool) -> Result<Growing<'_>> {
+    fn growing(&self, reach: Reach) -> Result<Growing<'_>> {
         Ok(Growing {
             same_partition: self.same_partition,
-            same_order: if range {
-                Some(self.same_order()?)
-            } else {
-                None
+            same_order: match reach {
+                Reach::Peers => Some(self.same_order()?),
+                Reach::Row | Reach::Partition => None,
             },
+            whole: reach == Reach::Partition,
             i: 0,
             entered: 0,
         })
     }
 }
 
-/// The running frames of a partition's rows in order (from the
-/// partition's first row to the row itself, or to its last peer): each
-/// holds the one before it, so one running aggregate serves them all and
-/// no frame bounds are kept. Per row: whether it starts a partition (the
-/// aggregate starts over), and the rows that enter its frame (none for a
-/// peer of the row before).
+/// Where a frame from the partition's first row ends.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// At the row itself (ROWS ... CURRENT ROW).
+    Row,
+    /// At the row's last peer (RANGE ... CURRENT ROW).
+    Peers,
+    /// At the partition's last row (... UNBOUNDED FOLLOWING).
+    Partition,
+}
+
+impl Reach {
+    /// The reach of `f`'s frame, if it starts at the partition's first
+    /// row and ends at one of these.
+    fn of(f: &WindowExpr) -> Option<Self> {
+        let frame = &f.frame;
+        match (&frame.start, &frame.end, frame.units) {
+            (FrameBound::UnboundedPreceding, FrameBound::CurrentRow, FrameUnits::Rows) => {
+                Some(Reach::Row)
+            }
+            (FrameBound::UnboundedPreceding, FrameBound::CurrentRow, FrameUnits::Range) => {
+                Some(Reach::Peers)
+            }
+            (FrameBound::UnboundedPreceding, FrameBound::UnboundedFollowing, _) => {
+                Some(Reach::Partition)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The frames of a partition's rows in order, from the partition's first
+/// row to the row itself, to its last peer or to the partition's end:
+/// each holds the one before it, so one running aggregate serves them all
+/// and no frame bounds are kept. Per row: whether it starts a partition
+/// (the aggregate starts over), and the rows that enter its frame (none
+/// for a row whose frame is the row before's).
 struct Growing<'a> {
     same_partition: &'a [bool],
-    /// RANGE frames: per row, whether it equals the row before in the
-    /// ORDER BY keys (a peer, within one partition).
+    /// Frames to the last peer: per row, whether it equals the row before
+    /// in the ORDER BY keys (a peer, within one partition).
     same_order: Option<&'a [bool]>,
+    /// Frames to the partition's end.
+    whole: bool,
     i: usize,
     /// Rows before this one are in the frame so far.
     entered: usize,
@@ -1761,7 +1794,11 @@ impl Iterator for Growing<'_> {
             return Some((starts, i..i));
         }
         let mut end = i + 1;
-        if let Some(same) = self.same_order {
+        if self.whole {
+            while end < n && self.same_partition[end] {
+                end += 1;
+            }
+        } else if let Some(same) = self.same_order {
             while end < n && self.same_partition[end] && same[end] {
                 end += 1;
             }
@@ -1771,24 +1808,21 @@ impl Iterator for Growing<'_> {
     }
 }
 
-/// COUNT, SUM and AVG over frames from the partition's first row to the
-/// current row or its last peer (the default frame with an ORDER BY), in
-/// one pass ([`Growing`]); `None` for other functions, frames and types.
-/// Values are added in row order, as [`sum_or_avg`] adds them.
+/// COUNT, SUM, AVG, MIN and MAX over frames from the partition's first
+/// row to the current row, its last peer (the default frame with an ORDER
+/// BY) or the partition's last row (the default without), in one pass
+/// ([`Growing`]); `None` for other functions, frames and types. Values
+/// are added in row order, as [`sum_or_avg`] adds them.
 fn running_aggregate(
     f: &WindowExpr,
     x: Option<&ArrayRef>,
     ctx: &Ctx<'_>,
     out: &DataType,
 ) -> Result<Option<ArrayRef>> {
-    let frame = &f.frame;
-    if !matches!(
-        (&frame.start, &frame.end),
-        (FrameBound::UnboundedPreceding, FrameBound::CurrentRow)
-    ) {
+    let Some(reach) = Reach::of(f) else {
         return Ok(None);
-    }
-    let rows = ctx.growing(frame.units == FrameUnits::Range)?;
+    };
+    let rows = ctx.growing(reach)?;
     let func = match f.func {
         WindowFunction::Aggregate(a) => a,
         _ => return Ok(None),
@@ -1862,6 +1896,35 @@ fn running_aggregate(
                 }
                 _ => Ok(None),
             }
+        }
+        AggregateFunction::Min | AggregateFunction::Max => {
+            let min = func == AggregateFunction::Min;
+            let converter = RowConverter::new(vec![SortField::new(x.data_type().clone())])
+                .map_err(Error::arrow)?;
+            let keys = converter
+                .convert_columns(std::slice::from_ref(x))
+                .map_err(Error::arrow)?;
+            // the row of the frame's least (greatest) value so far; of
+            // equal values the first
+            let mut best: Option<usize> = None;
+            let picks: UInt32Array = rows
+                .map(|(starts, enter)| {
+                    if starts {
+                        best = None;
+                    }
+                    for j in enter.filter(|&j| x.is_valid(j)) {
+                        let better = best.is_none_or(|b| {
+                            let (new, old) = (keys.row(j), keys.row(b));
+                            if min { new < old } else { new > old }
+                        });
+                        if better {
+                            best = Some(j);
+                        }
+                    }
+                    best.map(|b| b as u32)
+                })
+                .collect();
+            Ok(Some(take(x.as_ref(), &picks, None).map_err(Error::arrow)?))
         }
         _ => Ok(None),
     }
