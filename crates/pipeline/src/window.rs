@@ -86,6 +86,11 @@ pub(crate) struct WindowPlan {
     /// `work`'s, then the order keys. A bucket needs its partitions
     /// apart, not in key order.
     numbered: Option<SortSpec>,
+    /// A PARTITION BY without ORDER BY whose functions are all
+    /// aggregates over the whole partition: a bucket is not sorted; its
+    /// rows are numbered by partition ([`GroupTable`]), each partition's
+    /// aggregates computed once and every row given its partition's.
+    unordered: bool,
     /// The input's rows in input order are in window order: a full sort
     /// by [`window_order`] runs before the window (`input_sorted`, see
     /// `rewrite::sort_under_window`), or there is neither a PARTITION BY
@@ -491,6 +496,13 @@ impl WindowPlan {
                 .collect();
             Some(SortSpec::new(&keys, schema)?).filter(SortSpec::by_radix)
         };
+        let unordered = !partition_by.is_empty()
+            && order_by.is_empty()
+            && functions.iter().all(|f| {
+                matches!(f.func, WindowFunction::Aggregate(_))
+                    && (Reach::of(f) == Some(Reach::Partition)
+                        || (f.frame.units == FrameUnits::Range && Reach::of(f).is_some()))
+            });
         let limit = limit.filter(|_| !partition_by.is_empty());
         let presorted = input_sorted || (partition_by.is_empty() && order_by.is_empty());
         let running: Vec<Option<Running>> =
@@ -516,6 +528,7 @@ impl WindowPlan {
             arg_cols,
             sort,
             numbered,
+            unordered,
             presorted,
             by_batch,
             reads_peers: by_batch
@@ -565,6 +578,14 @@ impl WindowPlan {
             (Some(k), None) => format!(", keeping the first {k} row(s) of each partition"),
             (None, _) => String::new(),
         };
+        if self.unordered {
+            return format!(
+                "window: rows cut by a hash of [{}] into {} bucket(s), each numbering its partitions (no sort) and computing each partition's aggregates once, in parallel: {}",
+                list(self.partition_by.iter().map(ToString::to_string).collect()),
+                self.buckets(),
+                list(self.functions.iter().map(ToString::to_string).collect()),
+            );
+        }
         let numbered = if self.numbered.is_some() {
             "its partitions numbered, "
         } else {
@@ -709,6 +730,46 @@ impl WindowPlan {
             .collect()
     }
 
+    /// Bucket `b` of every lane, in input order, with its functions
+    /// ([`WindowPlan::unordered`]): each partition's aggregates are
+    /// computed once, over its rows in input order.
+    fn compute_unordered(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
+        let mut parts: Vec<&(usize, RecordBatch)> = lanes
+            .iter()
+            .filter_map(|l| l.parts.get(b))
+            .flatten()
+            .filter(|(_, batch)| batch.num_rows() > 0)
+            .collect();
+        if parts.is_empty() {
+            return Ok(None);
+        }
+        parts.sort_by_key(|(morsel, _)| *morsel);
+        let batch = arrow::compute::concat_batches(&self.work, parts.iter().map(|(_, b)| b))
+            .map_err(Error::arrow)?;
+        let types: Vec<DataType> = self
+            .partition_cols
+            .iter()
+            .map(|&i| self.work.field(i).data_type().clone())
+            .collect();
+        let mut table = GroupTable::new(&types)?;
+        let mut ids = Vec::new();
+        table.group_ids(&Self::columns_at(&batch, &self.partition_cols), &mut ids)?;
+        let groups = table.len();
+        let n_in = self.input.fields().len();
+        let mut columns: Vec<ArrayRef> = batch.columns()[..n_in].to_vec();
+        for (j, f) in self.functions.iter().enumerate() {
+            let args = Self::columns_at(&batch, &self.arg_cols[j]);
+            let t = self.output.field(n_in + j).data_type();
+            columns.push(conform(
+                partition_aggregate(f, args.first(), &ids, groups, t)?,
+                t,
+            )?);
+        }
+        RecordBatch::try_new(Arc::clone(&self.output), columns)
+            .map(Some)
+            .map_err(Error::arrow)
+    }
+
     /// Sorts bucket `b` of every lane and computes the functions over it.
     pub(crate) fn compute(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
         let sorted = if self.presorted {
@@ -728,6 +789,8 @@ impl WindowPlan {
                         .map_err(Error::arrow)?,
                 ),
             }
+        } else if self.unordered {
+            return self.compute_unordered(lanes, b);
         } else {
             // the bucket's rows of every lane, sorted at once (a morsel's
             // index orders it among the others of any lane)
@@ -1927,6 +1990,113 @@ fn running_aggregate(
             Ok(Some(take(x.as_ref(), &picks, None).map_err(Error::arrow)?))
         }
         _ => Ok(None),
+    }
+}
+
+/// An aggregate over whole partitions, per row: `ids` numbers each row's
+/// partition (`groups` of them); each partition's aggregate is computed
+/// once, adding its values in row order (as [`running_aggregate`] does),
+/// and given to each of its rows.
+fn partition_aggregate(
+    f: &WindowExpr,
+    x: Option<&ArrayRef>,
+    ids: &[u32],
+    groups: usize,
+    out: &DataType,
+) -> Result<ArrayRef> {
+    let func = match f.func {
+        WindowFunction::Aggregate(a) => a,
+        other => {
+            return Err(Error::Internal(format!(
+                "{} over whole partitions without an order",
+                other.name()
+            )));
+        }
+    };
+    let per_row =
+        |values: &[i64]| Int64Array::from_iter_values(ids.iter().map(|&g| values[g as usize]));
+    let valid = |j: usize| x.is_none_or(|x| x.is_valid(j));
+    let mut counts = vec![0i64; groups];
+    for (j, &g) in ids.iter().enumerate() {
+        counts[g as usize] += i64::from(valid(j));
+    }
+    if matches!(
+        func,
+        AggregateFunction::CountStar | AggregateFunction::Count
+    ) {
+        return Ok(Arc::new(per_row(&counts)));
+    }
+    let x = x.ok_or_else(|| Error::Internal(format!("{} without its argument", func.name())))?;
+    match func {
+        AggregateFunction::Sum | AggregateFunction::Avg => {
+            let avg = func == AggregateFunction::Avg;
+            match x.data_type() {
+                DataType::Float64 => {
+                    let v = x.as_primitive::<Float64Type>();
+                    let mut sums = vec![0.0f64; groups];
+                    for (j, &g) in ids.iter().enumerate() {
+                        if v.is_valid(j) {
+                            sums[g as usize] += v.value(j);
+                        }
+                    }
+                    let values = ids.iter().map(|&g| {
+                        let (s, c) = (sums[g as usize], counts[g as usize]);
+                        (c > 0).then(|| if avg { s / c as f64 } else { s })
+                    });
+                    Ok(Arc::new(Float64Array::from_iter(values)))
+                }
+                // FLOAT sums in DOUBLE, as the aggregate does
+                DataType::Float32 => {
+                    let wide = cast(x, &DataType::Float64).map_err(Error::arrow)?;
+                    partition_aggregate(f, Some(&wide), ids, groups, out)
+                }
+                _ => {
+                    let (unscaled, scale) = unscaled(x)?;
+                    let mut sums = vec![0i128; groups];
+                    for (&v, &g) in unscaled.iter().zip(ids) {
+                        let s = &mut sums[g as usize];
+                        *s = s.checked_add(v).ok_or_else(sum_overflow)?;
+                    }
+                    exact_sums(
+                        avg,
+                        ids.iter().map(|&g| {
+                            let c = counts[g as usize];
+                            (c > 0).then(|| (sums[g as usize], c as u64))
+                        }),
+                        scale,
+                        out,
+                    )
+                }
+            }
+        }
+        AggregateFunction::Min | AggregateFunction::Max => {
+            let min = func == AggregateFunction::Min;
+            let converter = RowConverter::new(vec![SortField::new(x.data_type().clone())])
+                .map_err(Error::arrow)?;
+            let keys = converter
+                .convert_columns(std::slice::from_ref(x))
+                .map_err(Error::arrow)?;
+            let mut best: Vec<Option<u32>> = vec![None; groups];
+            for (j, &g) in ids.iter().enumerate() {
+                if !x.is_valid(j) {
+                    continue;
+                }
+                let b = &mut best[g as usize];
+                let better = b.is_none_or(|b| {
+                    let (new, old) = (keys.row(j), keys.row(b as usize));
+                    if min { new < old } else { new > old }
+                });
+                if better {
+                    *b = Some(j as u32);
+                }
+            }
+            let picks: UInt32Array = ids.iter().map(|&g| best[g as usize]).collect();
+            take(x.as_ref(), &picks, None).map_err(Error::arrow)
+        }
+        other => Err(Error::Internal(format!(
+            "aggregate {} is not a window function",
+            other.name()
+        ))),
     }
 }
 
