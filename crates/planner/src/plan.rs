@@ -453,7 +453,7 @@ pub enum JoinKind {
     /// Right rows with at least one match, right columns only: a `Semi`
     /// join with its sides swapped, so that its hash table holds the
     /// smaller, outer side and the subquery's rows are probed past it
-    /// (made by the optimiser, [`optimize::sides`](crate::optimize)).
+    /// (made by the optimiser, never by the binder).
     RightSemi,
     /// Right rows without a match, right columns only: an `Anti` join
     /// with its sides swapped, as `RightSemi`.

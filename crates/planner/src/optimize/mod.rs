@@ -19,15 +19,14 @@
 //!    each join side is narrowed to its keys and the columns used above,
 //!    a projection of columns no one reads disappears.
 //!
-//! After pushdown, [`sides`] swaps a SEMI or ANTI join with a condition
-//! beyond its keys whose outer side is much smaller than the subquery's
-//! rows into a RIGHT SEMI or RIGHT ANTI join, so that its hash table holds
-//! the outer rows.
-//!
-//! Between pushdown and pruning, [`reduce`] restricts a join side that is much larger
-//! than the key values it can match (a decorrelated subquery's rows,
-//! grouped or built into a hash table) to those values by a SEMI join
-//! with the other side's keys; it uses the catalog's row counts.
+//! Between the two, in this order: [`sides`] swaps a SEMI or ANTI join
+//! with a condition beyond its keys whose outer side is much smaller than
+//! the subquery's rows into a RIGHT SEMI or RIGHT ANTI join, so that its
+//! hash table holds the outer rows; then [`reduce`] restricts a join side
+//! that is much larger than the key values it can match (a decorrelated
+//! subquery's rows, grouped or built into a hash table) to those values by
+//! a SEMI join with the other side's keys. Both use the catalog's row
+//! counts.
 //!
 //! [`estimate`] holds the cardinality estimates of the binder's join
 //! order, [`order`] its dynamic programming over join trees.
