@@ -2029,10 +2029,40 @@ struct RowSlot {
 /// The first 16 bytes of a key, zero-padded.
 #[inline]
 fn key_head(bytes: &[u8]) -> u128 {
+    if let Some(head) = bytes.first_chunk::<16>() {
+        return u128::from_le_bytes(*head);
+    }
     let mut buf = [0u8; 16];
-    let n = bytes.len().min(16);
-    buf[..n].copy_from_slice(&bytes[..n]);
+    copy_short(&mut buf[..bytes.len()], bytes);
     u128::from_le_bytes(buf)
+}
+
+/// `dst.copy_from_slice(src)` for the few bytes of a key: up to 32 bytes
+/// by two overlapping fixed-size moves instead of a call to `memcpy`.
+#[inline]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    match n {
+        0 => {}
+        1..4 => {
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d = *s;
+            }
+        }
+        4..8 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+        }
+        8..16 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+        }
+        16..=32 => {
+            dst[..16].copy_from_slice(&src[..16]);
+            dst[n - 16..n].copy_from_slice(&src[n - 16..]);
+        }
+        _ => dst.copy_from_slice(src),
+    }
 }
 
 /// Groups keyed by their key bytes: row-encoded, or a single VARCHAR's
@@ -2137,7 +2167,7 @@ fn pack_keys(columns: &[ArrayRef], types: &[DataType]) -> Result<(Vec<u8>, Vec<u
                         let value = &data[o[i] as usize..o[i + 1] as usize];
                         let len = (value.len() as u32).to_le_bytes();
                         bytes[*at..*at + 4].copy_from_slice(&len);
-                        bytes[*at + 4..*at + 4 + value.len()].copy_from_slice(value);
+                        copy_short(&mut bytes[*at + 4..*at + 4 + value.len()], value);
                         *at += 4 + value.len();
                     } else {
                         bytes[*at..*at + 4].copy_from_slice(&NULL_LEN.to_le_bytes());
@@ -2156,7 +2186,10 @@ fn pack_keys(columns: &[ArrayRef], types: &[DataType]) -> Result<(Vec<u8>, Vec<u
                 for (i, at) in at.iter_mut().enumerate() {
                     if is_valid(i) {
                         bytes[*at] = 1;
-                        bytes[*at + 1..*at + 1 + w].copy_from_slice(&values[i * w..(i + 1) * w]);
+                        copy_short(
+                            &mut bytes[*at + 1..*at + 1 + w],
+                            &values[i * w..(i + 1) * w],
+                        );
                     }
                     *at += 1 + w;
                 }
@@ -2612,6 +2645,19 @@ mod tests {
 
     fn table(types: &[DataType]) -> GroupTable {
         GroupTable::new(types).unwrap()
+    }
+
+    #[test]
+    fn short_copies_and_key_heads_match_plain_copies() {
+        let src: Vec<u8> = (1..=48u8).collect();
+        for n in 0..=src.len() {
+            let mut dst = vec![0u8; n];
+            copy_short(&mut dst, &src[..n]);
+            assert_eq!(dst, &src[..n], "{n} bytes");
+            let mut head = [0u8; 16];
+            head[..n.min(16)].copy_from_slice(&src[..n.min(16)]);
+            assert_eq!(key_head(&src[..n]), u128::from_le_bytes(head), "{n} bytes");
+        }
     }
 
     #[test]
