@@ -21,7 +21,7 @@
 //! [`TableData`]: crate::source::TableData
 
 use std::ops::Range;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use arrow::array::{Array, ArrayRef, ArrowNativeTypeOp, AsArray, PrimitiveArray, RecordBatch};
 use arrow::datatypes::Schema;
@@ -179,6 +179,10 @@ struct ColumnZones {
     /// The number of the first block of each batch.
     first_block: Vec<usize>,
     blocks: Box<[OnceLock<Zone>]>,
+    /// Top-N bounds ([`ZoneCache::bound`]) found once every block had its
+    /// zone, by `(k, desc)`: they hold until the table changes (a changed
+    /// table has a new cache), so a repeated top-N asks no zone again.
+    bounds: Mutex<Vec<(usize, bool, ArrayRef)>>,
 }
 
 /// Blocks [`ZoneCache::clustered`] looks at.
@@ -280,6 +284,32 @@ impl ZoneCache {
         desc: bool,
     ) -> Option<ArrayRef> {
         let zones = self.columns.get()?.get(column)?.get()?.as_ref()?;
+        let cached = |bounds: &Vec<(usize, bool, ArrayRef)>| {
+            bounds
+                .iter()
+                .find(|(bk, bd, _)| *bk == k && *bd == desc)
+                .map(|(_, _, b)| Arc::clone(b))
+        };
+        let mut bounds = zones.bounds.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = cached(&bounds) {
+            return Some(b);
+        }
+        let complete = zones.blocks.iter().all(|z| z.get().is_some());
+        let bound = Self::find_bound(zones, batches, column, k, desc)?;
+        if complete {
+            bounds.push((k, desc, Arc::clone(&bound)));
+        }
+        Some(bound)
+    }
+
+    /// [`Self::bound`] from `zones`, found again.
+    fn find_bound(
+        zones: &ColumnZones,
+        batches: &[RecordBatch],
+        column: usize,
+        k: usize,
+        desc: bool,
+    ) -> Option<ArrayRef> {
         let strings = batches.first()?.column(column).data_type() == &DataType::Utf8;
         if strings && k > STRING_BOUND_BLOCKS {
             return None;
@@ -365,6 +395,7 @@ impl ColumnZones {
         Some(ColumnZones {
             first_block,
             blocks: (0..total).map(|_| OnceLock::new()).collect(),
+            bounds: Mutex::new(Vec::new()),
         })
     }
 }
@@ -534,7 +565,7 @@ fn zone_of(array: &ArrayRef, span: Range<usize>) -> Option<Zone> {
 mod tests {
     use std::sync::Arc;
 
-    use arrow::array::{Decimal128Array, Float64Array, Int32Array, StringArray};
+    use arrow::array::{Decimal128Array, Float64Array, Int32Array, Int64Array, StringArray};
     use arrow::datatypes::{Field, Schema};
 
     use super::*;
@@ -742,6 +773,40 @@ mod tests {
             Some(vec![])
         );
         assert_eq!(ZoneCache::default().bound(&batches, 0, 1, false), None);
+    }
+
+    #[test]
+    fn a_bound_is_kept_once_every_zone_is_known() {
+        let n = 4 * ZONE_ROWS;
+        let array: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n as i64));
+        let batches = vec![batch(array)];
+        let cache = ZoneCache::default();
+        let kept = |cache: &ZoneCache| {
+            let zones = cache.columns.get().unwrap()[0]
+                .get()
+                .unwrap()
+                .as_ref()
+                .unwrap();
+            zones.bounds.lock().unwrap().len()
+        };
+        let first = |b: ArrayRef| b.as_primitive::<Int64Type>().value(0);
+        // two blocks' zones known: their bound, not kept
+        cache
+            .surviving(&batches, 0, 0, 0..2 * ZONE_ROWS, |_| true)
+            .unwrap();
+        let partial = cache.bound(&batches, 0, 1, true).unwrap();
+        assert_eq!(first(partial), 2 * ZONE_ROWS as i64 - 1);
+        assert_eq!(kept(&cache), 0);
+        // every zone known: the table's greatest, kept and given again
+        cache.surviving(&batches, 0, 0, 0..n, |_| true).unwrap();
+        for _ in 0..2 {
+            let full = cache.bound(&batches, 0, 1, true).unwrap();
+            assert_eq!(first(full), n as i64 - 1);
+        }
+        assert_eq!(kept(&cache), 1);
+        let least = cache.bound(&batches, 0, 2, false).unwrap();
+        assert_eq!(first(least), ZONE_ROWS as i64);
+        assert_eq!(kept(&cache), 2);
     }
 
     #[test]
