@@ -1505,6 +1505,10 @@ impl SortedRun {
         let batches: Vec<RecordBatch> = parts.iter().map(|(_, b)| b.clone()).collect();
         let batch = concat_batches(&spec.schema, &batches).map_err(Error::arrow)?;
         drop(batches);
+        // rows already in key order (input sorted or clustered by the
+        // keys: a table in key order, a window's partitions in input
+        // order) are neither sorted nor gathered again
+        let mut in_order = false;
         let keys = match &spec.fixed {
             Some(fixed) => {
                 let keys = spec.key_values(fixed, &batch)?;
@@ -1541,7 +1545,10 @@ impl SortedRun {
                             }
                         }
                         drop(keys);
-                        radix_sort(&mut words, shift, at);
+                        in_order = words.is_sorted();
+                        if !in_order {
+                            radix_sort(&mut words, shift, at);
+                        }
                         words.truncate(kept);
                         RunKeys::Packed {
                             columns: packed,
@@ -1556,11 +1563,15 @@ impl SortedRun {
                             .map(|(i, k)| (k, i as u32))
                             .collect();
                         drop(keys);
-                        if kept < rows {
-                            pairs.select_nth_unstable(kept);
-                            pairs.truncate(kept);
+                        in_order = pairs.is_sorted();
+                        if !in_order {
+                            if kept < rows {
+                                pairs.select_nth_unstable(kept);
+                                pairs.truncate(kept);
+                            }
+                            pairs.sort_unstable();
                         }
-                        pairs.sort_unstable();
+                        pairs.truncate(kept);
                         RunKeys::Wide(pairs)
                     }
                 }
@@ -1606,8 +1617,13 @@ impl SortedRun {
             morsels,
             block_part,
         };
-        let order = UInt32Array::from_iter_values((0..kept).map(|i| run.input_row(i)));
-        run.batch = arrow::compute::take_record_batch(&run.batch, &order).map_err(Error::arrow)?;
+        if in_order {
+            run.batch = run.batch.slice(0, kept);
+        } else {
+            let order = UInt32Array::from_iter_values((0..kept).map(|i| run.input_row(i)));
+            run.batch =
+                arrow::compute::take_record_batch(&run.batch, &order).map_err(Error::arrow)?;
+        }
         Ok(run)
     }
 
@@ -2156,6 +2172,75 @@ mod tests {
         let mut want = b;
         want.sort_by(|x, y| y.cmp(x));
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn runs_already_in_key_order_or_nearly_come_out_sorted_and_cut() {
+        // two keys packed in one word, then wide (a BIGINT and an INTEGER
+        // whose spans take past 64 bits); rows in key order, then with one
+        // pair swapped
+        for wide in [false, true] {
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("a", DataType::Int64, false),
+                Field::new("b", DataType::Int32, false),
+            ]));
+            let n = 3000i64;
+            let (sa, sb) = if wide {
+                (1i64 << 40, 1i32 << 28)
+            } else {
+                (1, 1)
+            };
+            let a: Vec<i64> = (0..n).map(|i| i / 7 * sa).collect();
+            let b: Vec<i32> = (0..n as i32).map(|i| (i % 7) * sb).collect();
+            let keys = vec![
+                SortKey {
+                    expr: Expr::column(0, "a"),
+                    asc: true,
+                    nulls_first: false,
+                },
+                SortKey {
+                    expr: Expr::column(1, "b"),
+                    asc: true,
+                    nulls_first: false,
+                },
+            ];
+            let spec = SortSpec::new(&keys, Arc::clone(&schema)).unwrap();
+            for swapped in [false, true] {
+                let mut b = b.clone();
+                if swapped {
+                    b.swap(10, 11);
+                }
+                // two morsels, given in reverse
+                let part = |r: std::ops::Range<usize>| {
+                    RecordBatch::try_new(
+                        Arc::clone(&schema),
+                        vec![
+                            Arc::new(Int64Array::from(a[r.clone()].to_vec())),
+                            Arc::new(arrow::array::Int32Array::from(b[r].to_vec())),
+                        ],
+                    )
+                    .unwrap()
+                };
+                let parts = vec![(1, part(1500..3000)), (0, part(0..1500))];
+                for first in [None, Some(100)] {
+                    let run = SortedRun::new(&spec, parts.clone(), first).unwrap();
+                    let out = run.into_batch();
+                    let got_a = out.column(0).as_primitive::<arrow::datatypes::Int64Type>();
+                    let got_b = out.column(1).as_primitive::<arrow::datatypes::Int32Type>();
+                    let mut want: Vec<(i64, i32)> =
+                        a.iter().copied().zip(b.iter().copied()).collect();
+                    want.sort();
+                    want.truncate(first.unwrap_or(want.len()));
+                    let got: Vec<(i64, i32)> = got_a
+                        .values()
+                        .iter()
+                        .copied()
+                        .zip(got_b.values().iter().copied())
+                        .collect();
+                    assert_eq!(got, want, "wide {wide}, swapped {swapped}, first {first:?}");
+                }
+            }
+        }
     }
 
     #[test]
