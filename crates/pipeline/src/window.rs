@@ -621,12 +621,7 @@ impl WindowPlan {
         if let (Some(k), Some(order), None, false) =
             (self.limit, &self.leaders, &lane.leaders, lane.keeps_all)
         {
-            let types: Vec<DataType> = self
-                .partition_cols
-                .iter()
-                .map(|&i| self.work.field(i).data_type().clone())
-                .collect();
-            lane.leaders = Some(Box::new(Leaders::new(k, &types, order)?));
+            lane.leaders = Some(Box::new(Leaders::new(k, &self.partition_types(), order)?));
         }
         let converter = if self.presorted {
             None
@@ -700,6 +695,23 @@ impl WindowPlan {
         Ok(())
     }
 
+    /// The types of the partition keys (in `work`).
+    fn partition_types(&self) -> Vec<DataType> {
+        self.partition_cols
+            .iter()
+            .map(|&i| self.work.field(i).data_type().clone())
+            .collect()
+    }
+
+    /// The non-empty parts of bucket `b` of every lane.
+    fn bucket(lanes: &[WindowLane], b: usize) -> impl Iterator<Item = &(usize, RecordBatch)> {
+        lanes
+            .iter()
+            .filter_map(move |l| l.parts.get(b))
+            .flatten()
+            .filter(|(_, batch)| batch.num_rows() > 0)
+    }
+
     /// `parts` (a bucket's rows of every lane) with their partitions'
     /// numbers appended, as [`WindowPlan::numbered`] sorts them: numbered
     /// as first met in input order, so that a bucket's output is the same
@@ -710,12 +722,7 @@ impl WindowPlan {
         mut parts: Vec<(usize, RecordBatch)>,
     ) -> Result<Vec<(usize, RecordBatch)>> {
         parts.sort_by_key(|(morsel, _)| *morsel);
-        let types: Vec<DataType> = self
-            .partition_cols
-            .iter()
-            .map(|&i| self.work.field(i).data_type().clone())
-            .collect();
-        let mut table = GroupTable::new(&types)?;
+        let mut table = GroupTable::new(&self.partition_types())?;
         let mut ids = Vec::new();
         parts
             .into_iter()
@@ -734,24 +741,14 @@ impl WindowPlan {
     /// ([`WindowPlan::unordered`]): each partition's aggregates are
     /// computed once, over its rows in input order.
     fn compute_unordered(&self, lanes: &[WindowLane], b: usize) -> Result<Option<RecordBatch>> {
-        let mut parts: Vec<&(usize, RecordBatch)> = lanes
-            .iter()
-            .filter_map(|l| l.parts.get(b))
-            .flatten()
-            .filter(|(_, batch)| batch.num_rows() > 0)
-            .collect();
+        let mut parts: Vec<&(usize, RecordBatch)> = Self::bucket(lanes, b).collect();
         if parts.is_empty() {
             return Ok(None);
         }
         parts.sort_by_key(|(morsel, _)| *morsel);
         let batch = arrow::compute::concat_batches(&self.work, parts.iter().map(|(_, b)| b))
             .map_err(Error::arrow)?;
-        let types: Vec<DataType> = self
-            .partition_cols
-            .iter()
-            .map(|&i| self.work.field(i).data_type().clone())
-            .collect();
-        let mut table = GroupTable::new(&types)?;
+        let mut table = GroupTable::new(&self.partition_types())?;
         let mut ids = Vec::new();
         table.group_ids(&Self::columns_at(&batch, &self.partition_cols), &mut ids)?;
         let groups = table.len();
@@ -794,13 +791,7 @@ impl WindowPlan {
         } else {
             // the bucket's rows of every lane, sorted at once (a morsel's
             // index orders it among the others of any lane)
-            let parts: Vec<(usize, RecordBatch)> = lanes
-                .iter()
-                .filter_map(|l| l.parts.get(b))
-                .flatten()
-                .filter(|(_, batch)| batch.num_rows() > 0)
-                .cloned()
-                .collect();
+            let parts: Vec<(usize, RecordBatch)> = Self::bucket(lanes, b).cloned().collect();
             if parts.is_empty() {
                 None
             } else if let Some(spec) = &self.numbered {
@@ -1962,11 +1953,7 @@ fn running_aggregate(
         }
         AggregateFunction::Min | AggregateFunction::Max => {
             let min = func == AggregateFunction::Min;
-            let converter = RowConverter::new(vec![SortField::new(x.data_type().clone())])
-                .map_err(Error::arrow)?;
-            let keys = converter
-                .convert_columns(std::slice::from_ref(x))
-                .map_err(Error::arrow)?;
+            let keys = min_max_keys(x)?;
             // the row of the frame's least (greatest) value so far; of
             // equal values the first
             let mut best: Option<usize> = None;
@@ -1976,10 +1963,7 @@ fn running_aggregate(
                         best = None;
                     }
                     for j in enter.filter(|&j| x.is_valid(j)) {
-                        let better = best.is_none_or(|b| {
-                            let (new, old) = (keys.row(j), keys.row(b));
-                            if min { new < old } else { new > old }
-                        });
+                        let better = best.is_none_or(|b| beats(&keys, min, j, b));
                         if better {
                             best = Some(j);
                         }
@@ -2071,21 +2055,14 @@ fn partition_aggregate(
         }
         AggregateFunction::Min | AggregateFunction::Max => {
             let min = func == AggregateFunction::Min;
-            let converter = RowConverter::new(vec![SortField::new(x.data_type().clone())])
-                .map_err(Error::arrow)?;
-            let keys = converter
-                .convert_columns(std::slice::from_ref(x))
-                .map_err(Error::arrow)?;
+            let keys = min_max_keys(x)?;
             let mut best: Vec<Option<u32>> = vec![None; groups];
             for (j, &g) in ids.iter().enumerate() {
                 if !x.is_valid(j) {
                     continue;
                 }
                 let b = &mut best[g as usize];
-                let better = b.is_none_or(|b| {
-                    let (new, old) = (keys.row(j), keys.row(b as usize));
-                    if min { new < old } else { new > old }
-                });
+                let better = b.is_none_or(|b| beats(&keys, min, j, b as usize));
                 if better {
                     *b = Some(j as u32);
                 }
@@ -2098,6 +2075,22 @@ fn partition_aggregate(
             other.name()
         ))),
     }
+}
+
+/// The values of `x` row-encoded, as MIN and MAX compare them.
+fn min_max_keys(x: &ArrayRef) -> Result<Rows> {
+    let converter =
+        RowConverter::new(vec![SortField::new(x.data_type().clone())]).map_err(Error::arrow)?;
+    converter
+        .convert_columns(std::slice::from_ref(x))
+        .map_err(Error::arrow)
+}
+
+/// Whether row `new` of `keys` is less (`min`) or greater than row `old`:
+/// of equal values the one met first stays.
+fn beats(keys: &Rows, min: bool, new: usize, old: usize) -> bool {
+    let (new, old) = (keys.row(new), keys.row(old));
+    if min { new < old } else { new > old }
 }
 
 /// Exact running sums (or averages) of `value` over `rows`' frames.
@@ -2675,11 +2668,7 @@ fn min_max(
     fs: &[usize],
     fe: &[usize],
 ) -> Result<UInt32Array> {
-    let converter =
-        RowConverter::new(vec![SortField::new(x.data_type().clone())]).map_err(Error::arrow)?;
-    let rows: Rows = converter
-        .convert_columns(std::slice::from_ref(x))
-        .map_err(Error::arrow)?;
+    let rows = min_max_keys(x)?;
     // `a` is kept over `b` when it is better or equal
     let better = |a: usize, b: usize| {
         let (a, b) = (rows.row(a), rows.row(b));

@@ -34,36 +34,34 @@ const RATIO: f64 = 4.0;
 /// side swapped into a RIGHT SEMI or RIGHT ANTI join.
 pub(crate) fn swap_sides(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
     let plan = plan.map_inputs(&mut |p| swap_sides(p, catalog));
+    let swapped = match &plan {
+        LogicalPlan::Join {
+            left,
+            right,
+            kind: kind @ (JoinKind::Semi | JoinKind::Anti),
+            on,
+            filter: Some(_),
+            ..
+        } if !on.is_empty() && smaller(left, right, catalog) => {
+            if *kind == JoinKind::Semi {
+                JoinKind::RightSemi
+            } else {
+                JoinKind::RightAnti
+            }
+        }
+        _ => return plan,
+    };
     let LogicalPlan::Join {
         left,
         right,
-        kind,
         on,
         filter,
         schema,
+        ..
     } = plan
     else {
-        return plan;
+        unreachable!("matched as a join above")
     };
-    let swapped = match kind {
-        JoinKind::Semi => JoinKind::RightSemi,
-        JoinKind::Anti => JoinKind::RightAnti,
-        _ => JoinKind::Inner,
-    };
-    let smaller_left = || match (rows(&left, catalog), rows(&right, catalog)) {
-        (Some(l), Some(r)) => l * RATIO <= r,
-        _ => false,
-    };
-    if swapped == JoinKind::Inner || on.is_empty() || filter.is_none() || !smaller_left() {
-        return LogicalPlan::Join {
-            left,
-            right,
-            kind,
-            on,
-            filter,
-            schema,
-        };
-    }
     // the condition reads pairs, the left side's columns first
     let (ln, rn) = (left.schema().fields().len(), right.schema().fields().len());
     let filter = filter.map(|f| map_columns(&f, &|c| if c < ln { c + rn } else { c - ln }));
@@ -74,5 +72,13 @@ pub(crate) fn swap_sides(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPla
         on: on.into_iter().map(|(l, r)| (r, l)).collect(),
         filter,
         schema,
+    }
+}
+
+/// Whether `left` has at most a [`RATIO`]th of `right`'s estimated rows.
+fn smaller(left: &LogicalPlan, right: &LogicalPlan, catalog: &dyn Catalog) -> bool {
+    match (rows(left, catalog), rows(right, catalog)) {
+        (Some(l), Some(r)) => l * RATIO <= r,
+        _ => false,
     }
 }
