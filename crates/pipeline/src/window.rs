@@ -499,9 +499,9 @@ impl WindowPlan {
         let unordered = !partition_by.is_empty()
             && order_by.is_empty()
             && functions.iter().all(|f| {
+                // (without an ORDER BY every row of a partition is a peer)
                 matches!(f.func, WindowFunction::Aggregate(_))
-                    && (Reach::of(f) == Some(Reach::Partition)
-                        || (f.frame.units == FrameUnits::Range && Reach::of(f).is_some()))
+                    && matches!(Reach::of(f), Some(Reach::Partition | Reach::Peers))
             });
         let limit = limit.filter(|_| !partition_by.is_empty());
         let presorted = input_sorted || (partition_by.is_empty() && order_by.is_empty());
@@ -1997,18 +1997,22 @@ fn partition_aggregate(
             )));
         }
     };
-    let per_row =
-        |values: &[i64]| Int64Array::from_iter_values(ids.iter().map(|&g| values[g as usize]));
-    let valid = |j: usize| x.is_none_or(|x| x.is_valid(j));
-    let mut counts = vec![0i64; groups];
-    for (j, &g) in ids.iter().enumerate() {
-        counts[g as usize] += i64::from(valid(j));
-    }
+    // each partition's rows (of a non-NULL value, given one)
+    let counts = || {
+        let mut counts = vec![0i64; groups];
+        for (j, &g) in ids.iter().enumerate() {
+            counts[g as usize] += i64::from(x.is_none_or(|x| x.is_valid(j)));
+        }
+        counts
+    };
     if matches!(
         func,
         AggregateFunction::CountStar | AggregateFunction::Count
     ) {
-        return Ok(Arc::new(per_row(&counts)));
+        let counts = counts();
+        return Ok(Arc::new(Int64Array::from_iter_values(
+            ids.iter().map(|&g| counts[g as usize]),
+        )));
     }
     let x = x.ok_or_else(|| Error::Internal(format!("{} without its argument", func.name())))?;
     match func {
@@ -2016,6 +2020,7 @@ fn partition_aggregate(
             let avg = func == AggregateFunction::Avg;
             match x.data_type() {
                 DataType::Float64 => {
+                    let counts = counts();
                     let v = x.as_primitive::<Float64Type>();
                     let mut sums = vec![0.0f64; groups];
                     for (j, &g) in ids.iter().enumerate() {
@@ -2035,6 +2040,7 @@ fn partition_aggregate(
                     partition_aggregate(f, Some(&wide), ids, groups, out)
                 }
                 _ => {
+                    let counts = counts();
                     let (unscaled, scale) = unscaled(x)?;
                     let mut sums = vec![0i128; groups];
                     for (&v, &g) in unscaled.iter().zip(ids) {

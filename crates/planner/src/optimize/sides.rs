@@ -33,45 +33,32 @@ const RATIO: f64 = 4.0;
 /// `plan` with each SEMI and ANTI join that builds better over its outer
 /// side swapped into a RIGHT SEMI or RIGHT ANTI join.
 pub(crate) fn swap_sides(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
-    let plan = plan.map_inputs(&mut |p| swap_sides(p, catalog));
-    let swapped = match &plan {
+    match plan.map_inputs(&mut |p| swap_sides(p, catalog)) {
         LogicalPlan::Join {
             left,
             right,
             kind: kind @ (JoinKind::Semi | JoinKind::Anti),
             on,
-            filter: Some(_),
-            ..
-        } if !on.is_empty() && smaller(left, right, catalog) => {
-            if *kind == JoinKind::Semi {
-                JoinKind::RightSemi
-            } else {
-                JoinKind::RightAnti
+            filter: Some(filter),
+            schema,
+        } if !on.is_empty() && smaller(&left, &right, catalog) => {
+            // the condition reads pairs, the left side's columns first
+            let (ln, rn) = (left.schema().fields().len(), right.schema().fields().len());
+            let filter = map_columns(&filter, &|c| if c < ln { c + rn } else { c - ln });
+            LogicalPlan::Join {
+                left: right,
+                right: left,
+                kind: if kind == JoinKind::Semi {
+                    JoinKind::RightSemi
+                } else {
+                    JoinKind::RightAnti
+                },
+                on: on.into_iter().map(|(l, r)| (r, l)).collect(),
+                filter: Some(filter),
+                schema,
             }
         }
-        _ => return plan,
-    };
-    let LogicalPlan::Join {
-        left,
-        right,
-        on,
-        filter,
-        schema,
-        ..
-    } = plan
-    else {
-        unreachable!("matched as a join above")
-    };
-    // the condition reads pairs, the left side's columns first
-    let (ln, rn) = (left.schema().fields().len(), right.schema().fields().len());
-    let filter = filter.map(|f| map_columns(&f, &|c| if c < ln { c + rn } else { c - ln }));
-    LogicalPlan::Join {
-        left: right,
-        right: left,
-        kind: swapped,
-        on: on.into_iter().map(|(l, r)| (r, l)).collect(),
-        filter,
-        schema,
+        other => other,
     }
 }
 
