@@ -25,16 +25,18 @@ fn logging(name: &str, log: &Arc<Mutex<Vec<String>>>) -> Job {
 /// A one-step job that runs until its job is cancelled (an error after
 /// `PATIENCE`).
 fn until_cancelled(name: &str) -> Job {
-    Job::new(name).with_step(step_fn(name.to_owned(), |ctx| -> StepResult {
-        let deadline = Instant::now() + PATIENCE;
-        while !ctx.is_cancelled() {
-            if Instant::now() > deadline {
-                return Err("never cancelled".into());
-            }
-            std::thread::yield_now();
+    Job::new(name).with_step(step_fn(name.to_owned(), spin_until_cancelled))
+}
+
+fn spin_until_cancelled(ctx: &StepContext<'_>) -> StepResult {
+    let deadline = Instant::now() + PATIENCE;
+    while !ctx.is_cancelled() {
+        if Instant::now() > deadline {
+            return Err("never cancelled".into());
         }
-        Ok(())
-    }))
+        std::thread::yield_now();
+    }
+    Ok(())
 }
 
 fn failing(name: &str) -> Job {
@@ -109,7 +111,25 @@ fn failing_chain(mode: ErrorMode, x: Job, log: &Arc<Mutex<Vec<String>>>) -> DagB
 fn fail_mode_stops_everything_and_reports_the_failure_once() {
     let executor = executor(4);
     let log = Arc::new(Mutex::new(Vec::new()));
-    let dag = failing_chain(ErrorMode::Fail, until_cancelled("x"), &log)
+    // x is a root like a, so it may start after b has already failed
+    // (the thread starting the roots can be descheduled between them). To
+    // test the stop of a *running* node, b fails only once x runs.
+    let meet = Rendezvous::new(2);
+    let x_meet = meet.clone();
+    let x = Job::new("x").with_step(step_fn("x", move |ctx| -> StepResult {
+        x_meet.arrive()?;
+        spin_until_cancelled(ctx)
+    }));
+    let b = Job::new("b").with_step(step_fn("bad", move |_ctx| -> StepResult {
+        meet.arrive()?;
+        Err("bad row".into())
+    }));
+    let dag = DagBuilder::new()
+        .error_mode(ErrorMode::Fail)
+        .node(Node::job("a", logging("a", &log)))
+        .node(Node::job("b", b).after("a"))
+        .node(Node::job("c", logging("c", &log)).after("b"))
+        .node(Node::job("x", x))
         .build()
         .unwrap();
     let handle = dag.run(&executor);
