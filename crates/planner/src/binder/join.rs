@@ -108,9 +108,28 @@ impl Scope {
     }
 
     /// `a`'s columns followed by `b`'s, with `schema` (their concatenation,
-    /// maybe with nullability changed).
+    /// maybe with nullability changed) under their scopes' names (a
+    /// derived table's column aliases are in its scope only).
     fn concat(a: &Scope, b: &Scope, schema: SchemaRef) -> Scope {
         let offset = a.schema.fields().len();
+        let names: Vec<&String> = a
+            .schema
+            .fields()
+            .iter()
+            .chain(b.schema.fields())
+            .map(|f| f.name())
+            .collect();
+        let schema = SchemaRef::new(Schema::new(
+            schema
+                .fields()
+                .iter()
+                .enumerate()
+                .map(|(i, f)| match names.get(i) {
+                    Some(&n) => f.as_ref().clone().with_name(n.clone()),
+                    None => f.as_ref().clone(),
+                })
+                .collect::<Vec<_>>(),
+        ));
         let mut relations = a.parts();
         relations.extend(
             b.parts()
@@ -950,7 +969,12 @@ impl Binder<'_> {
                     .iter()
                     .position(|&c| c == i)
                     .expect("every column joined");
-                plan.schema().field(at).clone()
+                // the joined type and nullability, the scope's name (a
+                // derived table's column aliases are its scope's only)
+                plan.schema()
+                    .field(at)
+                    .clone()
+                    .with_name(scope.schema.field(i).name().clone())
             })
             .collect();
         let out_schema = SchemaRef::new(Schema::new(out_fields));
