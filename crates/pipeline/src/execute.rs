@@ -1189,8 +1189,9 @@ struct SortStage {
 enum SortWork {
     /// Each run of morsels' words, scattered by digit.
     Radix(Arc<RadixSort>, TaskHandle<Scattered>),
-    /// Codes too wide for 64 bits: a sorted run per lane.
-    Runs(TaskHandle<SortedRun>),
+    /// Codes too wide for 64 bits, or strings too varied to rank: a
+    /// sorted run per lane, beside the runs lanes cut themselves.
+    Runs(TaskHandle<SortedRun>, Vec<SortedRun>),
 }
 
 /// A full sort's first job, after its lanes computed their rows' keys:
@@ -1201,14 +1202,27 @@ fn sort_job(slots: &NodeSlots, ctx: &NodeContext) -> Result<Job> {
     let p = collected.shared.pipeline();
     let workers = (p.split.0 + p.split.1).max(1);
     let cost = collected.partial_rows / 1000 + 1;
-    let lanes = std::mem::take(&mut collected.outputs)
-        .into_iter()
-        .map(|o| match o {
-            LaneOutput::Keyed(k) => Ok(k),
-            _ => Err(Error::Internal("a radix sort lane without its keys".into())),
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let (job, work) = match FullSort::new(lanes) {
+    // lanes whose strings were too varied to rank hand over runs; then
+    // every lane's rows are sorted into runs and merged
+    let (mut lanes, mut runs) = (Vec::new(), Vec::new());
+    for o in std::mem::take(&mut collected.outputs) {
+        match o {
+            LaneOutput::Keyed(k) => lanes.push(k),
+            LaneOutput::Runs(r) => runs.extend(r),
+            _ => return Err(Error::Internal("a radix sort lane without its keys".into())),
+        }
+    }
+    let full = if runs.is_empty() {
+        FullSort::new(lanes)
+    } else {
+        FullSort::Runs(
+            lanes
+                .into_iter()
+                .map(|k| Mutex::new(Some(k.into_parts())))
+                .collect(),
+        )
+    };
+    let (job, work) = match full {
         FullSort::Radix(radix) => {
             let r = Arc::clone(&radix);
             let (job, handle) = task_job(
@@ -1239,7 +1253,7 @@ fn sort_job(slots: &NodeSlots, ctx: &NodeContext) -> Result<Job> {
                     SortedRun::new(sort, parts, rows.as_ref().map(|r| r.end))
                 },
             );
-            (job, SortWork::Runs(handle))
+            (job, SortWork::Runs(handle, runs))
         }
     };
     *lock(&slots.sorting) = Some(SortStage { collected, work });
@@ -1264,7 +1278,12 @@ fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
     } = collected;
     let p = shared.pipeline();
     let schema = output_schema(p);
-    let name = merge_name(p);
+    let name = match &sorted {
+        // a radix sort that found its keys' codes too wide, or its
+        // strings too varied, merged runs
+        Some(SortWork::Runs(..)) => Some("merge sorted runs".to_owned()),
+        _ => merge_name(p),
+    };
     let work = match sorted {
         Some(work) => sorted_work(p, work, &ctx.memory, &mut held)?,
         None => merge_work(&shared, outputs, &ctx.memory)?,
@@ -1563,7 +1582,10 @@ fn sorted_work(
         _ => None,
     };
     match work {
-        SortWork::Runs(handle) => Ok(merge_runs(handle.results()?, p.split, kept)),
+        SortWork::Runs(handle, mut runs) => {
+            runs.extend(handle.results()?);
+            Ok(merge_runs(runs, p.split, kept))
+        }
         SortWork::Radix(radix, handle) => {
             let scattered = handle.results()?;
             // the words live until the sort's result is assembled

@@ -1532,7 +1532,15 @@ impl LaneRun<'_> {
                 top.share_bound(sort, &shared.top_bound)?;
             }
             (Breaker::Sort { sort, .. }, LaneState::Keyed(keyed)) => {
-                keyed.push(sort, index, rows)?
+                keyed.push(sort, index, rows)?;
+                if keyed.unranked() {
+                    // strings too varied to rank: sorted into runs, as
+                    // keys of no fixed width are
+                    let keyed = std::mem::replace(&mut self.state, LaneState::Batches(Vec::new()));
+                    if let LaneState::Keyed(keyed) = keyed {
+                        self.state = LaneState::Batches(keyed.into_parts());
+                    }
+                }
             }
             (_, LaneState::Batches(out)) => {
                 if p.early_stop.is_some() {

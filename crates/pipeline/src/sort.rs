@@ -5,12 +5,15 @@
 //!   compared with that threshold and only better rows are kept, so after
 //!   the first morsel almost nothing is copied. The lanes' k rows each are
 //!   merged at the end.
-//! - **Full sort** of fixed-width keys: one radix sort of every lane's
-//!   rows in two parallel jobs, with no merge ([`radix`]).
-//! - **Full sort** of other keys (or of codes too wide for a word): each
-//!   lane sorts what it collected into one run; the runs are cut into
-//!   ranges by splitter keys sampled from them, and each range is merged
-//!   by its own task, in parallel.
+//! - **Full sort** of fixed-width keys and of strings that repeat: one
+//!   radix sort of every lane's rows in two parallel jobs, with no merge
+//!   ([`radix`]). A string key's value is its string's rank among the
+//!   distinct strings of every lane, which the lanes collect in
+//!   dictionaries as the rows arrive.
+//! - **Full sort** of other keys (or of codes too wide for a word, or of
+//!   strings too varied to rank): each lane sorts what it collected into
+//!   runs; the runs are cut into ranges by splitter keys sampled from
+//!   them, and each range is merged by its own task, in parallel.
 //!
 //! Keys are compared in Arrow's row format (mixed directions and NULLS
 //! FIRST/LAST become plain byte order). A last, hidden key is each row's
@@ -105,6 +108,15 @@ impl SortSpec {
         self.radix.is_some()
     }
 
+    /// [`Self::by_radix`] with keys of fixed widths only (no string
+    /// ranked by a dictionary): the sort of a window's bucket, which
+    /// numbers partitions of other keys instead.
+    pub(crate) fn by_radix_fixed(&self) -> bool {
+        self.radix
+            .as_ref()
+            .is_some_and(|r| r.iter().all(|k| !matches!(k.kind, FixedKind::Str)))
+    }
+
     /// Whether the first key sorts descending.
     pub(crate) fn first_descending(&self) -> bool {
         self.keys.first().is_some_and(|key| !key.asc)
@@ -126,19 +138,21 @@ impl SortSpec {
             })
             .collect();
         fields.push(SortField::new(DataType::UInt64));
-        let fixed: Option<Vec<FixedKey>> = keys
-            .iter()
-            .zip(&types)
-            .map(|(k, t)| {
-                FixedKind::of(t).map(|kind| FixedKey {
-                    kind,
-                    descending: !k.asc,
-                    nulls_first: k.nulls_first,
+        let keyed = |of: fn(&DataType) -> Option<FixedKind>| -> Option<Vec<FixedKey>> {
+            keys.iter()
+                .zip(&types)
+                .map(|(k, t)| {
+                    of(t).map(|kind| FixedKey {
+                        kind,
+                        descending: !k.asc,
+                        nulls_first: k.nulls_first,
+                    })
                 })
-            })
-            .collect();
-        let radix = fixed.clone();
-        let fixed = fixed.filter(|f| f.iter().map(|k| k.kind.bits() + 1).sum::<u32>() <= 128);
+                .collect()
+        };
+        let radix = keyed(FixedKind::of_radix);
+        let fixed = keyed(FixedKind::of)
+            .filter(|f| f.iter().map(|k| k.kind.bits() + 1).sum::<u32>() <= 128);
         Ok(SortSpec {
             keys: keys.to_vec(),
             types,
@@ -815,6 +829,11 @@ enum FixedKind {
     F64,
     /// Decimals of at most 18 digits: their unscaled values fit in i64.
     Decimal64,
+    /// Strings (`VARCHAR`), in the full sort only: a value is its rank
+    /// among the distinct strings of every lane ([`radix::StrDict`]),
+    /// known once every lane finished. A sort whose strings are too many
+    /// and too varied for that merges runs of encoded rows instead.
+    Str,
 }
 
 impl FixedKind {
@@ -832,11 +851,19 @@ impl FixedKind {
         })
     }
 
+    /// [`Self::of`], and strings: the keys of a full sort by radix.
+    fn of_radix(t: &DataType) -> Option<Self> {
+        match t {
+            DataType::Utf8 => Some(FixedKind::Str),
+            t => Self::of(t),
+        }
+    }
+
     /// Bits of the ordered value.
     fn bits(self) -> u32 {
         match self {
             FixedKind::Boolean => 1,
-            FixedKind::I32 | FixedKind::U32 => 32,
+            FixedKind::I32 | FixedKind::U32 | FixedKind::Str => 32,
             FixedKind::I64 | FixedKind::U64 | FixedKind::F64 | FixedKind::Decimal64 => 64,
         }
     }
@@ -898,6 +925,11 @@ fn ordered_values(kind: FixedKind, array: &dyn Array, out: &mut Vec<u64>) -> Res
             let s = v.to_bits() as i64;
             (s ^ (((s >> 63) as u64) >> 1) as i64) as u64 ^ 1 << 63
         })),
+        (FixedKind::Str, _) => {
+            return Err(Error::Internal(
+                "a VARCHAR sort key's ranks come from its dictionary".into(),
+            ));
+        }
         (FixedKind::Decimal64, _) => {
             for (i, &v) in natives!(i128).iter().enumerate() {
                 let v = match i64::try_from(v) {
@@ -924,6 +956,10 @@ struct KeyValues {
     key: FixedKey,
     values: Vec<u64>,
     nulls: Option<arrow::buffer::NullBuffer>,
+    /// A string key's values are ids in its lane's dictionary; once every
+    /// lane finished, the rank of each id ([`radix::StrDict`]), which
+    /// [`Self::resolve`] puts in their place.
+    ranks: Option<Arc<[u64]>>,
 }
 
 impl KeyValues {
@@ -935,7 +971,32 @@ impl KeyValues {
             values.iter_mut().for_each(|v| *v = !*v & mask);
         }
         let nulls = column.logical_nulls().filter(|n| n.null_count() > 0);
-        Ok(KeyValues { key, values, nulls })
+        Ok(KeyValues {
+            key,
+            values,
+            nulls,
+            ranks: None,
+        })
+    }
+
+    /// Row `i`'s ordered value, ranked if its ranks are not yet in place.
+    #[inline]
+    fn value(&self, i: usize) -> u64 {
+        let v = self.values[i];
+        match &self.ranks {
+            // (a NULL's id is 0, which a lane without strings never gave)
+            Some(ranks) => ranks.get(v as usize).copied().unwrap_or(0),
+            None => v,
+        }
+    }
+
+    /// Puts the ranks of a string key's ids in their place.
+    fn resolve(&mut self) {
+        if let Some(ranks) = self.ranks.take() {
+            for v in &mut self.values {
+                *v = ranks.get(*v as usize).copied().unwrap_or(0);
+            }
+        }
     }
 
     #[inline]
@@ -1050,6 +1111,15 @@ impl PackedColumn {
             self.null_code.unwrap_or(0)
         } else {
             k.values[i] - self.min + self.offset
+        }
+    }
+
+    /// [`Self::code`] of a value whose rank may not be in place yet.
+    fn code_ranked(&self, k: &KeyValues, i: usize) -> u64 {
+        if k.is_null(i) {
+            self.null_code.unwrap_or(0)
+        } else {
+            k.value(i) - self.min + self.offset
         }
     }
 
@@ -2637,6 +2707,9 @@ mod tests {
         }
     }
 
+    /// Rows, sort keys, and how [`FullSort`] sorts them.
+    type Case<'a> = (&'a [(usize, RecordBatch)], Vec<SortKey>, &'static str);
+
     /// The ids of every lane's rows sorted as [`FullSort`] sorts them:
     /// one radix sort cut into `wanted` ranges, or runs merged.
     fn full_sort_ids(
@@ -2738,7 +2811,6 @@ mod tests {
                 (*m, RecordBatch::try_new(mixed_schema(), columns).unwrap())
             })
             .collect();
-        type Case<'a> = (&'a [(usize, RecordBatch)], Vec<SortKey>, &'static str);
         // decimals spanning nearly all 15 digits: codes of 51 bits, too
         // many beside a position of 18 for a u64
         let far: Vec<(usize, RecordBatch)> = outliers
@@ -2815,6 +2887,89 @@ mod tests {
         for (parts, keys, how) in cases {
             let spec = SortSpec::new(&keys, mixed_schema()).unwrap();
             assert!(spec.by_radix());
+            let want = expected_by_rows(parts, &keys);
+            for lanes in [1, 2, 3] {
+                for wanted in [1, 3, 16] {
+                    let (got, took) = full_sort_ids(&spec, parts, lanes, wanted);
+                    assert_eq!(took, how, "{keys:?}");
+                    assert_eq!(got, want, "{keys:?} lanes={lanes} wanted={wanted}");
+                }
+            }
+        }
+    }
+
+    /// `parts` with the string column `s` of the row of each id.
+    fn with_strings(
+        parts: &[(usize, RecordBatch)],
+        s: impl Fn(i64) -> Option<String>,
+    ) -> Vec<(usize, RecordBatch)> {
+        parts
+            .iter()
+            .map(|(m, b)| {
+                let ids = b.column(5).as_primitive::<arrow::datatypes::Int64Type>();
+                let strings: arrow::array::StringArray =
+                    ids.values().iter().map(|&id| s(id)).collect();
+                let mut columns = b.columns().to_vec();
+                columns[2] = Arc::new(strings);
+                (*m, RecordBatch::try_new(mixed_schema(), columns).unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn string_keys_ranked_by_dictionaries_sort_as_the_row_format() {
+        let k = mixed_key;
+        // few strings (`s0`..`s4`, NULLs) in every lane
+        let small = mixed_morsels(3000, 100, 11);
+        // strings that share prefixes, the empty one, longer than a word,
+        // not ASCII, upper before lower case; lanes meet different ones
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "B",
+            "zé",
+            "é",
+            "a much longer string than sixteen 1",
+            "a much longer string than sixteen 2",
+            "a!",
+        ];
+        let varied = with_strings(&mixed_morsels(20_000, 500, 12), |id| {
+            (id % 13 != 0).then(|| texts[((id * 7) % 10) as usize].to_owned())
+        });
+        // too many strings that hardly repeat: the lanes give up ranking
+        let unique = with_strings(&mixed_morsels(30_000, 1000, 13), |id| {
+            (id % 11 != 0).then(|| format!("v{}", id * 7919 % 20_011))
+        });
+        let cases: Vec<Case> = vec![
+            (&small, vec![k("s", 2, true, false)], "radix"),
+            (
+                &small,
+                vec![k("s", 2, false, true), k("a", 0, true, false)],
+                "radix",
+            ),
+            (
+                &varied,
+                vec![k("s", 2, true, true), k("d", 4, false, false)],
+                "radix",
+            ),
+            (&varied, vec![k("s", 2, false, false)], "radix"),
+            (
+                &varied,
+                vec![k("a", 0, true, true), k("s", 2, false, true)],
+                "radix",
+            ),
+            (&unique, vec![k("s", 2, true, false)], "runs"),
+            (
+                &unique,
+                vec![k("s", 2, false, true), k("a", 0, true, true)],
+                "runs",
+            ),
+        ];
+        for (parts, keys, how) in cases {
+            let spec = SortSpec::new(&keys, mixed_schema()).unwrap();
+            assert!(spec.by_radix() && !spec.by_radix_fixed());
             let want = expected_by_rows(parts, &keys);
             for lanes in [1, 2, 3] {
                 for wanted in [1, 3, 16] {

@@ -480,7 +480,7 @@ impl WindowPlan {
             }))
             .collect();
         let sort = SortSpec::new(&keys, Arc::clone(&work))?;
-        let numbered = if partition_cols.is_empty() || sort.by_radix() {
+        let numbered = if partition_cols.is_empty() || sort.by_radix_fixed() {
             None
         } else {
             let mut fields: Vec<Field> = work.fields().iter().map(|f| f.as_ref().clone()).collect();
@@ -494,7 +494,7 @@ impl WindowPlan {
             let keys: Vec<SortKey> = std::iter::once(number)
                 .chain(keys[partition_cols.len()..].iter().cloned())
                 .collect();
-            Some(SortSpec::new(&keys, schema)?).filter(SortSpec::by_radix)
+            Some(SortSpec::new(&keys, schema)?).filter(SortSpec::by_radix_fixed)
         };
         let unordered = !partition_by.is_empty()
             && order_by.is_empty()

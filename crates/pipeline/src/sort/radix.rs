@@ -2,7 +2,11 @@
 //! in two parallel jobs, with no merge.
 //!
 //! The lanes only compute each morsel's ordered key values
-//! ([`KeyedRows`]) as the morsels arrive. Once every lane finished, each
+//! ([`KeyedRows`]) as the morsels arrive; a string key's value is the id
+//! of its string in the lane's dictionary ([`StrDict`]). Once every lane
+//! finished, the strings of every lane are sorted once and each id
+//! becomes its string's rank; a lane whose strings hardly repeat gives up
+//! ranking and sorts its rows into runs, and the sort merges runs. Each
 //! key's range over all the rows gives every value one code for the whole
 //! input, and a row's word is its codes above its input position (its
 //! morsel's place in input order, then its row in the morsel):
@@ -26,10 +30,15 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-use arrow::array::RecordBatch;
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use hashbrown::HashTable;
 
-use super::{KeyValues, PackedColumn, RadixWord, SortSpec, SortedRun, gather, sort_bucket};
+use super::{
+    FixedKey, FixedKind, KeyValues, PackedColumn, RadixWord, SortSpec, SortedRun, gather,
+    sort_bucket,
+};
 use crate::error::{Error, Result};
+use crate::hash::hash_bytes;
 
 /// One morsel of a lane with its keys' ordered values.
 struct KeyedPart {
@@ -83,19 +92,164 @@ impl KeyRange {
     }
 }
 
+/// A lane's dictionary of [`StrDict`]s gives up past this many strings,
+/// at most, and the sort merges runs of encoded rows instead.
+const DICT_MAX: usize = 1 << 20;
+
+/// A lane's dictionary gives up once it holds more than this many
+/// strings and fewer than [`ROWS_PER_STRING`] rows per string: ranking
+/// strings that hardly repeat costs a sort of them, as much as sorting
+/// the rows.
+const DICT_FREE: usize = 4096;
+const ROWS_PER_STRING: usize = 4;
+
+/// The distinct strings of a VARCHAR sort key in one lane, each with the
+/// id its rows carry. Once every lane finished, the strings of all lanes
+/// are sorted once and each id gets its string's rank
+/// ([`FullSort::new`]), so that a string key packs into the words as a
+/// number does. Strings that repeat (`ORDER BY l_shipmode, ...`) then
+/// sort as fast as a small integer.
+#[derive(Default)]
+struct StrDict {
+    table: HashTable<(u64, u32)>,
+    /// The strings, one after the other: id `i`'s bytes end at `ends[i]`.
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+    descending: bool,
+}
+
+/// String `id` of a dictionary's `bytes` and `ends`.
+fn string_of<'a>(bytes: &'a [u8], ends: &[usize], id: u32) -> &'a [u8] {
+    let id = id as usize;
+    let start = if id == 0 { 0 } else { ends[id - 1] };
+    &bytes[start..ends[id]]
+}
+
+impl StrDict {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Too many strings, or too few rows for each (of the lane's `rows`).
+    fn gives_up(&self, rows: usize) -> bool {
+        self.len() > DICT_MAX || (self.len() > DICT_FREE && self.len() * ROWS_PER_STRING > rows)
+    }
+
+    /// The ids of `column`'s strings (0 for NULLs), as a key's values.
+    fn key_values(&mut self, key: FixedKey, column: &ArrayRef) -> Result<KeyValues> {
+        let strings = column
+            .as_string_opt::<i32>()
+            .ok_or_else(|| Error::Internal("a VARCHAR sort key of another type".into()))?;
+        let nulls = column.logical_nulls().filter(|n| n.null_count() > 0);
+        let mut values = Vec::with_capacity(strings.len());
+        // (runs of one string, as in sorted or clustered input, look up once)
+        let mut last: Option<(&[u8], u64)> = None;
+        for i in 0..strings.len() {
+            if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                values.push(0);
+                continue;
+            }
+            let s = strings.value(i).as_bytes();
+            if let Some((l, id)) = last
+                && l == s
+            {
+                values.push(id);
+                continue;
+            }
+            let id = u64::from(self.id(s));
+            last = Some((s, id));
+            values.push(id);
+        }
+        Ok(KeyValues {
+            key,
+            values,
+            nulls,
+            ranks: None,
+        })
+    }
+
+    /// The id of string `s`, given it if new.
+    fn id(&mut self, s: &[u8]) -> u32 {
+        let h = hash_bytes(s);
+        let (bytes, ends) = (&mut self.bytes, &mut self.ends);
+        let entry = self.table.entry(
+            h,
+            |&(g, id)| g == h && string_of(bytes, ends, id) == s,
+            |&(g, _)| g,
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(o) => o.get().1,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                let id = ends.len() as u32;
+                bytes.extend_from_slice(s);
+                ends.push(bytes.len());
+                v.insert((h, id));
+                id
+            }
+        }
+    }
+
+    fn size(&self) -> usize {
+        self.table.capacity() * 16 + self.bytes.capacity() + self.ends.capacity() * 8
+    }
+}
+
+/// Ranks the strings of one key's dictionaries, one per lane: per lane,
+/// the rank of each id among the distinct strings of all (counted from
+/// the last for a descending key), and how many there are.
+fn rank(dicts: &[&StrDict]) -> (Vec<Arc<[u64]>>, usize) {
+    let mut all: Vec<(&[u8], u32, u32)> = Vec::with_capacity(dicts.iter().map(|d| d.len()).sum());
+    for (l, d) in dicts.iter().enumerate() {
+        all.extend((0..d.len() as u32).map(|id| (string_of(&d.bytes, &d.ends, id), l as u32, id)));
+    }
+    all.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut ranks: Vec<Vec<u64>> = dicts.iter().map(|d| vec![0; d.len()]).collect();
+    let mut n = 0u64;
+    let mut previous: Option<&[u8]> = None;
+    for (s, l, id) in all {
+        if previous != Some(s) {
+            n += 1;
+            previous = Some(s);
+        }
+        ranks[l as usize][id as usize] = n - 1;
+    }
+    if dicts.first().is_some_and(|d| d.descending) {
+        ranks.iter_mut().flatten().for_each(|r| *r = n - 1 - *r);
+    }
+    (ranks.into_iter().map(Arc::from).collect(), n as usize)
+}
+
 /// A sort lane's rows: its morsels with their keys' ordered values, and
 /// each key's range over them.
 pub(crate) struct KeyedRows {
     parts: Vec<KeyedPart>,
     ranges: Vec<KeyRange>,
+    /// Per key, the lane's dictionary if it is a string.
+    dicts: Vec<Option<StrDict>>,
+    rows: usize,
+    /// A dictionary gave up ([`StrDict::gives_up`]): the parts keep no
+    /// keys, and the sort merges runs (the lane cuts them, as for keys
+    /// of no fixed width).
+    unranked: bool,
 }
 
 impl KeyedRows {
     pub(crate) fn new(spec: &SortSpec) -> Self {
-        let keys = spec.radix.as_ref().map_or(0, Vec::len);
+        let keys = spec.radix.as_deref().unwrap_or_default();
         KeyedRows {
             parts: Vec::new(),
-            ranges: vec![KeyRange::EMPTY; keys],
+            ranges: vec![KeyRange::EMPTY; keys.len()],
+            dicts: keys
+                .iter()
+                .map(|k| {
+                    matches!(k.kind, FixedKind::Str).then(|| StrDict {
+                        descending: k.descending,
+                        ..StrDict::default()
+                    })
+                })
+                .collect(),
+            rows: 0,
+            unranked: false,
         }
     }
 
@@ -111,7 +265,27 @@ impl KeyedRows {
             .radix
             .as_ref()
             .ok_or_else(|| Error::Internal("a radix sort of keys of no fixed width".into()))?;
-        let keys = spec.key_values(fixed, &batch)?;
+        self.rows += batch.num_rows();
+        if self.unranked {
+            self.parts.push(KeyedPart {
+                morsel,
+                batch,
+                keys: Vec::new(),
+            });
+            return Ok(());
+        }
+        let columns = spec.key_columns(&batch)?;
+        let keys = fixed
+            .iter()
+            .zip(&columns)
+            .zip(&mut self.dicts)
+            .map(|((k, c), dict)| match dict {
+                Some(dict) => dict.key_values(*k, c),
+                None => KeyValues::new(*k, c),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // (a string key's range is its ranks', set once they are known;
+        // only its NULLs count here)
         for (r, k) in self.ranges.iter_mut().zip(&keys) {
             *r = r.union(KeyRange::of(k));
         }
@@ -120,6 +294,15 @@ impl KeyedRows {
             batch,
             keys,
         });
+        if self.dicts.iter().flatten().any(|d| d.gives_up(self.rows)) {
+            self.unranked = true;
+            for p in &mut self.parts {
+                p.keys = Vec::new();
+            }
+            for d in self.dicts.iter_mut().flatten() {
+                *d = StrDict::default();
+            }
+        }
         Ok(())
     }
 
@@ -127,7 +310,21 @@ impl KeyedRows {
         self.parts.iter().map(|p| p.batch.num_rows()).sum()
     }
 
-    /// Bytes held: the rows and their keys' values.
+    /// A dictionary gave up: the lane sorts its rows into runs instead
+    /// ([`Self::into_parts`]).
+    pub(crate) fn unranked(&self) -> bool {
+        self.unranked
+    }
+
+    /// The lane's morsels, without their keys.
+    pub(crate) fn into_parts(self) -> LaneParts {
+        self.parts
+            .into_iter()
+            .map(|p| (p.morsel, p.batch))
+            .collect()
+    }
+
+    /// Bytes held: the rows, their keys' values and the dictionaries.
     pub(crate) fn size(&self) -> usize {
         self.parts
             .iter()
@@ -138,7 +335,13 @@ impl KeyedRows {
                         .map(|k| k.values.capacity() * 8)
                         .sum::<usize>()
             })
-            .sum()
+            .sum::<usize>()
+            + self
+                .dicts
+                .iter()
+                .flatten()
+                .map(StrDict::size)
+                .sum::<usize>()
     }
 }
 
@@ -155,20 +358,50 @@ pub(crate) enum FullSort {
 pub(crate) type LaneParts = Vec<(usize, RecordBatch)>;
 
 impl FullSort {
-    pub(crate) fn new(lanes: Vec<KeyedRows>) -> Self {
+    pub(crate) fn new(mut lanes: Vec<KeyedRows>) -> Self {
         let ranges = lanes.iter().fold(None, |acc: Option<Vec<KeyRange>>, l| {
             Some(match acc {
                 None => l.ranges.clone(),
                 Some(a) => a.iter().zip(&l.ranges).map(|(a, b)| a.union(*b)).collect(),
             })
         });
+        let mut ranges = ranges.unwrap_or_default();
+        let unranked = lanes.iter().any(|l| l.unranked);
+        if !unranked {
+            // a string key's values become the ranks of its strings, put
+            // in place by each task of the first job ([`KeyValues::resolve`])
+            for (k, range) in ranges.iter_mut().enumerate() {
+                let dicts: Option<Vec<&StrDict>> =
+                    lanes.iter().map(|l| l.dicts.get(k)?.as_ref()).collect();
+                let Some(dicts) = dicts.filter(|d| !d.is_empty()) else {
+                    continue;
+                };
+                let (ranks, n) = rank(&dicts);
+                (range.lo, range.hi) = if n == 0 {
+                    (u64::MAX, 0)
+                } else {
+                    (0, n as u64 - 1)
+                };
+                for (lane, ranks) in lanes.iter_mut().zip(ranks) {
+                    for p in &mut lane.parts {
+                        p.keys[k].ranks = Some(Arc::clone(&ranks));
+                    }
+                    lane.dicts[k] = None;
+                }
+            }
+        }
         let mut parts: Vec<KeyedPart> = Vec::new();
         let mut lane_parts = Vec::with_capacity(lanes.len());
         for lane in lanes {
             lane_parts.push(lane.parts.len());
             parts.extend(lane.parts);
         }
-        match RadixSort::new(ranges.unwrap_or_default(), &parts) {
+        let radix = if unranked {
+            None
+        } else {
+            RadixSort::new(ranges, &parts)
+        };
+        match radix {
             Some(mut radix) => {
                 // a morsel's rows are in one lane, in order: a stable sort
                 // by morsel puts every row in input order
@@ -216,7 +449,7 @@ pub(crate) fn sort_parts(
 ) -> Result<RecordBatch> {
     // a limit gathers few rows: worth the radix sort whatever the keys'
     // types
-    let parts = if spec.by_radix() && (spec.fixed.is_none() || limit.is_some()) {
+    let parts = if spec.by_radix_fixed() && (spec.fixed.is_none() || limit.is_some()) {
         let mut keyed = KeyedRows::new(spec);
         for (morsel, batch) in parts {
             keyed.push(spec, morsel, batch)?;
@@ -450,7 +683,9 @@ impl RadixSort {
             .iter()
             .zip(keys)
             .filter(|(c, _)| c.bits > 0)
-            .fold(0, |w, (c, k)| w | c.code(k, r) << (c.at - self.shift))
+            .fold(0, |w, (c, k)| {
+                w | c.code_ranked(k, r) << (c.at - self.shift)
+            })
     }
 
     /// Chooses the digits from a sample of the rows' codes: [`DIGITS`]
@@ -540,11 +775,12 @@ impl RadixSort {
         let mut words: Vec<W> = Vec::with_capacity(rows);
         let mut codes: Vec<u64> = Vec::new();
         for j in parts {
-            let keys = self.keys[j]
+            let mut keys = self.keys[j]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .take()
                 .ok_or_else(|| Error::Internal("a morsel's sort keys taken twice".into()))?;
+            keys.iter_mut().for_each(KeyValues::resolve);
             let n = self.batches[j].num_rows();
             // the codes column by column (each loop over one key's values)
             codes.clear();
