@@ -92,8 +92,8 @@ impl KeyRange {
     }
 }
 
-/// A lane's dictionary of [`StrDict`]s gives up past this many strings,
-/// at most, and the sort merges runs of encoded rows instead.
+/// A lane's [`StrDict`] gives up past this many strings in any case: the
+/// sort then merges runs of encoded rows instead.
 const DICT_MAX: usize = 1 << 20;
 
 /// A lane's dictionary gives up once it holds more than this many
