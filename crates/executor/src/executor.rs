@@ -135,6 +135,31 @@ impl Submission {
 /// borrowed step yields again, ...); bounds the stack a worker uses.
 const MAX_NESTING: usize = 8;
 
+/// How long a worker that ran out of work keeps looking for more (a job
+/// queued, a step on the board), yielding its core between looks, before
+/// it blocks. A blocked worker takes a wake-up through the kernel (tens
+/// of microseconds on a busy host) to start the next job, or the next
+/// pipeline of the same query: a short query's lanes then start late, one
+/// by one. (Not under loom: the models check the blocking protocol.)
+#[cfg(not(weir_loom))]
+const LOOK_FOR_WORK: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// Whether a worker idle since `since` (set on its first idle look)
+/// looks again instead of blocking; it yields its core first.
+#[inline]
+fn keeps_looking(since: &mut Option<std::time::Instant>) -> bool {
+    #[cfg(not(weir_loom))]
+    {
+        let start = *since.get_or_insert_with(std::time::Instant::now);
+        if start.elapsed() < LOOK_FOR_WORK {
+            std::thread::yield_now();
+            return true;
+        }
+    }
+    *since = None;
+    false
+}
+
 /// State shared by the executor and its workers.
 struct Shared {
     board: JobBoard,
@@ -396,10 +421,12 @@ impl Shared {
             depth: 0,
             stop: &stop,
         };
+        let mut idle = None;
         while !stop.get() {
             // New jobs first.
             match intake.try_recv() {
                 Ok(Intake::Job(submission)) => {
+                    idle = None;
                     self.run_received(submission, &lender);
                     continue;
                 }
@@ -408,6 +435,10 @@ impl Shared {
             }
             // No job waiting: help the heaviest job on the board.
             if self.help_board(&lender) {
+                idle = None;
+                continue;
+            }
+            if keeps_looking(&mut idle) {
                 continue;
             }
             // About to block. Announce idleness, then look once more: either
@@ -441,8 +472,14 @@ impl Shared {
             depth: 0,
             stop: &stop,
         };
+        let mut idle = None;
         loop {
-            while self.help_board(&lender) {}
+            while self.help_board(&lender) {
+                idle = None;
+            }
+            if keeps_looking(&mut idle) {
+                continue;
+            }
             if wake.recv().is_err() {
                 return; // every main worker has exited
             }
