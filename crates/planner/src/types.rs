@@ -441,6 +441,12 @@ pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) ->
         {
             Some(DataType::Float64)
         }
+        // (DuckDB's interpolation of decimals keeps their type)
+        (AggregateFunction::Median | AggregateFunction::QuantileCont, Some(t))
+            if matches!(t, DataType::Decimal128(..)) =>
+        {
+            Some(t.clone())
+        }
         (AggregateFunction::QuantileDisc, Some(t)) => Some(t.clone()),
         (AggregateFunction::Product, Some(t)) if is_numeric(t) || *t == DataType::Null => {
             Some(DataType::Float64)
