@@ -217,9 +217,17 @@ pub(crate) fn bind_window(
                     WindowFunction::Aggregate(a)
                 }
             }
+            // the first (last) value of the frame, NULL or not: DuckDB's
+            // `first(x) OVER (...)` is `first_value(x)`
+            Some(FunctionKind::Aggregate(AggregateFunction::First)) => {
+                window_only("first_value").expect("first_value is a window function")
+            }
+            Some(FunctionKind::Aggregate(AggregateFunction::Last)) => {
+                window_only("last_value").expect("last_value is a window function")
+            }
             _ => {
                 return Err(unsupported(format!(
-                    "{name} is not supported as a window function (window functions: row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag, lead, first_value, last_value, nth_value, count, sum, avg, min, max){}",
+                    "{name} is not supported as a window function (window functions: row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag, lead, first_value, last_value, nth_value, count, sum, avg, min, max, first, last){}",
                     at(e.span())
                 )));
             }
