@@ -1,7 +1,9 @@
 //! The SQL dialect Weir parses: sqlparser's DuckDB dialect, plus
 //! DuckDB's `IGNORE NULLS` / `RESPECT NULLS` inside a window function's
 //! parentheses (`lag(x IGNORE NULLS) OVER (...)`), which sqlparser's
-//! DuckDB dialect does not accept.
+//! DuckDB dialect does not accept, and DuckDB's precedence of `^` (the
+//! power): above `*` and `/`, below a sign (`2 * 3 ^ 2` is 18, `-2 ^ 2`
+//! is 4), where sqlparser puts it below `+`.
 //!
 //! sqlparser checks dialects by type in places (`dialect_of!`), so the
 //! wrapper reports DuckDB's type and hands every method DuckDB's dialect
@@ -10,11 +12,17 @@
 
 use std::any::TypeId;
 
+use sqlparser::ast::{Expr, UnaryOperator};
 use sqlparser::dialect::{Dialect, DuckDbDialect};
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
 
 /// DuckDB's dialect with the null treatment argument of window functions.
 #[derive(Debug)]
 pub(crate) struct WeirDialect(DuckDbDialect);
+
+/// The precedence of `^`: above sqlparser's `*` (40), below `::` (50).
+const CARET: u8 = 41;
 
 /// The dialect every statement, script and expression is parsed with.
 pub(crate) const WEIR: WeirDialect = WeirDialect(DuckDbDialect {});
@@ -33,6 +41,26 @@ impl Dialect for WeirDialect {
 
     fn supports_window_function_null_treatment_arg(&self) -> bool {
         true
+    }
+
+    /// `^` binds tighter than `*` (sqlparser's `*` is 40).
+    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        (parser.peek_token_ref().token == Token::Caret).then_some(Ok(CARET))
+    }
+
+    /// A sign's operand stops before `^`: `-2 ^ 2` is `(-2) ^ 2`. It takes
+    /// what binds tighter (`::`, `.`) as before.
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let op = match parser.peek_token_ref().token {
+            Token::Minus => UnaryOperator::Minus,
+            Token::Plus => UnaryOperator::Plus,
+            _ => return None,
+        };
+        parser.next_token();
+        Some(parser.parse_subexpr(CARET).map(|expr| Expr::UnaryOp {
+            op,
+            expr: Box::new(expr),
+        }))
     }
 
     delegate! {

@@ -919,6 +919,10 @@ impl<'s> ExprBinder<'s> {
             op,
             BinaryOperator::DuckIntegerDivide | BinaryOperator::MyIntegerDivide
         );
+        // `^` is the power, as in DuckDB (which writes XOR `xor(a, b)`)
+        if matches!(op, BinaryOperator::BitwiseXor | BinaryOperator::PGExp) {
+            return self.scalar_function(ScalarFunction::Power, vec![l, r], e);
+        }
         let op = match op {
             BinaryOperator::DuckIntegerDivide | BinaryOperator::MyIntegerDivide => BinaryOp::Divide,
             BinaryOperator::Plus => BinaryOp::Plus,
