@@ -757,10 +757,34 @@ impl<'s> ExprBinder<'s> {
                 "* is only allowed in the SELECT list and in count(*){}",
                 at(e.span())
             ))),
-            A::IsDistinctFrom(..) | A::IsNotDistinctFrom(..) => Err(unsupported(format!(
-                "IS [NOT] DISTINCT FROM is not supported{}",
-                at(e.span())
-            ))),
+            A::IsDistinctFrom(x, y) | A::IsNotDistinctFrom(x, y) => {
+                // a comparison in which NULL equals NULL, never NULL:
+                // `CASE WHEN x IS NULL THEN y IS [NOT] NULL WHEN y IS NULL
+                // THEN distinct ELSE x <> y (x = y) END`
+                let distinct = matches!(e, A::IsDistinctFrom(..));
+                let (l, r) = (self.bind(x)?, self.bind(y)?);
+                let op = if distinct {
+                    BinaryOp::NotEq
+                } else {
+                    BinaryOp::Eq
+                };
+                let differ = self.compare(op, l.clone(), r.clone(), e)?;
+                let r_null = if distinct {
+                    Expr::IsNotNull(Box::new(r.clone()))
+                } else {
+                    Expr::IsNull(Box::new(r.clone()))
+                };
+                Ok(self.fold.fold(Expr::Case {
+                    when_then: vec![
+                        (Expr::IsNull(Box::new(l)), r_null),
+                        (
+                            Expr::IsNull(Box::new(r)),
+                            Expr::Literal(ScalarValue::Boolean(distinct)),
+                        ),
+                    ],
+                    else_expr: Some(Box::new(differ)),
+                }))
+            }
             A::IsTrue(x) | A::IsFalse(x) | A::IsNotTrue(x) | A::IsNotFalse(x) => {
                 // x IS TRUE: true only for true, never NULL; the others
                 // from it and NOT
