@@ -24,12 +24,7 @@ pub(super) fn new_accumulator(
 ) -> Result<Box<dyn Accumulator>> {
     use AggregateFunction::*;
     Ok(match func {
-        Median if matches!(input, DataType::Decimal128(..)) => Box::new(DecimalMedianAcc {
-            values: Vec::new(),
-            fraction: None,
-            output: output.clone(),
-        }),
-        Median => Box::new(MedianAcc::default()),
+        Median => Box::new(MedianAcc::new(input)),
         Product => Box::new(ProductAcc::default()),
         BitAnd | BitOr | BitXor => Box::new(BitAcc {
             func,
@@ -53,26 +48,15 @@ pub(super) fn new_accumulator(
 
 /// The accumulator of `quantile_cont|quantile_disc(x, q)` over `input`.
 pub(super) fn quantile(func: AggregateFunction, input: &DataType) -> Result<Box<dyn Accumulator>> {
-    Ok(
-        if func == AggregateFunction::QuantileCont && matches!(input, DataType::Decimal128(..)) {
-            Box::new(DecimalMedianAcc {
-                values: Vec::new(),
-                fraction: None,
-                output: input.clone(),
-            })
-        } else if func == AggregateFunction::QuantileCont {
-            Box::new(MedianAcc {
-                values: Vec::new(),
-                fraction: None,
-            })
-        } else {
-            Box::new(QuantileDiscAcc {
-                fraction: None,
-                rows: RowAcc::new(false, input)?,
-                values: Vec::new(),
-            })
-        },
-    )
+    Ok(if func == AggregateFunction::QuantileCont {
+        Box::new(MedianAcc::new(input))
+    } else {
+        Box::new(QuantileDiscAcc {
+            fraction: None,
+            rows: RowAcc::new(false, input)?,
+            values: Vec::new(),
+        })
+    })
 }
 
 /// The constant fraction of a quantile, from its key column.
@@ -169,26 +153,97 @@ fn group(groups: Option<&[u32]>, i: usize) -> usize {
     groups.map_or(0, |g| g[i] as usize)
 }
 
-/// `median(x)` of numbers as DOUBLE: the mean of the two middle values
-/// when their count is even (DuckDB's `quantile_cont(x, 0.5)`).
-#[derive(Default)]
+/// `median(x)` and `quantile_cont(x, q)`: the value at `(n - 1) * q`
+/// interpolated between its neighbours (the mean of the two middle values
+/// for the median of an even count), as DuckDB computes them. Numbers are
+/// DOUBLEs; decimals keep their type (`median` of 1.50 and 2.25 is 1.87:
+/// [`interpolate`]).
 struct MedianAcc {
-    values: Vec<Vec<f64>>,
+    values: Quantiled,
     /// `quantile_cont`'s fraction (`None`: the median, 0.5).
     fraction: Option<f64>,
 }
 
+/// The values of a [`MedianAcc`], per group.
+enum Quantiled {
+    Doubles(Vec<Vec<f64>>),
+    /// Unscaled values, and the decimal type.
+    Decimals(Vec<Vec<i128>>, DataType),
+}
+
+impl MedianAcc {
+    fn new(input: &DataType) -> Self {
+        let values = match input {
+            DataType::Decimal128(..) => Quantiled::Decimals(Vec::new(), input.clone()),
+            _ => Quantiled::Doubles(Vec::new()),
+        };
+        MedianAcc {
+            values,
+            fraction: None,
+        }
+    }
+}
+
+/// Pushes the valid values of `values` to their groups' lists.
+fn push_valid<T: arrow::datatypes::ArrowPrimitiveType>(
+    lists: &mut [Vec<T::Native>],
+    values: &ArrayRef,
+    groups: Option<&[u32]>,
+) {
+    let values = values.as_primitive::<T>();
+    for i in 0..values.len() {
+        if values.is_valid(i) {
+            lists[group(groups, i)].push(values.value(i));
+        }
+    }
+}
+
+/// Per group, the value at `(n - 1) * q` of its values sorted by `sort`,
+/// `at` interpolating between two of them (NULL for a group of none).
+fn quantiles<T: Copy, O>(
+    lists: Vec<Vec<T>>,
+    q: f64,
+    sort: fn(&mut [T]),
+    at: impl Fn(T, T, f64) -> O,
+) -> Vec<Option<O>> {
+    lists
+        .into_iter()
+        .map(|mut v| {
+            if v.is_empty() {
+                return None;
+            }
+            sort(&mut v);
+            let rn = (v.len() - 1) as f64 * q;
+            let (lo, hi) = (rn.floor() as usize, rn.ceil() as usize);
+            Some(at(v[lo], v[hi], rn - lo as f64))
+        })
+        .collect()
+}
+
+/// Appends the lists of groups `src` of `from` to groups `dst` of `to`.
+fn merge_lists<T: Clone>(to: &mut [Vec<T>], from: &[Vec<T>], src: &[u32], dst: &[u32]) {
+    for (s, d) in pairs(src, dst) {
+        to[d].extend_from_slice(&from[s]);
+    }
+}
+
 impl Accumulator for MedianAcc {
     fn resize(&mut self, groups: usize) {
-        self.values.resize_with(groups, Vec::new);
+        match &mut self.values {
+            Quantiled::Doubles(v) => v.resize_with(groups, Vec::new),
+            Quantiled::Decimals(v, _) => v.resize_with(groups, Vec::new),
+        }
     }
 
     fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
-        let values = conform(Arc::clone(values), &DataType::Float64)?;
-        let values = values.as_primitive::<Float64Type>();
-        for i in 0..values.len() {
-            if values.is_valid(i) {
-                self.values[group(groups, i)].push(values.value(i));
+        match &mut self.values {
+            Quantiled::Doubles(v) => {
+                let values = conform(Arc::clone(values), &DataType::Float64)?;
+                push_valid::<Float64Type>(v, &values, groups);
+            }
+            Quantiled::Decimals(v, t) => {
+                let values = conform(Arc::clone(values), t)?;
+                push_valid::<Decimal128Type>(v, &values, groups);
             }
         }
         Ok(())
@@ -211,110 +266,40 @@ impl Accumulator for MedianAcc {
         if self.fraction.is_none() {
             self.fraction = other.fraction;
         }
-        for (s, d) in pairs(src, dst) {
-            self.values[d].extend_from_slice(&other.values[s]);
-        }
-        Ok(())
-    }
-
-    fn finish(self: Box<Self>) -> Result<ArrayRef> {
-        let q = self.fraction.unwrap_or(0.5);
-        let out: Float64Array = self
-            .values
-            .into_iter()
-            .map(|mut v| {
-                if v.is_empty() {
-                    return None;
-                }
-                v.sort_unstable_by(f64::total_cmp);
-                // the interpolated value at (n - 1) * q
-                let rn = (v.len() - 1) as f64 * q;
-                let (lo, hi) = (rn.floor() as usize, rn.ceil() as usize);
-                Some(v[lo] + (rn - lo as f64) * (v[hi] - v[lo]))
-            })
-            .collect();
-        Ok(Arc::new(out))
-    }
-
-    fn size(&self) -> usize {
-        self.values.iter().map(|v| v.capacity() * 8 + 24).sum()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// `median(x)` and `quantile_cont(x, q)` of decimals, of their type: the
-/// value at `(n - 1) * q` interpolated between its neighbours and cut
-/// toward zero at the scale, as DuckDB does (`median` of 1.50 and 2.25 is
-/// 1.87; [`interpolate`]).
-struct DecimalMedianAcc {
-    /// Per group, the unscaled values.
-    values: Vec<Vec<i128>>,
-    fraction: Option<f64>,
-    output: DataType,
-}
-
-impl Accumulator for DecimalMedianAcc {
-    fn resize(&mut self, groups: usize) {
-        self.values.resize_with(groups, Vec::new);
-    }
-
-    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
-        let values = conform(Arc::clone(values), &self.output)?;
-        let values = values.as_primitive::<Decimal128Type>();
-        for i in 0..values.len() {
-            if values.is_valid(i) {
-                self.values[group(groups, i)].push(values.value(i));
+        match (&mut self.values, &other.values) {
+            (Quantiled::Doubles(to), Quantiled::Doubles(from)) => merge_lists(to, from, src, dst),
+            (Quantiled::Decimals(to, _), Quantiled::Decimals(from, _)) => {
+                merge_lists(to, from, src, dst);
+            }
+            _ => {
+                return Err(Error::Internal(
+                    "a median merged from one of another type".into(),
+                ));
             }
         }
         Ok(())
     }
 
-    fn update_keyed(
-        &mut self,
-        values: &ArrayRef,
-        keys: &ArrayRef,
-        groups: Option<&[u32]>,
-    ) -> Result<()> {
-        if self.fraction.is_none() {
-            self.fraction = fraction(keys)?;
-        }
-        self.update(values, groups)
-    }
-
-    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
-        let other = downcast::<Self>(other)?;
-        if self.fraction.is_none() {
-            self.fraction = other.fraction;
-        }
-        for (s, d) in pairs(src, dst) {
-            self.values[d].extend_from_slice(&other.values[s]);
-        }
-        Ok(())
-    }
-
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
         let q = self.fraction.unwrap_or(0.5);
-        let out: Decimal128Array = self
-            .values
-            .into_iter()
-            .map(|mut v| {
-                if v.is_empty() {
-                    return None;
-                }
-                v.sort_unstable();
-                let rn = (v.len() - 1) as f64 * q;
-                let (lo, hi) = (rn.floor() as usize, rn.ceil() as usize);
-                Some(interpolate(v[lo], v[hi], rn - lo as f64))
-            })
-            .collect();
-        Ok(Arc::new(out.with_data_type(self.output.clone())))
+        Ok(match self.values {
+            Quantiled::Doubles(v) => {
+                let sort: fn(&mut [f64]) = |v| v.sort_unstable_by(f64::total_cmp);
+                let out = quantiles(v, q, sort, |lo, hi, f| lo + f * (hi - lo));
+                Arc::new(Float64Array::from(out))
+            }
+            Quantiled::Decimals(v, t) => {
+                let out = quantiles(v, q, <[i128]>::sort_unstable, interpolate);
+                Arc::new(Decimal128Array::from(out).with_data_type(t))
+            }
+        })
     }
 
     fn size(&self) -> usize {
-        self.values.iter().map(|v| v.capacity() * 16 + 24).sum()
+        match &self.values {
+            Quantiled::Doubles(v) => v.iter().map(|v| v.capacity() * 8 + 24).sum(),
+            Quantiled::Decimals(v, _) => v.iter().map(|v| v.capacity() * 16 + 24).sum(),
+        }
     }
 
     fn as_any(&self) -> &dyn Any {
