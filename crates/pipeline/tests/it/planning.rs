@@ -912,8 +912,8 @@ fn unsupported_constructs_are_named() {
             "INTERVAL ... TO ... and precisions are not supported",
         ),
         (
-            "SELECT DISTINCT ON (i) i FROM t",
-            "DISTINCT ON is not supported",
+            "SELECT DISTINCT ON (i) i FROM t QUALIFY i > 1",
+            "DISTINCT ON with QUALIFY is not supported",
         ),
         (
             "SELECT s FROM t GROUP BY ROLLUP (s)",

@@ -200,7 +200,10 @@ impl Binder<'_> {
         let distinct = match &s.distinct {
             None | Some(ast::Distinct::All) => false,
             Some(ast::Distinct::Distinct) => true,
-            Some(ast::Distinct::On(_)) => return Err(unsupported("DISTINCT ON is not supported")),
+            Some(ast::Distinct::On(on)) => {
+                let rewritten = distinct_on(s, on, &order_by)?;
+                return self.select(&rewritten, order_by, limit);
+            }
         };
         let (group_by, group_all): (&[ast::Expr], bool) = match &s.group_by {
             ast::GroupByExpr::Expressions(_, modifiers) | ast::GroupByExpr::All(modifiers)
@@ -1382,6 +1385,67 @@ fn bind_item(
 }
 
 /// A query's ORDER BY: its terms, or ORDER BY ALL with its options.
+/// `SELECT DISTINCT ON (k, ...) items ... ORDER BY o, ...` as DuckDB runs
+/// it: of each value of the keys, the first row by the ORDER BY. The
+/// select without DISTINCT ON, keeping the rows that
+/// `QUALIFY row_number() OVER (PARTITION BY k, ... ORDER BY o, ...) = 1`
+/// keeps (ORDER BY and ON positions stand for their select items; QUALIFY
+/// sees the select list's aliases).
+fn distinct_on(s: &ast::Select, on: &[ast::Expr], order_by: &Ordering<'_>) -> Result<ast::Select> {
+    if s.qualify.is_some() {
+        return Err(unsupported("DISTINCT ON with QUALIFY is not supported"));
+    }
+    if order_by.all.is_some() {
+        return Err(unsupported(
+            "DISTINCT ON with ORDER BY ALL is not supported",
+        ));
+    }
+    // a position (`ORDER BY 2`) names a select item
+    let item = |e: &ast::Expr| -> Result<String> {
+        let ast::Expr::Value(v) = e else {
+            return Ok(e.to_string());
+        };
+        let Value::Number(n, _) = &v.value else {
+            return Ok(e.to_string());
+        };
+        let chosen = n
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| s.projection.get(i));
+        match chosen {
+            Some(SelectItem::UnnamedExpr(x) | SelectItem::ExprWithAlias { expr: x, .. }) => {
+                Ok(format!("({x})"))
+            }
+            Some(_) => Err(unsupported(format!(
+                "DISTINCT ON with a position ({n}) that names a * is not supported"
+            ))),
+            None => Err(bind_err(format!(
+                "term out of range - should be between 1 and {}: {n}",
+                s.projection.len()
+            ))),
+        }
+    };
+    let keys = on.iter().map(item).collect::<Result<Vec<_>>>()?;
+    let mut order = Vec::with_capacity(order_by.exprs.len());
+    for o in order_by.exprs {
+        order.push(format!("{}{}", item(&o.expr)?, o.options));
+    }
+    let mut window = format!("row_number() OVER (PARTITION BY {}", keys.join(", "));
+    if !order.is_empty() {
+        window.push_str(&format!(" ORDER BY {}", order.join(", ")));
+    }
+    window.push_str(") = 1");
+    let qualify = sqlparser::parser::Parser::new(&crate::dialect::WEIR)
+        .try_with_sql(&window)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| bind_err(format!("DISTINCT ON ({}): {e}", keys.join(", "))))?;
+    let mut rewritten = s.clone();
+    rewritten.distinct = None;
+    rewritten.qualify = Some(qualify);
+    Ok(rewritten)
+}
+
 #[derive(Clone, Copy, Default)]
 struct Ordering<'a> {
     exprs: &'a [ast::OrderByExpr],
