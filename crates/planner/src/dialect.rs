@@ -1,9 +1,10 @@
 //! The SQL dialect Weir parses: sqlparser's DuckDB dialect, plus
 //! DuckDB's `IGNORE NULLS` / `RESPECT NULLS` inside a window function's
 //! parentheses (`lag(x IGNORE NULLS) OVER (...)`), which sqlparser's
-//! DuckDB dialect does not accept, and DuckDB's precedence of `^` (the
-//! power): above `*` and `/`, below a sign (`2 * 3 ^ 2` is 18, `-2 ^ 2`
-//! is 4), where sqlparser puts it below `+`.
+//! DuckDB dialect does not accept, and DuckDB's power operator `^` (also
+//! written `**`) at DuckDB's precedence: above `*` and `/`, below a sign
+//! (`2 * 3 ^ 2` is 18, `-2 ^ 2` is 4), where sqlparser puts `^` below `+`
+//! and reads `**` as two `*`s.
 //!
 //! sqlparser checks dialects by type in places (`dialect_of!`), so the
 //! wrapper reports DuckDB's type and hands every method DuckDB's dialect
@@ -12,7 +13,7 @@
 
 use std::any::TypeId;
 
-use sqlparser::ast::{Expr, UnaryOperator};
+use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator};
 use sqlparser::dialect::{Dialect, DuckDbDialect};
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
@@ -23,6 +24,12 @@ pub(crate) struct WeirDialect(DuckDbDialect);
 
 /// The precedence of `^`: above sqlparser's `*` (40), below `::` (50).
 const CARET: u8 = 41;
+
+/// The next tokens are two `*`s with nothing between them (`**`).
+fn double_star(parser: &Parser) -> bool {
+    let [a, b] = parser.peek_tokens_with_location::<2>();
+    a.token == Token::Mul && b.token == Token::Mul && a.span.end == b.span.start
+}
 
 /// The dialect every statement, script and expression is parsed with.
 pub(crate) const WEIR: WeirDialect = WeirDialect(DuckDbDialect {});
@@ -43,9 +50,29 @@ impl Dialect for WeirDialect {
         true
     }
 
-    /// `^` binds tighter than `*` (sqlparser's `*` is 40).
+    /// `^` and `**` bind tighter than `*` (sqlparser's `*` is 40).
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
-        (parser.peek_token_ref().token == Token::Caret).then_some(Ok(CARET))
+        (parser.peek_token_ref().token == Token::Caret || double_star(parser)).then_some(Ok(CARET))
+    }
+
+    /// `x ** y`, DuckDB's other spelling of `x ^ y` (sqlparser reads two
+    /// `*`s).
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        _precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        if !double_star(parser) {
+            return None;
+        }
+        parser.next_token();
+        parser.next_token();
+        Some(parser.parse_subexpr(CARET).map(|right| Expr::BinaryOp {
+            left: Box::new(expr.clone()),
+            op: BinaryOperator::PGExp,
+            right: Box::new(right),
+        }))
     }
 
     /// A sign's operand stops before `^`: `-2 ^ 2` is `(-2) ^ 2`. It takes
