@@ -904,8 +904,8 @@ fn unsupported_constructs_are_named() {
             "WITH RECURSIVE is not supported",
         ),
         (
-            "SELECT 1 UNION BY NAME SELECT 2",
-            "UNION BY NAME is not supported",
+            "SELECT 1 INTERSECT BY NAME SELECT 2",
+            "INTERSECT BY NAME is not supported",
         ),
         (
             "SELECT INTERVAL '1' DAY TO SECOND",
@@ -952,7 +952,7 @@ fn unsupported_constructs_are_named() {
         check_err(sql, expect);
     }
     assert!(matches!(
-        plan_sql("SELECT 1 UNION BY NAME SELECT 2", &TestCatalog),
+        plan_sql("SELECT 1 EXCEPT BY NAME SELECT 2", &TestCatalog),
         Err(Error::Unsupported(_))
     ));
     assert!(matches!(

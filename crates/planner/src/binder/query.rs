@@ -431,13 +431,22 @@ impl Binder<'_> {
             ast::SetOperator::Except => Some(crate::plan::JoinKind::Except),
             other => return Err(unsupported(format!("{other} is not supported"))),
         };
-        let all = match quantifier {
-            ast::SetQuantifier::All => true,
-            ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
-            other => return Err(unsupported(format!("UNION {other} is not supported"))),
+        let (all, by_name) = match quantifier {
+            ast::SetQuantifier::All => (true, false),
+            ast::SetQuantifier::Distinct | ast::SetQuantifier::None => (false, false),
+            ast::SetQuantifier::AllByName => (true, true),
+            ast::SetQuantifier::ByName | ast::SetQuantifier::DistinctByName => (false, true),
         };
+        if by_name && kind.is_some() {
+            return Err(unsupported(format!("{op} BY NAME is not supported")));
+        }
         let l = self.set_operation(left)?;
         let r = self.set_operation(right)?;
+        let (l, r) = if by_name {
+            by_name_columns(l, r)
+        } else {
+            (l, r)
+        };
         let (ls, rs) = (l.schema(), r.schema());
         if ls.fields().len() != rs.fields().len() {
             return Err(bind_err(format!(
@@ -1385,6 +1394,51 @@ fn bind_item(
 }
 
 /// A query's ORDER BY: its terms, or ORDER BY ALL with its options.
+/// The two sides of a `UNION [ALL] BY NAME` with the same columns in the
+/// same order: the left side's, then those only the right side has, names
+/// matched without regard to case, as in DuckDB; a column a side lacks is
+/// NULL there (of the other side's type).
+fn by_name_columns(l: LogicalPlan, r: LogicalPlan) -> (LogicalPlan, LogicalPlan) {
+    let (ls, rs) = (l.schema(), r.schema());
+    let find = |schema: &Schema, name: &str| {
+        schema
+            .fields()
+            .iter()
+            .position(|f| f.name().eq_ignore_ascii_case(name))
+    };
+    let mut names: Vec<(String, DataType)> = ls
+        .fields()
+        .iter()
+        .map(|f| (f.name().clone(), f.data_type().clone()))
+        .collect();
+    for f in rs.fields() {
+        if find(&ls, f.name()).is_none() {
+            names.push((f.name().clone(), f.data_type().clone()));
+        }
+    }
+    let side = |plan: LogicalPlan, schema: &Schema| -> LogicalPlan {
+        let (mut exprs, mut fields) = (Vec::new(), Vec::new());
+        for (name, t) in &names {
+            match find(schema, name) {
+                Some(i) => {
+                    exprs.push(Expr::column(i, schema.field(i).name().clone()));
+                    fields.push(schema.field(i).clone().with_name(name.clone()));
+                }
+                None => {
+                    exprs.push(Expr::Literal(ScalarValue::Null(t.clone())));
+                    fields.push(Field::new(name.clone(), t.clone(), true));
+                }
+            }
+        }
+        LogicalPlan::Projection {
+            input: Box::new(plan),
+            exprs,
+            schema: SchemaRef::new(Schema::new(fields)),
+        }
+    };
+    (side(l, &ls), side(r, &rs))
+}
+
 /// `SELECT DISTINCT ON (k, ...) items ... ORDER BY o, ...` as DuckDB runs
 /// it: of each value of the keys, the first row by the ORDER BY. The
 /// select without DISTINCT ON, keeping the rows that
