@@ -2711,9 +2711,7 @@ mod tests {
     use arrow::row::{RowConverter, SortField};
 
     use arrow::datatypes::{DataType, Field, Schema};
-    use weir_planner::{
-        Expr, FrameBound, FrameUnits, SortKey, WindowExpr, WindowFrame, WindowFunction,
-    };
+    use weir_planner::{Expr, SortKey, WindowExpr};
 
     use super::{SumTree, WindowPlan, partition_hashes};
 
@@ -2727,17 +2725,7 @@ mod tests {
         let mut fields: Vec<Field> = input.fields().iter().map(|f| f.as_ref().clone()).collect();
         fields.push(Field::new("rn", DataType::Int64, false));
         let output = Arc::new(Schema::new(fields));
-        let f = WindowExpr {
-            func: WindowFunction::RowNumber,
-            args: Vec::new(),
-            offset: 1,
-            frame: WindowFrame {
-                units: FrameUnits::Rows,
-                start: FrameBound::UnboundedPreceding,
-                end: FrameBound::CurrentRow,
-            },
-            ignore_nulls: false,
-        };
+        let f = WindowExpr::row_number();
         let order = SortKey {
             expr: Expr::column(1, "o"),
             asc: true,

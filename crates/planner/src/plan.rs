@@ -537,6 +537,24 @@ pub struct WindowExpr {
     pub ignore_nulls: bool,
 }
 
+impl WindowExpr {
+    /// `ROW_NUMBER()`, over the whole partition (it reads no frame): the
+    /// occurrence numbers the binder's rewrites give rows.
+    pub fn row_number() -> Self {
+        WindowExpr {
+            func: WindowFunction::RowNumber,
+            args: Vec::new(),
+            offset: 1,
+            frame: WindowFrame {
+                units: FrameUnits::Rows,
+                start: FrameBound::UnboundedPreceding,
+                end: FrameBound::UnboundedFollowing,
+            },
+            ignore_nulls: false,
+        }
+    }
+}
+
 impl fmt::Display for WindowExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let args: Vec<String> = self.args.iter().map(ToString::to_string).collect();

@@ -14,10 +14,7 @@ use super::subquery::{BoundSubquery, attach};
 use super::{Binder, at, bind_err, did_you_mean, unsupported};
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::plan::{
-    FrameBound, FrameUnits, LogicalPlan, SortKey, Statement, TableSource, WindowExpr, WindowFrame,
-    WindowFunction,
-};
+use crate::plan::{LogicalPlan, SortKey, Statement, TableSource, WindowExpr};
 use crate::scalar::ScalarValue;
 use crate::types::sql_type_name;
 
@@ -241,17 +238,7 @@ fn in_table_order(
         input: Box::new(scan),
         partition_by: Vec::new(),
         order_by: Vec::new(),
-        functions: vec![WindowExpr {
-            func: WindowFunction::RowNumber,
-            args: Vec::new(),
-            offset: 1,
-            frame: WindowFrame {
-                units: FrameUnits::Rows,
-                start: FrameBound::UnboundedPreceding,
-                end: FrameBound::UnboundedFollowing,
-            },
-            ignore_nulls: false,
-        }],
+        functions: vec![WindowExpr::row_number()],
         schema: Arc::new(Schema::new(fields)),
     };
     let subs = subs

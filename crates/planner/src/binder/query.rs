@@ -716,7 +716,7 @@ impl Binder<'_> {
 /// it (NULLs equal): 1, 2, ... (`row_number() OVER (PARTITION BY every
 /// column)`), for INTERSECT ALL and EXCEPT ALL.
 fn number_duplicates(plan: LogicalPlan) -> LogicalPlan {
-    use crate::plan::{FrameBound, FrameUnits, WindowExpr, WindowFrame, WindowFunction};
+    use crate::plan::WindowExpr;
     let schema = plan.schema();
     let partition_by = schema
         .fields()
@@ -730,17 +730,7 @@ fn number_duplicates(plan: LogicalPlan) -> LogicalPlan {
         input: Box::new(plan),
         partition_by,
         order_by: Vec::new(),
-        functions: vec![WindowExpr {
-            func: WindowFunction::RowNumber,
-            args: Vec::new(),
-            offset: 1,
-            frame: WindowFrame {
-                units: FrameUnits::Rows,
-                start: FrameBound::UnboundedPreceding,
-                end: FrameBound::UnboundedFollowing,
-            },
-            ignore_nulls: false,
-        }],
+        functions: vec![WindowExpr::row_number()],
         schema: SchemaRef::new(Schema::new(fields)),
     }
 }
