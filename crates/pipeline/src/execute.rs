@@ -954,24 +954,12 @@ fn segment_name(segment: &Segment<'_>) -> String {
         && let Some(leaf) = segment.leaf
     {
         // a pipeline that only collects its leaf
-        return leaf
-            .display_indent()
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_owned();
+        return leaf.describe_node();
     }
     segment
         .nodes
         .iter()
-        .map(|n| {
-            n.display_indent()
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_owned()
-        })
+        .map(|n| n.describe_node())
         .collect::<Vec<_>>()
         .join(" -> ")
 }
@@ -1489,7 +1477,7 @@ fn merge_work(
                 let lanes = outputs
                     .into_iter()
                     .map(|o| match o {
-                        LaneOutput::TopN(b, seq) => Ok((b, seq)),
+                        LaneOutput::TopN(top) => Ok(top),
                         _ => Err(Error::Internal("a top-N lane without rows".into())),
                     })
                     .collect::<Result<Vec<_>>>()?;
@@ -1791,13 +1779,7 @@ fn describe_segment(segment: &Segment<'_>, breaker: Option<&Breaker>) -> String 
         parts.push(format!("{} filter(s)", segment.filters.len()));
     }
     if let Some(n) = segment.sink {
-        parts.push(
-            n.display_indent()
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_owned(),
-        );
+        parts.push(n.describe_node());
     }
     if let Some(Breaker::Window { plan }) = breaker {
         parts.push(plan.describe());

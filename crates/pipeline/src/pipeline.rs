@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
+use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::datatypes::{Schema, SchemaRef};
 use crossbeam_channel::Sender;
 use weir_executor::{Job, Step, StepContext, StepResult, WorkerKind};
@@ -19,7 +19,9 @@ use crate::fairness::YieldPoint;
 use crate::join::ProbeOp;
 use crate::memory::MemoryAccountant;
 use crate::options::{ExecOptions, Progress};
-use crate::sort::{KeyedRows, SharedBound, SortSpec, SortedRun, TopN, position_base, top_n_max};
+use crate::sort::{
+    KeyedRows, SharedBound, SortSpec, SortedRun, TopN, TopRows, position_base, top_n_max,
+};
 use crate::source::{LazySeries, PartSource, SourceResolver, TableData, values_table};
 use crate::step::{PipelineBatch, PipelineStep, build_steps, conjunction, remap_columns};
 use crate::window::{WindowLane, WindowPlan, row_limit, window_order};
@@ -678,12 +680,7 @@ impl Pipeline {
                 },
             ) => Sink::Aggregate {
                 plan: AggregatePlan::new(group_by, aggregates, &schema, Arc::clone(out))?,
-                node: node
-                    .display_indent()
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned(),
+                node: node.describe_node(),
             },
             Some(_) => return Err(Error::Internal("unexpected sink node".into())),
         };
@@ -1072,7 +1069,7 @@ pub(crate) enum LaneOutput {
     /// Partial groups, cut into radix buckets.
     Partitioned(PartitionedState),
     /// The lane's best rows, sorted, with their input positions.
-    TopN(RecordBatch, UInt64Array),
+    TopN(TopRows),
     /// The lane's rows as sorted runs (one, or one per share of the
     /// input the lane took: see [`LaneRun::cut_run`]).
     Runs(Vec<SortedRun>),
@@ -1089,7 +1086,7 @@ impl LaneOutput {
         match self {
             LaneOutput::Batches(b) => b.iter().map(|(_, b)| batch_bytes(b)).sum(),
             LaneOutput::Partitioned(p) => p.size(),
-            LaneOutput::TopN(b, s) => batch_bytes(b) + s.len() * 8,
+            LaneOutput::TopN(t) => t.size(),
             LaneOutput::Runs(r) => r.iter().map(SortedRun::size).sum(),
             LaneOutput::Keyed(k) => k.size(),
             LaneOutput::Window(w) => w.size(),
@@ -1101,7 +1098,7 @@ impl LaneOutput {
         match self {
             LaneOutput::Batches(b) => b.iter().map(|(_, b)| b.num_rows()).sum(),
             LaneOutput::Partitioned(p) => p.state.num_groups() + p.state.rows_put_aside(),
-            LaneOutput::TopN(b, _) => b.num_rows(),
+            LaneOutput::TopN(t) => t.batch.num_rows(),
             LaneOutput::Runs(r) => r.iter().map(SortedRun::num_rows).sum(),
             LaneOutput::Keyed(k) => k.num_rows(),
             LaneOutput::Window(w) => w.rows(),
@@ -1694,8 +1691,7 @@ impl Lane {
         let output = match (state, &p.breaker) {
             (LaneState::Aggregate(agg), _) => LaneOutput::Partitioned(agg.partition()?),
             (LaneState::TopN(top), Breaker::TopN { sort, .. }) => {
-                let (batch, seq) = top.finish(sort)?;
-                LaneOutput::TopN(batch, seq)
+                LaneOutput::TopN(top.finish(sort, p.lanes > 1)?)
             }
             (LaneState::Keyed(keyed), _) => LaneOutput::Keyed(keyed),
             (LaneState::Batches(parts), Breaker::Sort { sort, rows }) => {

@@ -299,29 +299,35 @@ impl TopN {
 
     /// The best `k` rows of lanes' [`TopN::finish`]es, sorted: one lane's
     /// rows are that already.
-    pub(crate) fn merge(
-        spec: &SortSpec,
-        k: usize,
-        lanes: Vec<(RecordBatch, UInt64Array)>,
-    ) -> Result<RecordBatch> {
+    pub(crate) fn merge(spec: &SortSpec, k: usize, lanes: Vec<TopRows>) -> Result<RecordBatch> {
         let mut lanes: Vec<_> = lanes
             .into_iter()
-            .filter(|(b, _)| b.num_rows() > 0)
+            .filter(|l| l.batch.num_rows() > 0)
             .collect();
         if lanes.len() == 1 {
-            let (batch, _) = lanes.pop().expect("one lane");
+            let batch = lanes.pop().expect("one lane").batch;
             return Ok(batch.slice(0, batch.num_rows().min(k)));
         }
-        let Some(schema) = lanes.first().map(|(b, _)| b.schema()) else {
-            return Ok(TopN::new(spec, k)?.finish(spec)?.0);
+        let Some(schema) = lanes.first().map(|l| l.batch.schema()) else {
+            return Ok(TopN::new(spec, k)?.finish(spec, false)?.batch);
         };
         // each lane's rows are sorted by (keys, position): the first k of
-        // a merge of their row-encoded keys, the lanes' heads compared
-        let converter = spec.converter()?;
-        let rows = lanes
-            .iter()
-            .map(|(batch, seq)| spec.rows(&converter, batch, seq))
-            .collect::<Result<Vec<_>>>()?;
+        // a merge of their row-encoded keys (encoded by the lanes), the
+        // lanes' heads compared
+        let mut converter = None;
+        let mut rows = Vec::with_capacity(lanes.len());
+        for lane in &mut lanes {
+            rows.push(match lane.keys.take() {
+                Some(keys) => keys,
+                None => {
+                    let converter = match &mut converter {
+                        Some(c) => c,
+                        None => converter.insert(spec.converter()?),
+                    };
+                    spec.rows(converter, &lane.batch, &lane.seq)?
+                }
+            });
+        }
         let mut at = vec![0usize; rows.len()];
         let total: usize = rows.iter().map(Rows::num_rows).sum();
         let mut picks: Vec<(usize, usize)> = Vec::with_capacity(k.min(total));
@@ -339,7 +345,7 @@ impl TopN {
         let columns = (0..schema.fields().len())
             .map(|c| {
                 let arrays: Vec<&dyn Array> =
-                    lanes.iter().map(|(b, _)| b.column(c).as_ref()).collect();
+                    lanes.iter().map(|l| l.batch.column(c).as_ref()).collect();
                 interleave(&arrays, &picks).map_err(Error::arrow)
             })
             .collect::<Result<Vec<_>>>()?;
@@ -738,12 +744,38 @@ impl TopN {
         Ok((batch, seq))
     }
 
-    /// The best `k` rows, sorted, with their input positions.
-    pub(crate) fn finish(mut self, spec: &SortSpec) -> Result<(RecordBatch, UInt64Array)> {
+    /// The best `k` rows, sorted, with their input positions; with
+    /// `keyed` (lanes to merge), their row-encoded keys too, encoded here
+    /// in the lane rather than in the serial merge.
+    pub(crate) fn finish(mut self, spec: &SortSpec, keyed: bool) -> Result<TopRows> {
         if !self.sorted {
             self.compact(spec)?;
         }
-        self.concat(spec)
+        let (batch, seq) = self.concat(spec)?;
+        let keys = if keyed && batch.num_rows() > 0 {
+            Some(spec.rows(&self.converter, &batch, &seq)?)
+        } else {
+            None
+        };
+        Ok(TopRows { batch, seq, keys })
+    }
+}
+
+/// A lane's best rows ([`TopN::finish`]), sorted by their keys and input
+/// positions.
+pub(crate) struct TopRows {
+    pub(crate) batch: RecordBatch,
+    pub(crate) seq: UInt64Array,
+    /// The keys and positions row-encoded, where the lane encoded them.
+    keys: Option<Rows>,
+}
+
+impl TopRows {
+    /// Bytes held (for the memory accountant).
+    pub(crate) fn size(&self) -> usize {
+        crate::pipeline::batch_bytes(&self.batch)
+            + self.seq.len() * 8
+            + self.keys.as_ref().map_or(0, Rows::size)
     }
 }
 
@@ -3244,9 +3276,11 @@ mod tests {
                             .unwrap();
                         lane.share_bound(&spec, &shared).unwrap();
                     }
+                    // lanes that encoded their keys beside one that did not
                     let finished = lanes
                         .into_iter()
-                        .map(|lane| lane.finish(&spec).unwrap())
+                        .enumerate()
+                        .map(|(i, lane)| lane.finish(&spec, i % 2 == 0).unwrap())
                         .collect();
                     let out = TopN::merge(&spec, top, finished).unwrap();
                     assert_eq!(mixed_ids(&[out]), want[..top], "{keys:?} k={top} lanes={n}");
@@ -3295,7 +3329,7 @@ mod tests {
                 }
                 let finished = lanes
                     .into_iter()
-                    .map(|lane| lane.finish(&spec).unwrap())
+                    .map(|lane| lane.finish(&spec, n > 1).unwrap())
                     .collect();
                 let out = TopN::merge(&spec, k, finished).unwrap();
                 let mut want = expected(&parts, asc, nulls_first);

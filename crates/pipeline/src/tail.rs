@@ -21,7 +21,11 @@ pub(crate) fn limit(
             continue;
         }
         let len = (n - skip).min(left);
-        out.push(b.slice(skip, len));
+        out.push(if skip == 0 && len == n {
+            b
+        } else {
+            b.slice(skip, len)
+        });
         left -= len;
         skip = 0;
     }

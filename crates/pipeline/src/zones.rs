@@ -461,10 +461,29 @@ macro_rules! with_keys {
 }
 
 /// Whether values of `data_type` have `i128` keys (the types
-/// [`with_keys!`] knows, and VARCHAR).
+/// [`with_keys!`] knows, and VARCHAR), without making an array of it (a
+/// test checks this list against the macro's).
 pub(crate) fn has_zones(data_type: &DataType) -> bool {
-    let empty = arrow::array::new_empty_array(data_type);
-    *data_type == DataType::Utf8 || with_keys!(empty, _a, _key => true, false)
+    matches!(
+        data_type,
+        DataType::Utf8
+            | DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+            | DataType::UInt64
+            | DataType::Float32
+            | DataType::Float64
+            | DataType::Date32
+            | DataType::Date64
+            | DataType::Time32(_)
+            | DataType::Time64(_)
+            | DataType::Timestamp(_, _)
+            | DataType::Decimal128(_, _)
+    )
 }
 
 /// A string's key: its first 16 bytes, zeros past its end, as a
@@ -569,6 +588,48 @@ mod tests {
     use arrow::datatypes::{Field, Schema};
 
     use super::*;
+
+    #[test]
+    fn has_zones_names_the_types_with_keys() {
+        use arrow::datatypes::TimeUnit;
+        let types = [
+            DataType::Null,
+            DataType::Boolean,
+            DataType::Int8,
+            DataType::Int16,
+            DataType::Int32,
+            DataType::Int64,
+            DataType::UInt8,
+            DataType::UInt16,
+            DataType::UInt32,
+            DataType::UInt64,
+            DataType::Float16,
+            DataType::Float32,
+            DataType::Float64,
+            DataType::Date32,
+            DataType::Date64,
+            DataType::Time32(TimeUnit::Second),
+            DataType::Time32(TimeUnit::Millisecond),
+            DataType::Time64(TimeUnit::Microsecond),
+            DataType::Time64(TimeUnit::Nanosecond),
+            DataType::Timestamp(TimeUnit::Second, None),
+            DataType::Timestamp(TimeUnit::Millisecond, None),
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            DataType::Timestamp(TimeUnit::Nanosecond, None),
+            DataType::Decimal128(15, 2),
+            DataType::Decimal256(40, 2),
+            DataType::Utf8,
+            DataType::LargeUtf8,
+            DataType::Utf8View,
+            DataType::Binary,
+            DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano),
+        ];
+        for t in types {
+            let empty = arrow::array::new_empty_array(&t);
+            let keyed = t == DataType::Utf8 || with_keys!(empty, _a, _key => true, false);
+            assert_eq!(has_zones(&t), keyed, "{t}");
+        }
+    }
 
     #[test]
     fn a_column_in_order_or_in_runs_looks_clustered_and_a_scattered_one_does_not() {
