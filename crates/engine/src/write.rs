@@ -185,6 +185,7 @@ fn partition_text(batch: &RecordBatch, k: usize, schema: &Schema) -> Result<Stri
     let cast = Expr::Cast {
         expr: Box::new(Expr::column(k, schema.field(k).name().clone())),
         to: DataType::Utf8,
+        try_cast: false,
     };
     let text = weir_pipeline::eval::evaluate(&cast, batch)
         .map_err(|e| Error::InvalidInput(format!("PARTITION_BY: {e}")))?;

@@ -16,7 +16,7 @@ use arrow::array::{
     Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, PrimitiveArray, StringArray,
     StringBuilder, new_null_array,
 };
-use arrow::buffer::BooleanBuffer;
+use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::{CastOptions, can_cast_types, cast_with_options};
 use arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
@@ -129,7 +129,7 @@ pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     }
     use DataType::*;
     let out: ArrayRef = match (from, to) {
-        (Utf8, _) => from_string(a.as_string::<i32>(), to)?,
+        (Utf8, _) => from_string(a.as_string::<i32>(), to, false)?,
         (_, Utf8) => Arc::new(to_string(a)?),
         (Boolean, _) => {
             let b = a.as_boolean();
@@ -472,24 +472,58 @@ fn to_string(a: &ArrayRef) -> Result<StringArray> {
     Ok(b.finish())
 }
 
+/// Strings parsed by `f`: a string that does not parse fails the cast,
+/// or with `lenient` (TRY_CAST) is NULL.
 fn parse_map<O: ArrowPrimitiveType>(
     a: &StringArray,
     f: impl Fn(&str) -> Option<O::Native>,
     to: &DataType,
+    lenient: bool,
 ) -> Result<PrimitiveArray<O>> {
     let mut out = Vec::with_capacity(a.len());
+    let mut failed: Vec<usize> = Vec::new();
     for i in 0..a.len() {
         if a.is_null(i) {
             out.push(O::Native::default());
         } else {
             let s = a.value(i);
-            out.push(f(s).ok_or_else(|| bad_string(s, to))?);
+            match f(s) {
+                Some(v) => out.push(v),
+                None if lenient => {
+                    failed.push(i);
+                    out.push(O::Native::default());
+                }
+                None => return Err(bad_string(s, to)),
+            }
         }
     }
-    Ok(PrimitiveArray::new(out.into(), a.nulls().cloned()))
+    Ok(PrimitiveArray::new(
+        out.into(),
+        nulls_with(a.len(), a.nulls(), &failed),
+    ))
 }
 
-fn parse_int_map<O: ArrowPrimitiveType>(a: &StringArray, to: &DataType) -> Result<PrimitiveArray<O>>
+/// `nulls` (of `len` rows) with the rows `failed` NULL as well.
+fn nulls_with(len: usize, nulls: Option<&NullBuffer>, failed: &[usize]) -> Option<NullBuffer> {
+    if failed.is_empty() {
+        return nulls.cloned();
+    }
+    let mut valid = arrow::array::BooleanBufferBuilder::new(len);
+    match nulls {
+        Some(n) => valid.append_buffer(n.inner()),
+        None => valid.append_n(len, true),
+    }
+    for &i in failed {
+        valid.set_bit(i, false);
+    }
+    Some(NullBuffer::new(valid.finish()))
+}
+
+fn parse_int_map<O: ArrowPrimitiveType>(
+    a: &StringArray,
+    to: &DataType,
+    lenient: bool,
+) -> Result<PrimitiveArray<O>>
 where
     O::Native: TryFrom<i128>,
 {
@@ -497,47 +531,60 @@ where
         a,
         |s| parse_int(s).and_then(|v| O::Native::try_from(v).ok()),
         to,
+        lenient,
     )
 }
 
-fn from_string(a: &StringArray, to: &DataType) -> Result<ArrayRef> {
+/// Strings cast to `to`; with `lenient` (TRY_CAST) a string that does not
+/// parse is NULL instead of an error.
+fn from_string(a: &StringArray, to: &DataType, lenient: bool) -> Result<ArrayRef> {
     Ok(match to {
         DataType::Boolean => {
             let mut values = Vec::with_capacity(a.len());
+            let mut failed = Vec::new();
             for i in 0..a.len() {
                 if a.is_null(i) {
                     values.push(false);
                 } else {
                     let s = a.value(i);
-                    values.push(parse_bool(s).ok_or_else(|| bad_string(s, to))?);
+                    match parse_bool(s) {
+                        Some(v) => values.push(v),
+                        None if lenient => {
+                            failed.push(i);
+                            values.push(false);
+                        }
+                        None => return Err(bad_string(s, to)),
+                    }
                 }
             }
             Arc::new(BooleanArray::new(
                 BooleanBuffer::from(values),
-                a.nulls().cloned(),
+                nulls_with(a.len(), a.nulls(), &failed),
             ))
         }
-        DataType::Int8 => Arc::new(parse_int_map::<Int8Type>(a, to)?),
-        DataType::Int16 => Arc::new(parse_int_map::<Int16Type>(a, to)?),
-        DataType::Int32 => Arc::new(parse_int_map::<Int32Type>(a, to)?),
-        DataType::Int64 => Arc::new(parse_int_map::<Int64Type>(a, to)?),
-        DataType::UInt8 => Arc::new(parse_int_map::<UInt8Type>(a, to)?),
-        DataType::UInt16 => Arc::new(parse_int_map::<UInt16Type>(a, to)?),
-        DataType::UInt32 => Arc::new(parse_int_map::<UInt32Type>(a, to)?),
-        DataType::UInt64 => Arc::new(parse_int_map::<UInt64Type>(a, to)?),
+        DataType::Int8 => Arc::new(parse_int_map::<Int8Type>(a, to, lenient)?),
+        DataType::Int16 => Arc::new(parse_int_map::<Int16Type>(a, to, lenient)?),
+        DataType::Int32 => Arc::new(parse_int_map::<Int32Type>(a, to, lenient)?),
+        DataType::Int64 => Arc::new(parse_int_map::<Int64Type>(a, to, lenient)?),
+        DataType::UInt8 => Arc::new(parse_int_map::<UInt8Type>(a, to, lenient)?),
+        DataType::UInt16 => Arc::new(parse_int_map::<UInt16Type>(a, to, lenient)?),
+        DataType::UInt32 => Arc::new(parse_int_map::<UInt32Type>(a, to, lenient)?),
+        DataType::UInt64 => Arc::new(parse_int_map::<UInt64Type>(a, to, lenient)?),
         // a FLOAT past its range reads as infinity, as in DuckDB
         DataType::Float32 => Arc::new(parse_map::<Float32Type>(
             a,
             |s| s.trim().parse::<f32>().ok(),
             to,
+            lenient,
         )?),
-        DataType::Float64 => Arc::new(parse_map::<Float64Type>(a, parse_double, to)?),
+        DataType::Float64 => Arc::new(parse_map::<Float64Type>(a, parse_double, to, lenient)?),
         DataType::Decimal128(p, s) => {
             let (p, s) = (*p, *s);
             let out = parse_map::<Decimal128Type>(
                 a,
                 |x| parse_decimal(x, s).filter(|v| fits_precision(*v, p)),
                 to,
+                lenient,
             )?;
             Arc::new(out.with_precision_and_scale(p, s)?)
         }
@@ -547,21 +594,59 @@ fn from_string(a: &StringArray, to: &DataType) -> Result<ArrayRef> {
                 if a.is_null(i) {
                     out.append_null();
                 } else {
-                    let b =
-                        weir_planner::scalar::parse_blob(a.value(i)).map_err(EvalError::Cast)?;
-                    out.append_value(b);
+                    match weir_planner::scalar::parse_blob(a.value(i)) {
+                        Ok(b) => out.append_value(b),
+                        Err(_) if lenient => out.append_null(),
+                        Err(e) => return Err(EvalError::Cast(e)),
+                    }
                 }
             }
             Arc::new(out.finish())
         }
-        DataType::Date32 => Arc::new(parse_map::<Date32Type>(a, parse_date, to)?),
+        DataType::Date32 => Arc::new(parse_map::<Date32Type>(a, parse_date, to, lenient)?),
         DataType::Timestamp(..) => Arc::new(parse_map::<TimestampMicrosecondType>(
             a,
             parse_timestamp,
             to,
+            lenient,
         )?),
         other => return Err(unsupported(&DataType::Utf8, other)),
     })
+}
+
+/// Casts `a` to `to` as TRY_CAST does: a value that does not convert is
+/// NULL. Strings are parsed leniently; any other cast runs on the whole
+/// array and, where it fails, on each half again, down to the single
+/// values that fail. (A cast the types cannot make at all fails here; the
+/// planner makes such a TRY_CAST NULL before it runs.)
+pub(crate) fn try_cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    if a.data_type() == &DataType::Utf8
+        && weir_planner::types::is_canonical(to)
+        && to != &DataType::Utf8
+    {
+        return from_string(a.as_string::<i32>(), to, true);
+    }
+    let mut parts = Vec::new();
+    try_cast_parts(a, to, &mut parts)?;
+    if parts.len() == 1 {
+        return Ok(parts.pop().expect("one part"));
+    }
+    let refs: Vec<&dyn Array> = parts.iter().map(AsRef::as_ref).collect();
+    Ok(arrow::compute::concat(&refs)?)
+}
+
+fn try_cast_parts(a: &ArrayRef, to: &DataType, parts: &mut Vec<ArrayRef>) -> Result<()> {
+    match cast_array(a, to) {
+        Ok(cast) => parts.push(cast),
+        Err(e @ EvalError::Unsupported(_)) => return Err(e),
+        Err(_) if a.len() <= 1 => parts.push(new_null_array(to, a.len())),
+        Err(_) => {
+            let half = a.len() / 2;
+            try_cast_parts(&a.slice(0, half), to, parts)?;
+            try_cast_parts(&a.slice(half, a.len() - half), to, parts)?;
+        }
+    }
+    Ok(())
 }
 
 fn parse_bool(s: &str) -> Option<bool> {

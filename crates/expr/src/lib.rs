@@ -151,11 +151,17 @@ fn on_stack<T: Send>(stack: usize, f: impl FnOnce() -> Result<T> + Send) -> Resu
 /// use weir_expr::ConstantFolder;
 /// use weir_planner::{ConstantEvaluator, Expr, ScalarValue};
 /// use weir_planner::arrow_schema::DataType;
-/// let e = Expr::Cast {
-///     expr: Box::new(Expr::Literal(ScalarValue::Utf8("1.5".into()))),
+/// let cast = |s: &str, try_cast| Expr::Cast {
+///     expr: Box::new(Expr::Literal(ScalarValue::Utf8(s.into()))),
 ///     to: DataType::Int32,
+///     try_cast,
 /// };
-/// assert_eq!(ConstantFolder.evaluate(&e).unwrap(), ScalarValue::Int32(2));
+/// assert_eq!(ConstantFolder.evaluate(&cast("1.5", false)).unwrap(), ScalarValue::Int32(2));
+/// assert!(ConstantFolder.evaluate(&cast("x", false)).is_err());
+/// assert_eq!(
+///     ConstantFolder.evaluate(&cast("x", true)).unwrap(),
+///     ScalarValue::Null(DataType::Int32)
+/// );
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ConstantFolder;
@@ -428,7 +434,16 @@ pub(crate) fn eval(expr: &Expr, input: &Input<'_>) -> Result<Value> {
             let m = like::Like::new(pattern, *case_insensitive, *escape)?;
             v.map(|a| Ok(Arc::new(m.evaluate(a, *negated)?)))
         }
-        Expr::Cast { expr: e, to } => eval(e, input)?.map(|a| cast::cast_array(a, to)),
+        Expr::Cast {
+            expr: e,
+            to,
+            try_cast: false,
+        } => eval(e, input)?.map(|a| cast::cast_array(a, to)),
+        Expr::Cast {
+            expr: e,
+            to,
+            try_cast: true,
+        } => eval(e, input)?.map(|a| cast::try_cast_array(a, to)),
         Expr::Case {
             when_then,
             else_expr,

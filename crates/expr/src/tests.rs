@@ -116,6 +116,7 @@ fn cast(e: Expr, to: DataType) -> Expr {
     Expr::Cast {
         expr: Box::new(e),
         to,
+        try_cast: false,
     }
 }
 
@@ -1740,5 +1741,52 @@ fn decimal_sums_and_differences_rescale_only_the_side_that_needs_it() {
         };
         let got = got.as_primitive::<arrow::datatypes::Decimal128Type>();
         assert_eq!(got.iter().collect::<Vec<_>>(), want, "{expr}");
+    }
+}
+
+#[test]
+fn try_cast_is_cast_with_null_where_a_value_does_not_convert() {
+    // values that fail scattered among many that do not, and NULLs: each
+    // row is what CAST gives it alone, or NULL where CAST fails
+    let values: Vec<Option<i64>> = (0..1000i64)
+        .map(|i| match i % 7 {
+            0 => Some(1000 + i),
+            3 => None,
+            _ => Some(i % 100 - 50),
+        })
+        .collect();
+    let strings: Vec<Option<String>> = (0..1000i64)
+        .map(|i| match i % 5 {
+            0 => Some(format!("x{i}")),
+            1 => None,
+            _ => Some(format!(" {} ", i - 500)),
+        })
+        .collect();
+    let cases: Vec<(ArrayRef, DataType)> = vec![
+        (Arc::new(Int64Array::from(values)), DataType::Int8),
+        (Arc::new(StringArray::from(strings.clone())), DataType::Int16),
+        (Arc::new(StringArray::from(strings)), DataType::Decimal128(5, 1)),
+        (
+            Arc::new(Float64Array::from(vec![1.5, 1e30, -2.5, f64::NAN, 3.0])),
+            DataType::Int32,
+        ),
+    ];
+    for (array, to) in cases {
+        let got = cast::try_cast_array(&array, &to).unwrap();
+        assert_eq!(got.len(), array.len());
+        assert_eq!(got.data_type(), &to);
+        for i in 0..array.len() {
+            let alone = cast::cast_array(&array.slice(i, 1), &to);
+            match alone {
+                Ok(v) => assert_eq!(
+                    got.slice(i, 1).to_data(),
+                    v.to_data(),
+                    "row {i} of {to}"
+                ),
+                Err(_) => assert!(got.is_null(i), "row {i} of {to}: {got:?}"),
+            }
+        }
+        assert!(got.null_count() > 0, "{to}: some values fail");
+        assert!(got.null_count() < got.len(), "{to}: some values convert");
     }
 }

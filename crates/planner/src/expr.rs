@@ -74,6 +74,9 @@ pub enum Expr {
         expr: Box<Expr>,
         /// The target type.
         to: DataType,
+        /// `TRY_CAST`: a value that does not convert is NULL rather than
+        /// an error.
+        try_cast: bool,
     },
     /// `CASE WHEN c THEN v ... [ELSE e] END` (the operand form is rewritten
     /// to this one by the planner). All branches have the result type.
@@ -659,7 +662,11 @@ impl Expr {
                 case_insensitive,
                 escape,
             },
-            Expr::Cast { expr, to } => Expr::Cast { expr: b(expr)?, to },
+            Expr::Cast { expr, to, try_cast } => Expr::Cast {
+                expr: b(expr)?,
+                to,
+                try_cast,
+            },
             Expr::Case {
                 when_then,
                 else_expr,
@@ -693,9 +700,9 @@ impl Expr {
                         || !left.data_type(input).is_floating()
                 }
                 Expr::Negative(x) => !x.data_type(input).is_floating(),
-                Expr::Cast { expr, to } => {
+                Expr::Cast { expr, to, try_cast } => {
                     let from = expr.data_type(input);
-                    &from != to && !cast_cannot_fail(&from, to)
+                    !try_cast && &from != to && !cast_cannot_fail(&from, to)
                 }
                 Expr::Like { escape, .. } => escape.is_some(),
                 Expr::Function { func, .. } => func.can_fail(),
@@ -806,8 +813,9 @@ impl fmt::Display for Expr {
                 let like = if *case_insensitive { "ILIKE" } else { "LIKE" };
                 write!(f, "{expr} {not}{like} '{}'", pattern.replace('\'', "''"))
             }
-            Expr::Cast { expr, to } => {
-                write!(f, "CAST({expr} AS {})", crate::types::sql_type_name(to))
+            Expr::Cast { expr, to, try_cast } => {
+                let cast = if *try_cast { "TRY_CAST" } else { "CAST" };
+                write!(f, "{cast}({expr} AS {})", crate::types::sql_type_name(to))
             }
             Expr::Case {
                 when_then,

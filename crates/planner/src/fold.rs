@@ -39,6 +39,7 @@ pub trait ConstantEvaluator: Sync {
                 self.evaluate(&Expr::Cast {
                     expr: Box::new(Expr::Literal(v)),
                     to: to.clone(),
+                    try_cast: false,
                 })
             })
             .collect()

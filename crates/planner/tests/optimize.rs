@@ -179,6 +179,7 @@ impl ConstantEvaluator for Integers {
             Expr::Cast {
                 expr,
                 to: DataType::Int64,
+                try_cast: false,
             } => match expr.as_ref() {
                 Expr::Literal(v) if let Some(i) = int(v) => Ok(ScalarValue::Int64(i)),
                 _ => Err(format!("not folded here: {expr:?}").into()),

@@ -20,6 +20,7 @@ fn slow_query() -> (Tables, LogicalPlan) {
         expr: Box::new(Expr::Cast {
             expr: Box::new(Expr::column(0, "x")),
             to: DataType::Utf8,
+            try_cast: false,
         }),
         pattern: "%123%".into(),
         negated: false,

@@ -79,6 +79,7 @@ fn two_column_terms() {
     let a = Expr::Cast {
         expr: Box::new(col(0)),
         to: DataType::Int64,
+        try_cast: false,
     };
     check_where(
         bin(a, BinaryOp::Eq, bin(col(1), BinaryOp::Divide, lit_i64(10))),
@@ -89,6 +90,7 @@ fn two_column_terms() {
             Expr::Cast {
                 expr: Box::new(col(0)),
                 to: DataType::Int64,
+                try_cast: false,
             },
             BinaryOp::Lt,
             bin(col(1), BinaryOp::Divide, lit_i64(20)),
@@ -193,6 +195,7 @@ fn steps_are_grouped_by_columns_and_ordered() {
     let cast_a = Expr::Cast {
         expr: Box::new(col(0)),
         to: DataType::Int64,
+        try_cast: false,
     };
     let predicate = [
         like,

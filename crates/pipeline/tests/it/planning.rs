@@ -928,10 +928,6 @@ fn unsupported_constructs_are_named() {
             "WITHIN GROUP and IGNORE NULLS are not supported (quantile_cont)",
         ),
         (
-            "SELECT TRY_CAST(s AS INTEGER) FROM t",
-            "TRY_CAST is not supported",
-        ),
-        (
             "SELECT * FROM main.lineitem",
             "qualified name main.lineitem is not supported",
         ),

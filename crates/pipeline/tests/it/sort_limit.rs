@@ -160,6 +160,7 @@ fn a_limit_too_large_for_a_top_n_gathers_only_its_rows() {
     let text = Expr::Cast {
         expr: Box::new(r.clone()),
         to: DataType::Utf8,
+        try_cast: false,
     };
     // the radix sort of a BIGINT key: 999999 down, from the 400,000th
     let numbers: Vec<String> = (596_996..=599_999)

@@ -181,6 +181,12 @@ impl<'a> Folder<'a> {
     /// Wraps `e` (of type `t`) in a CAST to `to` unless it has that type
     /// already, folding a constant.
     pub(crate) fn cast(self, e: Expr, t: &DataType, to: &DataType) -> Expr {
+        self.cast_as(e, t, to, false)
+    }
+
+    /// [`Folder::cast`], or with `try_cast` a TRY_CAST (NULL where a value
+    /// does not convert).
+    pub(crate) fn cast_as(self, e: Expr, t: &DataType, to: &DataType, try_cast: bool) -> Expr {
         if t == to {
             return e;
         }
@@ -190,6 +196,7 @@ impl<'a> Folder<'a> {
         self.fold(Expr::Cast {
             expr: Box::new(e),
             to: to.clone(),
+            try_cast,
         })
     }
 

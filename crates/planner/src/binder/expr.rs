@@ -622,12 +622,6 @@ impl<'s> ExprBinder<'s> {
                 data_type,
                 format,
             } => {
-                if matches!(kind, CastKind::TryCast | CastKind::SafeCast) {
-                    return Err(unsupported(format!(
-                        "TRY_CAST is not supported{}",
-                        at(e.span())
-                    )));
-                }
                 if format.is_some() {
                     return Err(unsupported(format!(
                         "CAST ... FORMAT is not supported{}",
@@ -636,7 +630,8 @@ impl<'s> ExprBinder<'s> {
                 }
                 let to = data_type_from_sql(data_type)?;
                 let x = self.bind(expr)?;
-                self.explicit_cast(x, &to, e)
+                let try_cast = matches!(kind, CastKind::TryCast | CastKind::SafeCast);
+                self.explicit_cast(x, &to, try_cast, e)
             }
             A::Extract { field, expr, .. } => {
                 let Some(part) = extract_field(field) else {
@@ -1153,8 +1148,14 @@ impl<'s> ExprBinder<'s> {
         Ok((self.fold.cast(l, &lt, &lt2), self.fold.cast(r, &rt, &rt2)))
     }
 
-    fn explicit_cast(&self, x: Expr, to: &DataType, e: &ast::Expr) -> Result<Expr> {
+    /// `CAST(x AS to)`, or with `try_cast` `TRY_CAST`: NULL where a value
+    /// does not convert, and NULL throughout (as in DuckDB) where the
+    /// types do not convert at all.
+    fn explicit_cast(&self, x: Expr, to: &DataType, try_cast: bool, e: &ast::Expr) -> Result<Expr> {
         let t = self.type_of(&x);
+        if try_cast && !can_cast(&t, to) {
+            return Ok(Expr::Literal(ScalarValue::Null(to.clone())));
+        }
         if !can_cast(&t, to) {
             return Err(bind_err(format!(
                 "Unimplemented type for cast ({} -> {}) in \"{e}\"{}",
@@ -1163,7 +1164,7 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
-        Ok(self.fold.cast(x, &t, to))
+        Ok(self.fold.cast_as(x, &t, to, try_cast))
     }
 
     fn in_list(

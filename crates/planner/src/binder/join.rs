@@ -1481,6 +1481,7 @@ fn cast(e: Expr, from: &arrow_schema::DataType, to: &arrow_schema::DataType) -> 
         Expr::Cast {
             expr: Box::new(e),
             to: to.clone(),
+            try_cast: false,
         }
     }
 }

@@ -495,6 +495,7 @@ impl Binder<'_> {
                         Expr::Cast {
                             expr: Box::new(c),
                             to: t.data_type().clone(),
+                            try_cast: false,
                         }
                     }
                 })

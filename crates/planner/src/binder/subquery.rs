@@ -353,6 +353,7 @@ impl BoundSubquery {
                         args: vec![Expr::Literal(ScalarValue::Utf8(TOO_MANY_ROWS.into()))],
                     }),
                     to: t,
+                    try_cast: false,
                 };
                 let many = Expr::binary(rows, BinaryOp::Gt, Expr::Literal(ScalarValue::Int64(1)));
                 (
@@ -517,6 +518,7 @@ fn cast(e: Expr, plan: &LogicalPlan, i: usize, t: &DataType) -> Expr {
         Expr::Cast {
             expr: Box::new(e),
             to: t.clone(),
+            try_cast: false,
         }
     }
 }
