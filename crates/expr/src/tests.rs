@@ -1764,8 +1764,14 @@ fn try_cast_is_cast_with_null_where_a_value_does_not_convert() {
         .collect();
     let cases: Vec<(ArrayRef, DataType)> = vec![
         (Arc::new(Int64Array::from(values)), DataType::Int8),
-        (Arc::new(StringArray::from(strings.clone())), DataType::Int16),
-        (Arc::new(StringArray::from(strings)), DataType::Decimal128(5, 1)),
+        (
+            Arc::new(StringArray::from(strings.clone())),
+            DataType::Int16,
+        ),
+        (
+            Arc::new(StringArray::from(strings)),
+            DataType::Decimal128(5, 1),
+        ),
         (
             Arc::new(Float64Array::from(vec![1.5, 1e30, -2.5, f64::NAN, 3.0])),
             DataType::Int32,
@@ -1778,11 +1784,7 @@ fn try_cast_is_cast_with_null_where_a_value_does_not_convert() {
         for i in 0..array.len() {
             let alone = cast::cast_array(&array.slice(i, 1), &to);
             match alone {
-                Ok(v) => assert_eq!(
-                    got.slice(i, 1).to_data(),
-                    v.to_data(),
-                    "row {i} of {to}"
-                ),
+                Ok(v) => assert_eq!(got.slice(i, 1).to_data(), v.to_data(), "row {i} of {to}"),
                 Err(_) => assert!(got.is_null(i), "row {i} of {to}: {got:?}"),
             }
         }

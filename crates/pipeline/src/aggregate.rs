@@ -1629,6 +1629,11 @@ fn new_plain_accumulator(
         ))
     };
     Ok(match func {
+        Grouping => {
+            return Err(Error::Internal(
+                "GROUPING is a constant of its grouping set, never computed".into(),
+            ));
+        }
         CountStar | Count => Box::new(CountAcc::default()),
         Sum | Avg => {
             let avg = func == Avg;

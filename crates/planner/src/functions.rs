@@ -930,6 +930,19 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "the most frequent value (a tie goes to the smallest)",
     ),
     aggregate(
+        "grouping",
+        A::Grouping,
+        "grouping(ANY, ...) -> BIGINT",
+        "a bit per argument (a GROUP BY key), the first the highest: 1 where the row's \
+         grouping set (ROLLUP, CUBE, GROUPING SETS) leaves that key out",
+    ),
+    aggregate(
+        "grouping_id",
+        A::Grouping,
+        "grouping_id(ANY, ...) -> BIGINT",
+        "alias of grouping",
+    ),
+    aggregate(
         "any_value",
         A::AnyValue,
         "any_value(ANY) -> ANY",

@@ -261,6 +261,11 @@ pub enum AggregateFunction {
     /// `quantile_disc(x, q)` of any ordered type: the value at
     /// `ceil(n * q) - 1` in order, of the input type.
     QuantileDisc,
+    /// `GROUPING(x)` of one GROUP BY key `x`: 1 in the groups of a
+    /// grouping set that leaves `x` out, else 0 (`GROUPING(a, b)` is
+    /// `2 * GROUPING(a) + GROUPING(b)`). The binder makes it a constant of
+    /// each grouping set; it is never computed.
+    Grouping,
 }
 
 impl AggregateFunction {
@@ -290,6 +295,7 @@ impl AggregateFunction {
             Self::Product => "product",
             Self::QuantileCont => "quantile_cont",
             Self::QuantileDisc => "quantile_disc",
+            Self::Grouping => "grouping",
         }
     }
 

@@ -435,6 +435,7 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
 pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) -> Option<DataType> {
     match (func, arg) {
         (AggregateFunction::StringAgg, Some(_)) => Some(DataType::Utf8),
+        (AggregateFunction::Grouping, Some(_)) => Some(DataType::Int64),
         (AggregateFunction::Median | AggregateFunction::QuantileCont, Some(t))
             if is_integer(t)
                 || matches!(t, DataType::Float32 | DataType::Float64 | DataType::Null) =>

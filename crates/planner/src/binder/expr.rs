@@ -1650,6 +1650,9 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
+        if func == AggregateFunction::Grouping {
+            return self.grouping(name, args, distinct, filter, e);
+        }
         // DISTINCT changes these, and only count, sum, avg and the
         // variances keep a set of distinct values
         if distinct
@@ -1793,6 +1796,62 @@ impl<'s> ExprBinder<'s> {
                 distinct,
             }
         };
+        Ok(self.aggregate_column(agg))
+    }
+
+    /// `GROUPING(x, ...)`: one [`AggregateFunction::Grouping`] per
+    /// argument, the first the highest bit.
+    fn grouping(
+        &mut self,
+        name: &str,
+        args: &[&FunctionArgExpr],
+        distinct: bool,
+        filter: Option<&ast::Expr>,
+        e: &ast::Expr,
+    ) -> Result<Expr> {
+        if distinct || filter.is_some() || args.is_empty() {
+            return Err(bind_err(format!(
+                "{name}() takes GROUP BY keys, without DISTINCT or FILTER: \"{e}\"{}",
+                at(e.span())
+            )));
+        }
+        let mut bits = Vec::with_capacity(args.len());
+        for a in args {
+            let FunctionArgExpr::Expr(x) = a else {
+                return Err(bind_err(format!(
+                    "{name}() takes GROUP BY keys: \"{e}\"{}",
+                    at(e.span())
+                )));
+            };
+            let x = self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
+            bits.push(self.aggregate_column(AggregateExpr {
+                func: AggregateFunction::Grouping,
+                arg: Some(x),
+                key: None,
+                distinct: false,
+            }));
+        }
+        let n = bits.len();
+        let terms = bits
+            .into_iter()
+            .enumerate()
+            .map(|(i, bit)| match n - 1 - i {
+                0 => bit,
+                shift => Expr::binary(
+                    bit,
+                    BinaryOp::Multiply,
+                    Expr::Literal(ScalarValue::Int64(
+                        1i64.checked_shl(shift as u32).unwrap_or(0),
+                    )),
+                ),
+            });
+        Ok(terms
+            .reduce(|sum, t| Expr::binary(sum, BinaryOp::Plus, t))
+            .expect("at least one argument"))
+    }
+
+    /// The column standing for aggregate `agg` (one per distinct aggregate).
+    fn aggregate_column(&mut self, agg: AggregateExpr) -> Expr {
         let input = self.scope.schema.fields().len();
         let aggregates = self.aggregates.get_or_insert_with(Vec::new);
         let k = match aggregates.iter().position(|a| *a == agg) {
@@ -1812,7 +1871,7 @@ impl<'s> ExprBinder<'s> {
                 k
             }
         };
-        Ok(self.placeholder_column(input, Placeholder::Aggregate(k)))
+        self.placeholder_column(input, Placeholder::Aggregate(k))
     }
 
     /// `quantile_cont|quantile_disc(x, q)`: `q` a constant in [0, 1],

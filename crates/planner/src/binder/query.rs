@@ -13,7 +13,7 @@ use super::window::BoundWindow;
 use super::{Binder, at, bind_err, did_you_mean, format_from_extension, single_name, unsupported};
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::plan::{FileFormat, FileOptions, LogicalPlan, SortKey, TableSource};
+use crate::plan::{AggregateExpr, FileFormat, FileOptions, LogicalPlan, SortKey, TableSource};
 use crate::scalar::ScalarValue;
 use crate::types::sql_type_name;
 
@@ -24,6 +24,9 @@ struct SelectParts<'q> {
     projection: Option<&'q [SelectItem]>,
     selection: Option<&'q ast::Expr>,
     group_by: &'q [ast::Expr],
+    /// `GROUP BY ROLLUP | CUBE | GROUPING SETS`: the sets of `group_by`
+    /// (by index) grouped by, one after the other.
+    grouping_sets: Option<Vec<Vec<usize>>>,
     /// `GROUP BY ALL`: group by every SELECT item without an aggregate.
     group_all: bool,
     having: Option<&'q ast::Expr>,
@@ -41,6 +44,7 @@ impl SelectParts<'_> {
             projection: None,
             selection: None,
             group_by: &[],
+            grouping_sets: None,
             group_all: false,
             having: None,
             named_windows: &[],
@@ -216,14 +220,8 @@ impl Binder<'_> {
             ast::GroupByExpr::Expressions(exprs, _) => (exprs, false),
             ast::GroupByExpr::All(_) => (&[], true),
         };
-        for g in group_by {
-            if matches!(
-                g,
-                ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_)
-            ) {
-                return Err(unsupported(format!("{g} (grouping sets) is not supported")));
-            }
-        }
+        let (keys, grouping_sets) = grouping_sets(group_by)?;
+        let group_by = keys.as_deref().unwrap_or(group_by);
         let (plan, scope, where_placed) = self.from(&s.from, s.selection.as_ref())?;
         let parts = SelectParts {
             distinct,
@@ -237,6 +235,7 @@ impl Binder<'_> {
                 s.selection.as_ref()
             },
             group_by,
+            grouping_sets,
             group_all,
             having: s.having.as_ref(),
             named_windows: &s.named_window,
@@ -753,6 +752,175 @@ pub(crate) fn select_grouped(
     select_over(b, plan, scope, parts, Ordering::default(), (0, None))
 }
 
+/// The most grouping sets one GROUP BY may make (CUBE of 12 keys).
+const MAX_GROUPING_SETS: usize = 4096;
+
+/// `GROUP BY` with `ROLLUP`, `CUBE` or `GROUPING SETS`: its distinct key
+/// expressions and the sets of them (by index) grouped by, the sets of
+/// every item crossed (`GROUP BY a, ROLLUP(b, c)` groups by `(a, b, c)`,
+/// `(a, b)` and `(a)`); `(None, None)` for a plain GROUP BY.
+type GroupingSets = (Option<Vec<ast::Expr>>, Option<Vec<Vec<usize>>>);
+
+fn grouping_sets(group_by: &[ast::Expr]) -> Result<GroupingSets> {
+    let is_set = |g: &ast::Expr| {
+        matches!(
+            g,
+            ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_)
+        )
+    };
+    if !group_by.iter().any(is_set) {
+        return Ok((None, None));
+    }
+    let mut keys: Vec<ast::Expr> = Vec::new();
+    let mut key = |e: &ast::Expr| -> Result<usize> {
+        if is_set(e) {
+            return Err(unsupported(format!(
+                "{e} inside ROLLUP, CUBE or GROUPING SETS is not supported"
+            )));
+        }
+        let text = e.to_string();
+        Ok(match keys.iter().position(|k| k.to_string() == text) {
+            Some(k) => k,
+            None => {
+                keys.push(e.clone());
+                keys.len() - 1
+            }
+        })
+    };
+    let mut sets: Vec<Vec<usize>> = vec![Vec::new()];
+    for g in group_by {
+        // the sets this item alone groups by
+        let own: Vec<Vec<usize>> = match g {
+            ast::Expr::Rollup(elements) | ast::Expr::Cube(elements) => {
+                let elements = elements
+                    .iter()
+                    .map(|e| e.iter().map(&mut key).collect::<Result<Vec<_>>>())
+                    .collect::<Result<Vec<_>>>()?;
+                if matches!(g, ast::Expr::Rollup(_)) {
+                    // every prefix, longest first
+                    (0..=elements.len())
+                        .rev()
+                        .map(|n| elements[..n].concat())
+                        .collect()
+                } else {
+                    if elements.len() > MAX_GROUPING_SETS.trailing_zeros() as usize {
+                        return Err(unsupported(format!(
+                            "CUBE of more than {} elements is not supported",
+                            MAX_GROUPING_SETS.trailing_zeros()
+                        )));
+                    }
+                    // every subset, the fullest first
+                    (0..1usize << elements.len())
+                        .rev()
+                        .map(|bits| {
+                            elements
+                                .iter()
+                                .enumerate()
+                                .filter(|(i, _)| bits & (1 << i) != 0)
+                                .flat_map(|(_, e)| e.iter().copied())
+                                .collect()
+                        })
+                        .collect()
+                }
+            }
+            ast::Expr::GroupingSets(sets) => sets
+                .iter()
+                .map(|set| set.iter().map(&mut key).collect::<Result<Vec<_>>>())
+                .collect::<Result<Vec<_>>>()?,
+            plain => vec![vec![key(plain)?]],
+        };
+        if sets.len().saturating_mul(own.len()) > MAX_GROUPING_SETS {
+            return Err(unsupported(format!(
+                "GROUP BY with more than {MAX_GROUPING_SETS} grouping sets is not supported"
+            )));
+        }
+        sets = sets
+            .iter()
+            .flat_map(|a| own.iter().map(move |b| [a.as_slice(), b].concat()))
+            .collect();
+    }
+    Ok((Some(keys), Some(sets)))
+}
+
+/// The groups of each grouping set in `sets` (indices into `group_by`),
+/// one after the other, as one Aggregate's output `schema`: the keys a
+/// set leaves out NULL, each `GROUPING(x)` the set's constant.
+fn grouped_by_sets(
+    input: LogicalPlan,
+    group_by: &[Expr],
+    sets: &[Vec<usize>],
+    aggregates: &[AggregateExpr],
+    schema: &SchemaRef,
+) -> Result<LogicalPlan> {
+    use crate::plan::AggregateFunction;
+    let n = group_by.len();
+    // each aggregate: the key a GROUPING reads, or its place among the
+    // aggregates computed
+    let mut computed: Vec<AggregateExpr> = Vec::new();
+    let mut fields: Vec<Field> = Vec::new();
+    let mut roles: Vec<Result<usize, usize>> = Vec::with_capacity(aggregates.len());
+    for (a, field) in aggregates.iter().zip(&schema.fields()[n..]) {
+        if a.func == AggregateFunction::Grouping {
+            let arg = a.arg.as_ref();
+            let Some(k) = group_by.iter().position(|g| Some(g) == arg) else {
+                return Err(bind_err(format!(
+                    "GROUPING child \"{}\" must be a grouping column",
+                    arg.map(ToString::to_string).unwrap_or_default()
+                )));
+            };
+            roles.push(Ok(k));
+        } else {
+            roles.push(Err(computed.len()));
+            computed.push(a.clone());
+            fields.push((**field).clone());
+        }
+    }
+    let inputs = sets
+        .iter()
+        .map(|set| {
+            let mut computed = computed.clone();
+            let mut set_fields: Vec<Field> = set.iter().map(|&k| schema.field(k).clone()).collect();
+            set_fields.extend(fields.iter().cloned());
+            if set.is_empty() && computed.is_empty() {
+                // the one group of no keys is one row: a count no one reads
+                computed.push(AggregateExpr {
+                    func: AggregateFunction::CountStar,
+                    arg: None,
+                    key: None,
+                    distinct: false,
+                });
+                set_fields.push(Field::new("count_star()", DataType::Int64, false));
+            }
+            let aggregate = LogicalPlan::Aggregate {
+                input: Box::new(input.clone()),
+                group_by: set.iter().map(|&k| group_by[k].clone()).collect(),
+                aggregates: computed,
+                schema: SchemaRef::new(Schema::new(set_fields)),
+            };
+            let keys = (0..n).map(|k| match set.iter().position(|&s| s == k) {
+                Some(at) => Expr::column(at, schema.field(k).name().clone()),
+                None => Expr::Literal(ScalarValue::Null(schema.field(k).data_type().clone())),
+            });
+            let values = roles
+                .iter()
+                .zip(&schema.fields()[n..])
+                .map(|(role, field)| match role {
+                    Ok(k) => Expr::Literal(ScalarValue::Int64(i64::from(!set.contains(k)))),
+                    Err(c) => Expr::column(set.len() + c, field.name().clone()),
+                });
+            LogicalPlan::Projection {
+                input: Box::new(aggregate),
+                exprs: keys.chain(values).collect(),
+                schema: SchemaRef::clone(schema),
+            }
+        })
+        .collect();
+    Ok(LogicalPlan::Union {
+        inputs,
+        schema: SchemaRef::clone(schema),
+    })
+}
+
 /// `schema` with its first columns renamed to `names` (`FROM t AS x(a, b)`).
 fn rename_columns(
     schema: SchemaRef,
@@ -856,6 +1024,8 @@ fn select_over(
 
     // GROUP BY: expressions, output ordinals, or output aliases.
     let mut group_by: Vec<Expr> = Vec::new();
+    // the key each GROUP BY expression is (equal keys are one)
+    let mut key_of: Vec<usize> = Vec::with_capacity(parts.group_by.len());
     for g in parts.group_by {
         let e = if let Some(k) = ordinal(g, items.len(), "GROUP BY")? {
             bind_item(&mut eb, &items[k], scope, NO_AGG_GROUP)?
@@ -864,10 +1034,24 @@ fn select_over(
         } else {
             eb.bind_without_aggregates(g, NO_AGG_GROUP)?
         };
-        if !group_by.contains(&e) {
-            group_by.push(e);
+        match group_by.iter().position(|k| *k == e) {
+            Some(k) => key_of.push(k),
+            None => {
+                key_of.push(group_by.len());
+                group_by.push(e);
+            }
         }
     }
+    let grouping_sets: Option<Vec<Vec<usize>>> = parts.grouping_sets.as_ref().map(|sets| {
+        sets.iter()
+            .map(|set| {
+                let mut keys: Vec<usize> = set.iter().map(|&g| key_of[g]).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                keys
+            })
+            .collect()
+    });
     if parts.group_all {
         // every item that binds without an aggregate is a key
         for item in &items {
@@ -944,7 +1128,10 @@ fn select_over(
     let mut windows = eb.windows().to_vec();
     let mut qualify = qualify;
     let mut subqueries = eb.take_subqueries();
-    let aggregating = !group_by.is_empty() || !eb.aggregates().is_empty() || having.is_some();
+    let aggregating = !group_by.is_empty()
+        || grouping_sets.is_some()
+        || !eb.aggregates().is_empty()
+        || having.is_some();
     if !aggregating && !subqueries.is_empty() {
         // subquery `s` becomes column `n + s` of the input, the window
         // functions follow them
@@ -968,11 +1155,33 @@ fn select_over(
                 Field::new(
                     g.to_string(),
                     g.data_type(&input_schema),
-                    nullable(g, &input_schema),
+                    // a key left out of a grouping set is NULL there
+                    grouping_sets.is_some() || nullable(g, &input_schema),
                 )
             })
             .collect();
         fields.extend(eb.aggregate_fields());
+        let mut aggregates = eb.aggregates().to_vec();
+        // GROUPING() without ROLLUP, CUBE or GROUPING SETS: one set, of
+        // every key
+        let grouping_sets = grouping_sets.or_else(|| {
+            aggregates
+                .iter()
+                .any(|a| a.func == crate::plan::AggregateFunction::Grouping)
+                .then(|| vec![(0..group_by.len()).collect()])
+        });
+        if aggregates.is_empty() && group_by.is_empty() {
+            // the one group of no keys (`SELECT 1 FROM t HAVING ...`, the
+            // `()` of a ROLLUP) is one row: an Aggregate computes at least
+            // one value, here a count no one reads
+            aggregates.push(AggregateExpr {
+                func: crate::plan::AggregateFunction::CountStar,
+                arg: None,
+                key: None,
+                distinct: false,
+            });
+            fields.push(Field::new("count_star()", DataType::Int64, false));
+        }
         let agg_schema = SchemaRef::new(Schema::new(fields));
         let places = Places {
             eb: &eb,
@@ -989,11 +1198,14 @@ fn select_over(
             .map(|s| s.map_exprs(&mut |e| rewrite(e)))
             .collect::<Result<Vec<_>>>()?;
         let width = agg_schema.fields().len();
-        plan = LogicalPlan::Aggregate {
-            input: Box::new(plan),
-            group_by: group_by.clone(),
-            aggregates: eb.aggregates().to_vec(),
-            schema: agg_schema,
+        plan = match &grouping_sets {
+            None => LogicalPlan::Aggregate {
+                input: Box::new(plan),
+                group_by: group_by.clone(),
+                aggregates,
+                schema: agg_schema,
+            },
+            Some(sets) => grouped_by_sets(plan, &group_by, sets, &aggregates, &agg_schema)?,
         };
         // subqueries over the groups: joined before HAVING filters
         super::subquery::check_attachable(&subqueries, width)?;

@@ -1200,7 +1200,7 @@ fn over_no_rows(e: Expr, width: usize, eb: &ExprBinder<'_>, fields: &[Field]) ->
                 | A::Last => Some(Expr::Literal(ScalarValue::Null(
                     fields[k].data_type().clone(),
                 ))),
-                A::BitAnd | A::BitOr | A::BitXor | A::Product => None,
+                A::BitAnd | A::BitOr | A::BitXor | A::Product | A::Grouping => None,
             }
         }
         other => other
