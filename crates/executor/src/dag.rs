@@ -148,7 +148,7 @@ pub enum DagOutcome {
     Cancelled,
 }
 
-type MakeJob = Box<dyn FnOnce() -> Result<Job, StepError> + Send>;
+type MakeJob = Box<dyn FnOnce() -> Result<Option<Job>, StepError> + Send>;
 
 enum Work {
     Job(Job),
@@ -177,6 +177,17 @@ impl Node {
     pub fn lazy(
         name: impl Into<String>,
         make: impl FnOnce() -> Result<Job, StepError> + Send + 'static,
+    ) -> Self {
+        Node::with_work(name.into(), Work::Make(Box::new(move || make().map(Some))))
+    }
+
+    /// A node like [`Node::lazy`] whose `make` may do the node's work
+    /// itself, there and then, and return `None`: the node then succeeds
+    /// without a job (no submission, no worker hand-off), so keep that
+    /// work short. Its timeout does not apply to work done in `make`.
+    pub fn lazy_or_done(
+        name: impl Into<String>,
+        make: impl FnOnce() -> Result<Option<Job>, StepError> + Send + 'static,
     ) -> Self {
         Node::with_work(name.into(), Work::Make(Box::new(make)))
     }
@@ -592,7 +603,12 @@ impl DagRun {
         let job = match work {
             Work::Job(job) => Ok(job),
             Work::Make(make) => match catch_unwind(AssertUnwindSafe(make)) {
-                Ok(Ok(job)) => Ok(job),
+                Ok(Ok(Some(job))) => Ok(job),
+                Ok(Ok(None)) => {
+                    // the work is done: the node ended well
+                    Self::finish(this, i, SUCCEEDED, None);
+                    return;
+                }
                 Ok(Err(error)) => Err(error.to_string()),
                 Err(payload) => Err(format!(
                     "making its job panicked: {}",

@@ -680,7 +680,7 @@ impl<'a> DagBuild<'a> {
         }
         let merge_slots = slots.clone();
         self.dag.push(
-            Node::lazy(merge_node.clone(), move || {
+            Node::lazy_or_done(merge_node.clone(), move || {
                 merge_slots.record(|| merge_job(&merge_slots, ctx))
             })
             .after(last),
@@ -1066,7 +1066,7 @@ impl NodeSlots {
     }
 
     /// Runs a node's job maker, keeping its error's type.
-    fn record(&self, make: impl FnOnce() -> Result<Job>) -> std::result::Result<Job, StepError> {
+    fn record<T>(&self, make: impl FnOnce() -> Result<T>) -> std::result::Result<T, StepError> {
         make().map_err(|error| {
             let message = error.to_string();
             let mut first = lock(&self.error);
@@ -1251,7 +1251,13 @@ fn sort_job(slots: &NodeSlots, ctx: &NodeContext) -> Result<Job> {
 /// Makes a pipeline's merge job from its lanes' reports (or from its sort
 /// node's job), and leaves the pipeline's result in `slots.result`, to be
 /// assembled once the job ran.
-fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
+/// The most cost (about thousands of rows) a merge of one task may have to
+/// run where the lanes finished, without a job of its own.
+const INLINE_MERGE_COST: u64 = 4;
+
+/// The merge of a pipeline's lanes: a job of its tasks, or `None` when
+/// its one small task ran here.
+fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Option<Job>> {
     let (collected, sorted) = match lock(&slots.sorting).take() {
         Some(stage) => (stage.collected, Some(stage.work)),
         None => (collect_lanes(slots, &ctx)?, None),
@@ -1285,14 +1291,24 @@ fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Job> {
         tasks: work.tasks,
     });
     let job_name = name.clone().unwrap_or_else(|| "collect lanes".to_owned());
-    let mut job = Job::new(job_name.clone()).with_cost(work.cost);
-    for w in 0..workers {
-        let tasks = Arc::clone(&tasks);
-        job.push_step(Box::new(step_fn(
-            format!("{job_name} worker {w}"),
-            move |step: &StepContext<'_>| tasks.run(step),
-        )));
-    }
+    // a merge of one small task runs here, on the thread that finished
+    // the lanes, rather than as a job handed to a worker
+    let inline = !work.parallel && work.tasks == 1 && work.cost <= INLINE_MERGE_COST;
+    let job = if inline {
+        let out = (tasks.task)(0)?;
+        lock(&tasks.results)[0] = Some(out);
+        None
+    } else {
+        let mut job = Job::new(job_name.clone()).with_cost(work.cost);
+        for w in 0..workers {
+            let tasks = Arc::clone(&tasks);
+            job.push_step(Box::new(step_fn(
+                format!("{job_name} worker {w}"),
+                move |step: &StepContext<'_>| tasks.run(step),
+            )));
+        }
+        Some(job)
+    };
     drop(shared);
     let parallel = work.parallel;
     let finish: Finish = Box::new(move || {

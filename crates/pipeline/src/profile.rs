@@ -6,8 +6,9 @@ use std::time::Duration;
 /// Per-step statistics of one query run (EXPLAIN ANALYZE).
 ///
 /// Operators are listed bottom to top: the scan, the filter steps and the
-/// sink of the parallel job (summed over its lanes), then the nodes run on
-/// the query thread. Each operator's `rows_in` equals the previous one's
+/// sink of the parallel job (summed over its lanes), then the serial
+/// steps after them (a merge of one task, a LIMIT over a finished
+/// result). Each operator's `rows_in` equals the previous one's
 /// `rows_out`.
 #[derive(Clone, Debug, Default)]
 pub struct QueryProfile {
@@ -36,7 +37,7 @@ pub struct OperatorProfile {
     /// Time spent in it, summed over lanes for parallel operators (so it
     /// may exceed the wall time).
     pub time: Duration,
-    /// Morsels it processed on main workers (0 on the query thread).
+    /// Morsels it processed on main workers (0 for a serial step).
     pub morsels_main: u64,
     /// Morsels it processed on reserve workers.
     pub morsels_reserve: u64,
@@ -67,7 +68,7 @@ impl fmt::Display for QueryProfile {
             let morsels = if o.parallel {
                 format!("{}/{}", o.morsels_main, o.morsels_reserve)
             } else {
-                "query thread".to_owned()
+                "serial".to_owned()
             };
             writeln!(
                 f,

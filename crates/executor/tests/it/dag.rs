@@ -371,6 +371,45 @@ fn lazy_nodes_make_their_job_when_they_start() {
 }
 
 #[test]
+fn a_node_whose_make_does_the_work_succeeds_without_a_job() {
+    // first -> done (its work done in make, no job) -> last; a node after
+    // a done node that fails is skipped in turn
+    let executor = executor(2);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let done = {
+        let log = Arc::clone(&log);
+        Node::lazy_or_done("done", move || {
+            assert_eq!(*log.lock().unwrap(), ["first"]);
+            log.lock().unwrap().push("done".to_owned());
+            Ok(None)
+        })
+    };
+    let last = {
+        let log = Arc::clone(&log);
+        Node::lazy_or_done("last", move || Ok(Some(logging("last", &log))))
+    };
+    let dag = DagBuilder::new()
+        .error_mode(ErrorMode::KeepGoing)
+        .node(Node::job("first", logging("first", &log)))
+        .node(done.after("first"))
+        .node(last.after("done"))
+        .node(Node::lazy_or_done("refuses", || Err("no rows".into())))
+        .node(Node::job("after refusal", Job::new("after refusal")).after("refuses"))
+        .build()
+        .unwrap();
+    let handle = dag.run(&executor);
+    let Some(DagOutcome::Failed(failures)) = handle.wait_timeout(PATIENCE) else {
+        panic!("expected one failure");
+    };
+    let text: Vec<String> = failures.iter().map(ToString::to_string).collect();
+    assert_eq!(text, ["node refuses failed: could not start: no rows"]);
+    assert_eq!(handle.state("done"), Some(NodeState::Succeeded));
+    assert_eq!(handle.state("last"), Some(NodeState::Succeeded));
+    assert_eq!(handle.state("after refusal"), Some(NodeState::Skipped));
+    assert_eq!(*log.lock().unwrap(), ["first", "done", "last"]);
+}
+
+#[test]
 fn an_empty_dag_completes_and_a_node_on_a_dropped_executor_fails() {
     let executor = executor(1);
     let handle = DagBuilder::new().build().unwrap().run(&executor);
