@@ -511,7 +511,13 @@ impl<'a> DagBuild<'a> {
                     );
                 }
                 previous.name = format!("pipeline {}", self.pipelines);
-                previous.then.push((self.index, segment_name(segment), lim));
+                // (its EXPLAIN ANALYZE name, made only when asked for)
+                let name = if self.options.analyze {
+                    segment_name(segment)
+                } else {
+                    String::new()
+                };
+                previous.then.push((self.index, name, lim));
                 continue;
             }
             let stream = match previous.take() {

@@ -33,8 +33,13 @@ const CARET: u8 = 41;
 
 /// The next tokens are two `*`s with nothing between them (`**`).
 fn double_star(parser: &Parser) -> bool {
-    let [a, b] = parser.peek_tokens_with_location::<2>();
-    a.token == Token::Mul && b.token == Token::Mul && a.span.end == b.span.start
+    // asked before every operator: the tokens are looked at, not copied
+    let a = parser.peek_token_ref();
+    if a.token != Token::Mul {
+        return false;
+    }
+    let b = parser.peek_nth_token_ref(1);
+    b.token == Token::Mul && a.span.end == b.span.start
 }
 
 /// Whether the next token is an operand sqlparser would read as it

@@ -250,10 +250,16 @@ impl Binder<'_> {
     pub(crate) fn lookup_table(&self, name: &ast::Ident) -> Result<(String, SchemaRef)> {
         match self.table_schema(&name.value) {
             Some(schema) => {
+                // the name as the table was created (an earlier statement's
+                // first, then the catalog's)
+                let same = |n: &str| n.eq_ignore_ascii_case(&name.value);
                 let canonical = self
-                    .table_names()
-                    .into_iter()
-                    .find(|n| n.eq_ignore_ascii_case(&name.value))
+                    .overrides
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| same(n))
+                    .map(|(n, _)| n.clone())
+                    .or_else(|| self.catalog.table_names().into_iter().find(|n| same(n)))
                     .unwrap_or_else(|| name.value.clone());
                 Ok((canonical, schema))
             }

@@ -10,7 +10,9 @@
 //! never gathers the others; a projection over a projection of plain
 //! columns (the binder's reordering after a join) is folded into it.
 
-use arrow_schema::{Field, Schema, SchemaRef};
+use std::sync::Arc;
+
+use arrow_schema::{Field, FieldRef, Schema, SchemaRef};
 
 use super::{map_columns, substitute};
 use crate::expr::Expr;
@@ -79,10 +81,13 @@ fn with_columns<'e>(mut a: Vec<usize>, exprs: impl IntoIterator<Item = &'e Expr>
     a
 }
 
-fn subset(schema: &Schema, cols: &[usize]) -> Vec<Field> {
-    cols.iter()
-        .map(|&c| schema.field(c).clone())
-        .collect::<Vec<_>>()
+fn subset(schema: &Schema, cols: &[usize]) -> SchemaRef {
+    // the fields shared, not copied (a copy clones each name)
+    let fields: Vec<FieldRef> = cols
+        .iter()
+        .map(|&c| Arc::clone(&schema.fields()[c]))
+        .collect();
+    SchemaRef::new(Schema::new(fields))
 }
 
 /// `plan` rewritten to produce at least the columns `need` (sorted,
@@ -103,7 +108,7 @@ pub(crate) fn prune(plan: LogicalPlan, need: &[usize]) -> (LogicalPlan, Vec<usiz
                 .into_iter()
                 .map(|r| need.iter().map(|&c| r[c].clone()).collect())
                 .collect();
-            let schema = SchemaRef::new(Schema::new(subset(&schema, &need)));
+            let schema = subset(&schema, &need);
             (LogicalPlan::Values { rows, schema }, need)
         }
         LogicalPlan::Filter { input, predicate } => {
@@ -127,7 +132,7 @@ pub(crate) fn prune(plan: LogicalPlan, need: &[usize]) -> (LogicalPlan, Vec<usiz
             let below = with_columns(Vec::new(), &exprs);
             let (input, out) = prune(*input, &below);
             let exprs: Vec<Expr> = exprs.iter().map(|e| remap(e, &out)).collect();
-            let schema = SchemaRef::new(Schema::new(subset(&schema, &need)));
+            let schema = subset(&schema, &need);
             (project(input, exprs, schema), need)
         }
         LogicalPlan::Aggregate {
@@ -159,7 +164,7 @@ pub(crate) fn prune(plan: LogicalPlan, need: &[usize]) -> (LogicalPlan, Vec<usiz
                 })
                 .collect();
             let kept: Vec<usize> = (0..g).chain(keep).collect();
-            let schema = SchemaRef::new(Schema::new(subset(&schema, &kept)));
+            let schema = subset(&schema, &kept);
             let plan = LogicalPlan::Aggregate {
                 input: Box::new(input),
                 group_by,
@@ -205,7 +210,7 @@ pub(crate) fn prune(plan: LogicalPlan, need: &[usize]) -> (LogicalPlan, Vec<usiz
                 })
                 .collect();
             let kept: Vec<usize> = out.iter().copied().chain(keep).collect();
-            let schema = SchemaRef::new(Schema::new(subset(&schema, &kept)));
+            let schema = subset(&schema, &kept);
             (
                 LogicalPlan::Window {
                     input: Box::new(input),
@@ -264,7 +269,7 @@ pub(crate) fn prune(plan: LogicalPlan, need: &[usize]) -> (LogicalPlan, Vec<usiz
         LogicalPlan::Union { inputs, schema } => {
             // every input gives exactly the same columns
             let inputs = inputs.into_iter().map(|i| exact(i, &need)).collect();
-            let schema = SchemaRef::new(Schema::new(subset(&schema, &need)));
+            let schema = subset(&schema, &need);
             (LogicalPlan::Union { inputs, schema }, need)
         }
         LogicalPlan::Join {
@@ -327,7 +332,7 @@ pub(crate) fn prune(plan: LogicalPlan, need: &[usize]) -> (LogicalPlan, Vec<usiz
             if kind.keeps_right() {
                 kept.extend(rout.iter().map(|&c| c + right_at));
             }
-            let schema = SchemaRef::new(Schema::new(subset(&schema, &kept)));
+            let schema = subset(&schema, &kept);
             (
                 LogicalPlan::Join {
                     left: Box::new(left),
