@@ -798,8 +798,19 @@ impl<'s> ExprBinder<'s> {
                     _ => is,
                 })
             }
+            // the whole string matches the regular expression
+            A::SimilarTo {
+                negated,
+                expr,
+                pattern,
+                escape_char: None,
+            } => {
+                let args = vec![self.bind(expr)?, self.bind(pattern)?];
+                let m = self.scalar_function(ScalarFunction::RegexpFullMatch, args, e)?;
+                Ok(if *negated { Expr::Not(Box::new(m)) } else { m })
+            }
             A::SimilarTo { .. } | A::RLike { .. } => Err(unsupported(format!(
-                "regular expression matching is not supported{}",
+                "SIMILAR TO ... ESCAPE and RLIKE are not supported{}",
                 at(e.span())
             ))),
             A::Array(_) => Err(unsupported(format!(
@@ -941,6 +952,33 @@ impl<'s> ExprBinder<'s> {
         // `^` is the power, as in DuckDB (which writes XOR `xor(a, b)`)
         if matches!(op, BinaryOperator::BitwiseXor | BinaryOperator::PGExp) {
             return self.scalar_function(ScalarFunction::Power, vec![l, r], e);
+        }
+        // `~~` is LIKE and `~~*` ILIKE (`!` negates); `~` is
+        // regexp_matches and `~*` it without regard to case
+        let like = match op {
+            BinaryOperator::PGLikeMatch => Some((false, false)),
+            BinaryOperator::PGNotLikeMatch => Some((true, false)),
+            BinaryOperator::PGILikeMatch => Some((false, true)),
+            BinaryOperator::PGNotILikeMatch => Some((true, true)),
+            _ => None,
+        };
+        if let Some((negated, case_insensitive)) = like {
+            return self.like_of(l, negated, case_insensitive, r, right, None, e);
+        }
+        let regex = match op {
+            BinaryOperator::PGRegexMatch => Some((false, false)),
+            BinaryOperator::PGRegexNotMatch => Some((true, false)),
+            BinaryOperator::PGRegexIMatch => Some((false, true)),
+            BinaryOperator::PGRegexNotIMatch => Some((true, true)),
+            _ => None,
+        };
+        if let Some((negated, case_insensitive)) = regex {
+            let mut args = vec![l, r];
+            if case_insensitive {
+                args.push(Expr::Literal(ScalarValue::Utf8("i".into())));
+            }
+            let m = self.scalar_function(ScalarFunction::RegexpMatches, args, e)?;
+            return Ok(if negated { Expr::Not(Box::new(m)) } else { m });
         }
         let op = match op {
             BinaryOperator::DuckIntegerDivide | BinaryOperator::MyIntegerDivide => BinaryOp::Divide,
@@ -1249,6 +1287,23 @@ impl<'s> ExprBinder<'s> {
             )));
         }
         let x = self.bind(expr)?;
+        let bound = self.bind(pattern)?;
+        self.like_of(x, negated, case_insensitive, bound, pattern, escape, e)
+    }
+
+    /// [`ExprBinder::like`] of the bound `x` and pattern `bound` (written
+    /// `pattern`); also `x ~~ p` and its kin.
+    #[allow(clippy::too_many_arguments)]
+    fn like_of(
+        &mut self,
+        x: Expr,
+        negated: bool,
+        case_insensitive: bool,
+        bound: Expr,
+        pattern: &ast::Expr,
+        escape: Option<&ast::Expr>,
+        e: &ast::Expr,
+    ) -> Result<Expr> {
         let xt = self.type_of(&x);
         if !is_string(&xt) && xt != DataType::Null {
             return Err(bind_err(format!(
@@ -1258,7 +1313,6 @@ impl<'s> ExprBinder<'s> {
             )));
         }
         let x = self.fold.cast(x, &xt, &DataType::Utf8);
-        let bound = self.bind(pattern)?;
         let pattern = match self.fold.value(&bound)? {
             Some(ScalarValue::Utf8(p)) => p,
             Some(ScalarValue::Null(_)) => {
