@@ -954,25 +954,23 @@ impl<'s> ExprBinder<'s> {
             return self.scalar_function(ScalarFunction::Power, vec![l, r], e);
         }
         // `~~` is LIKE and `~~*` ILIKE (`!` negates); `~` is
-        // regexp_matches and `~*` it without regard to case
-        let like = match op {
-            BinaryOperator::PGLikeMatch => Some((false, false)),
-            BinaryOperator::PGNotLikeMatch => Some((true, false)),
-            BinaryOperator::PGILikeMatch => Some((false, true)),
-            BinaryOperator::PGNotILikeMatch => Some((true, true)),
+        // regexp_matches and `~*` it without regard to case:
+        // (regex, negated, case-insensitive)
+        let pattern = match op {
+            BinaryOperator::PGLikeMatch => Some((false, false, false)),
+            BinaryOperator::PGNotLikeMatch => Some((false, true, false)),
+            BinaryOperator::PGILikeMatch => Some((false, false, true)),
+            BinaryOperator::PGNotILikeMatch => Some((false, true, true)),
+            BinaryOperator::PGRegexMatch => Some((true, false, false)),
+            BinaryOperator::PGRegexNotMatch => Some((true, true, false)),
+            BinaryOperator::PGRegexIMatch => Some((true, false, true)),
+            BinaryOperator::PGRegexNotIMatch => Some((true, true, true)),
             _ => None,
         };
-        if let Some((negated, case_insensitive)) = like {
+        if let Some((false, negated, case_insensitive)) = pattern {
             return self.like_of(l, negated, case_insensitive, r, right, None, e);
         }
-        let regex = match op {
-            BinaryOperator::PGRegexMatch => Some((false, false)),
-            BinaryOperator::PGRegexNotMatch => Some((true, false)),
-            BinaryOperator::PGRegexIMatch => Some((false, true)),
-            BinaryOperator::PGRegexNotIMatch => Some((true, true)),
-            _ => None,
-        };
-        if let Some((negated, case_insensitive)) = regex {
+        if let Some((true, negated, case_insensitive)) = pattern {
             let mut args = vec![l, r];
             if case_insensitive {
                 args.push(Expr::Literal(ScalarValue::Utf8("i".into())));

@@ -842,6 +842,19 @@ fn grouping_sets(group_by: &[ast::Expr]) -> Result<GroupingSets> {
     Ok((Some(keys), Some(sets)))
 }
 
+/// The one group of no keys (`SELECT 1 FROM t HAVING ...`, the `()` of a
+/// ROLLUP) is one row, and an Aggregate computes at least one value: a
+/// `count(*)` no one reads, and its field.
+fn unread_count() -> (AggregateExpr, Field) {
+    let count = AggregateExpr {
+        func: crate::plan::AggregateFunction::CountStar,
+        arg: None,
+        key: None,
+        distinct: false,
+    };
+    (count, Field::new("count_star()", DataType::Int64, false))
+}
+
 /// The groups of each grouping set in `sets` (indices into `group_by`),
 /// one after the other, as one Aggregate's output `schema`: the keys a
 /// set leaves out NULL, each `GROUPING(x)` the set's constant.
@@ -882,14 +895,9 @@ fn grouped_by_sets(
             let mut set_fields: Vec<Field> = set.iter().map(|&k| schema.field(k).clone()).collect();
             set_fields.extend(fields.iter().cloned());
             if set.is_empty() && computed.is_empty() {
-                // the one group of no keys is one row: a count no one reads
-                computed.push(AggregateExpr {
-                    func: AggregateFunction::CountStar,
-                    arg: None,
-                    key: None,
-                    distinct: false,
-                });
-                set_fields.push(Field::new("count_star()", DataType::Int64, false));
+                let (count, field) = unread_count();
+                computed.push(count);
+                set_fields.push(field);
             }
             let aggregate = LogicalPlan::Aggregate {
                 input: Box::new(input.clone()),
@@ -1171,16 +1179,9 @@ fn select_over(
                 .then(|| vec![(0..group_by.len()).collect()])
         });
         if aggregates.is_empty() && group_by.is_empty() {
-            // the one group of no keys (`SELECT 1 FROM t HAVING ...`, the
-            // `()` of a ROLLUP) is one row: an Aggregate computes at least
-            // one value, here a count no one reads
-            aggregates.push(AggregateExpr {
-                func: crate::plan::AggregateFunction::CountStar,
-                arg: None,
-                key: None,
-                distinct: false,
-            });
-            fields.push(Field::new("count_star()", DataType::Int64, false));
+            let (count, field) = unread_count();
+            aggregates.push(count);
+            fields.push(field);
         }
         let agg_schema = SchemaRef::new(Schema::new(fields));
         let places = Places {
