@@ -65,6 +65,7 @@ pub mod error;
 pub mod expr;
 pub mod fold;
 pub mod functions;
+mod lexer;
 mod optimize;
 pub mod plan;
 pub mod references;

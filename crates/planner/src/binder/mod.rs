@@ -182,7 +182,7 @@ enum Parsed {
 fn parse_statements(sql: &str) -> Result<Vec<Parsed>, ParserError> {
     let mut parser = Parser::new(&crate::dialect::WEIR)
         .with_recursion_limit(PARSER_RECURSION_LIMIT)
-        .try_with_sql(sql)?;
+        .with_tokens_with_locations(crate::lexer::tokenize(sql)?);
     let mut out = Vec::new();
     let mut expecting_delimiter = false;
     loop {
