@@ -547,33 +547,41 @@ impl ScanData {
 
     /// The morsels: runs of at most `morsel_rows` rows within one batch.
     fn morsels(&self, morsel_rows: usize) -> Vec<MorselRange> {
-        let lengths: Vec<usize> = match self {
-            ScanData::Table(t) => t.batches.iter().map(RecordBatch::num_rows).collect(),
-            ScanData::Series(s) => vec![s.num_rows()],
-            ScanData::Parts(p) => {
-                return (0..p.num_parts())
-                    .map(|batch| MorselRange {
-                        batch,
-                        offset: 0,
-                        len: 0,
-                    })
-                    .collect();
+        let cut =
+            |lengths: &mut dyn Iterator<Item = usize>, count: usize| {
+                let mut morsels = Vec::with_capacity(count);
+                for (batch, rows) in lengths.enumerate() {
+                    morsels.extend((0..rows).step_by(morsel_rows.max(1)).map(|offset| {
+                        MorselRange {
+                            batch,
+                            offset,
+                            len: morsel_rows.min(rows - offset),
+                        }
+                    }));
+                }
+                morsels
+            };
+        match self {
+            ScanData::Table(t) => {
+                let count = t
+                    .batches
+                    .iter()
+                    .map(|b| b.num_rows().div_ceil(morsel_rows.max(1)))
+                    .sum();
+                cut(&mut t.batches.iter().map(RecordBatch::num_rows), count)
             }
-        };
-        let mut morsels = Vec::new();
-        for (b, rows) in lengths.into_iter().enumerate() {
-            let mut offset = 0;
-            while offset < rows {
-                let len = morsel_rows.min(rows - offset);
-                morsels.push(MorselRange {
-                    batch: b,
-                    offset,
-                    len,
-                });
-                offset += len;
-            }
+            ScanData::Series(s) => cut(
+                &mut std::iter::once(s.num_rows()),
+                s.num_rows().div_ceil(morsel_rows.max(1)),
+            ),
+            ScanData::Parts(p) => (0..p.num_parts())
+                .map(|batch| MorselRange {
+                    batch,
+                    offset: 0,
+                    len: 0,
+                })
+                .collect(),
         }
-        morsels
     }
 }
 
