@@ -1415,15 +1415,12 @@ impl<'a> Resolver<'a> {
                 schema: _,
             }) => {
                 columns.extend(group_by.iter().flat_map(|e| e.columns()));
-                for weir_planner::AggregateExpr {
-                    func: _,
-                    arg,
-                    key,
-                    distinct: _,
-                } in aggregates
-                {
-                    columns.extend(arg.iter().chain(key).flat_map(|e| e.columns()));
-                }
+                columns.extend(
+                    aggregates
+                        .iter()
+                        .flat_map(weir_planner::AggregateExpr::exprs)
+                        .flat_map(|e| e.columns()),
+                );
             }
             _ => return self,
         }

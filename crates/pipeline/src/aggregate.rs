@@ -18,6 +18,7 @@ use arrow::array::{
     StringArray, UInt32Array,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
+use arrow::compute::SortOptions;
 use arrow::compute::{cast, concat_batches, filter_record_batch, take_record_batch};
 use arrow::datatypes::{
     ArrowNativeTypeOp, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type,
@@ -30,6 +31,7 @@ use weir_planner::{AggregateExpr, AggregateFunction, BinaryOp, Expr};
 use crate::error::{Error, Result};
 
 mod holistic;
+mod ordered;
 use crate::eval::evaluate;
 
 use self::groups::{DIRECT_PAGE, DirectMap, EMPTY as EMPTY_GROUP, Layout};
@@ -68,6 +70,9 @@ struct AggSpec {
     /// The key's type of `arg_min|arg_max(x, key)`.
     key_type: Option<DataType>,
     output_type: DataType,
+    /// The types and directions of the ORDER BY terms of an
+    /// [`AggInput::Ordered`].
+    order: Vec<(DataType, SortOptions)>,
 }
 
 #[derive(Clone, Debug)]
@@ -78,6 +83,14 @@ enum AggInput {
     Expr(Expr),
     /// `arg_min|arg_max(value, key)` over the materialised columns.
     Keyed { value: Expr, key: Expr },
+    /// An aggregate that takes its values in an order (`string_agg(x,
+    /// sep ORDER BY y)`) or each once (`string_agg(DISTINCT x)`): kept
+    /// per group, fed at the end ([`ordered::Ordered`]).
+    Ordered {
+        value: Expr,
+        key: Option<Expr>,
+        order: Vec<Expr>,
+    },
     /// `sum|avg(a * b)` of two DECIMAL columns whose product cannot
     /// overflow, summed straight from the morsel without materialising
     /// anything (input column indices).
@@ -169,6 +182,12 @@ fn shared_terms(inputs: Vec<AggInput>, width: usize) -> (Vec<Expr>, Vec<AggInput
     (shared, inputs)
 }
 
+/// Whether `agg` takes its values in an order, or each once where no
+/// distinct set of values does ([`AggInput::Ordered`]).
+fn ordered(agg: &AggregateExpr) -> bool {
+    !agg.order_by.is_empty() || (agg.distinct && agg.func == AggregateFunction::StringAgg)
+}
+
 impl AggregatePlan {
     /// Plans `group_by` and `aggregates` over `input`, producing `schema`.
     pub(crate) fn new(
@@ -187,6 +206,15 @@ impl AggregatePlan {
         let mut columns: Vec<usize> = group_by.iter().flat_map(Expr::columns).collect();
         let mut inputs = Vec::with_capacity(aggregates.len());
         for agg in aggregates {
+            if let Some(value) = agg.arg.as_ref().filter(|_| ordered(agg)) {
+                columns.extend(agg.exprs().flat_map(Expr::columns));
+                inputs.push(AggInput::Ordered {
+                    value: value.clone(),
+                    key: agg.key.clone(),
+                    order: agg.order_by.iter().map(|k| k.expr.clone()).collect(),
+                });
+                continue;
+            }
             let input_kind = match (&agg.arg, &agg.key) {
                 (Some(value), Some(key)) => {
                     columns.extend(value.columns());
@@ -222,6 +250,11 @@ impl AggregatePlan {
                     value: remap_columns(&value, &columns),
                     key: remap_columns(&key, &columns),
                 },
+                AggInput::Ordered { value, key, order } => AggInput::Ordered {
+                    value: remap_columns(&value, &columns),
+                    key: key.map(|k| remap_columns(&k, &columns)),
+                    order: order.iter().map(|o| remap_columns(o, &columns)).collect(),
+                },
                 other => other,
             })
             .collect();
@@ -250,6 +283,17 @@ impl AggregatePlan {
                     .as_ref()
                     .map_or(DataType::Int64, |a| a.data_type(input));
                 let key_type = agg.key.as_ref().map(|k| k.data_type(input));
+                let order = agg
+                    .order_by
+                    .iter()
+                    .map(|k| {
+                        let options = SortOptions {
+                            descending: !k.asc,
+                            nulls_first: k.nulls_first,
+                        };
+                        (k.expr.data_type(input), options)
+                    })
+                    .collect();
                 AggSpec {
                     func: agg.func,
                     distinct: agg.distinct,
@@ -257,6 +301,7 @@ impl AggregatePlan {
                     input_type,
                     key_type,
                     output_type: schema.field(group_by.len() + i).data_type().clone(),
+                    order,
                 }
             })
             .collect::<Vec<_>>();
@@ -357,6 +402,7 @@ impl AggregatePlan {
                 AggInput::Star => "rows counted, nothing materialised",
                 AggInput::DecimalProduct { .. } => "decimal product summed in place",
                 AggInput::Expr(_) | AggInput::Keyed { .. } => "evaluated on survivors",
+                AggInput::Ordered { .. } => "kept per group, then fed in order",
             })
             .collect()
     }
@@ -787,6 +833,21 @@ impl AggregateState {
                     let values = evaluate(value, &compact)?;
                     let keys = evaluate(key, &compact)?;
                     acc.update_keyed(&values, &keys, ids)?;
+                }
+                AggInput::Ordered { value, key, order } => {
+                    let mut values = evaluate(value, &compact)?;
+                    if values.data_type() != &spec.input_type
+                        && values.data_type() != &DataType::Null
+                    {
+                        values = cast(&values, &spec.input_type).map_err(Error::arrow)?;
+                    }
+                    let key = key.as_ref().map(|k| evaluate(k, &compact)).transpose()?;
+                    let order = order
+                        .iter()
+                        .zip(&spec.order)
+                        .map(|(o, (t, _))| conform(evaluate(o, &compact)?, t))
+                        .collect::<Result<Vec<_>>>()?;
+                    acc.update_ordered(&values, key.as_ref(), &order, ids)?;
                 }
                 AggInput::DecimalProduct { a, b, digits } => {
                     let Some(input) = input else {
@@ -1544,6 +1605,19 @@ trait Accumulator: Send + Sync {
             "update_keyed on an aggregate of one argument".into(),
         ))
     }
+    /// Adds one value per row (and key, for `string_agg`'s separator)
+    /// with the row's ORDER BY terms (for [`AggInput::Ordered`]).
+    fn update_ordered(
+        &mut self,
+        _values: &ArrayRef,
+        _key: Option<&ArrayRef>,
+        _order: &[ArrayRef],
+        _groups: Option<&[u32]>,
+    ) -> Result<()> {
+        Err(Error::Internal(
+            "update_ordered on an aggregate that keeps no order".into(),
+        ))
+    }
     /// Adds a pre-summed (unscaled) decimal and its count to group 0.
     fn add_i128(&mut self, _sum: i128, _count: i64) -> Result<()> {
         Err(Error::Internal(
@@ -1579,6 +1653,25 @@ fn pairs<'a>(src: &'a [u32], dst: &'a [u32]) -> impl Iterator<Item = (usize, usi
 }
 
 fn new_accumulator(spec: &AggSpec) -> Result<Box<dyn Accumulator>> {
+    if matches!(spec.input, AggInput::Ordered { .. }) {
+        // the function's own accumulator, fed in order at the end
+        let plain = AggSpec {
+            distinct: false,
+            input: AggInput::Star,
+            order: Vec::new(),
+            ..spec.clone()
+        };
+        return Ok(Box::new(ordered::Ordered::new(
+            new_accumulator(&plain)?,
+            spec.func,
+            spec.order
+                .iter()
+                .map(|(t, o)| SortField::new_with_options(t.clone(), *o))
+                .collect(),
+            spec.distinct
+                .then(|| SortField::new(spec.input_type.clone())),
+        )?));
+    }
     if spec.distinct
         && matches!(
             spec.func,
@@ -3550,6 +3643,7 @@ mod tests {
             arg,
             key: None,
             distinct: false,
+            order_by: Vec::new(),
         };
         AggregatePlan::new(
             &[Expr::column(0, "k"), Expr::column(1, "n")],
@@ -3768,6 +3862,7 @@ mod tests {
                 arg: reads.then(|| Expr::column(1, "v")),
                 key: None,
                 distinct,
+                order_by: Vec::new(),
             })
             .collect();
         let out = Arc::new(Schema::new(fields.collect::<Vec<_>>()));

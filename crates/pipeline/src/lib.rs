@@ -92,7 +92,7 @@
 //! let plan = LogicalPlan::Aggregate {
 //!     input: Box::new(filter),
 //!     group_by: vec![],
-//!     aggregates: vec![AggregateExpr { func: AggregateFunction::CountStar, arg: None, key: None, distinct: false }],
+//!     aggregates: vec![AggregateExpr { func: AggregateFunction::CountStar, arg: None, key: None, distinct: false , order_by: Vec::new() }],
 //!     schema: Arc::new(Schema::new(vec![Field::new("count_star()", DataType::Int64, false)])),
 //! };
 //!

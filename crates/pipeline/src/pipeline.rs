@@ -829,15 +829,10 @@ impl Pipeline {
                     }
                 };
                 group_by.iter().for_each(&mut read);
-                for a in aggregates {
-                    let AggregateExpr {
-                        func: _,
-                        arg,
-                        key,
-                        distinct: _,
-                    } = a;
-                    arg.iter().chain(key).for_each(&mut read);
-                }
+                aggregates
+                    .iter()
+                    .flat_map(AggregateExpr::exprs)
+                    .for_each(&mut read);
                 n
             }
             _ => vec![true; width],

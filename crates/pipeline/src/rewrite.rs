@@ -84,6 +84,7 @@ pub(crate) fn split_distinct(plan: &LogicalPlan) -> Option<LogicalPlan> {
                             arg: Some(value.clone()),
                             key: None,
                             distinct: false,
+                            order_by: Vec::new(),
                         };
                     }
                     part += 1;
@@ -98,6 +99,7 @@ pub(crate) fn split_distinct(plan: &LogicalPlan) -> Option<LogicalPlan> {
                         arg: Some(Expr::column(part, format!("__part{j}"))),
                         key: None,
                         distinct: false,
+                        order_by: Vec::new(),
                     }
                 })
                 .collect();
@@ -219,6 +221,7 @@ mod tests {
             arg: Some(Expr::column(col, "x")),
             key: None,
             distinct: true,
+            order_by: Vec::new(),
         }
     }
 
@@ -257,6 +260,7 @@ mod tests {
             arg: arg.map(|c| Expr::column(c, "x")),
             key: None,
             distinct: false,
+            order_by: Vec::new(),
         }
     }
 

@@ -304,6 +304,16 @@ impl AggregateFunction {
     pub fn takes_key(self) -> bool {
         matches!(self, Self::ArgMin | Self::ArgMax | Self::StringAgg)
     }
+
+    /// True where the order the values arrive in changes the result, so
+    /// an `ORDER BY` inside the call is kept (`string_agg(x ORDER BY y)`,
+    /// `first(x ORDER BY y)`); elsewhere it is dropped, as in DuckDB.
+    pub fn depends_on_order(self) -> bool {
+        matches!(
+            self,
+            Self::StringAgg | Self::First | Self::Last | Self::AnyValue
+        )
+    }
 }
 
 /// One aggregate of an [`LogicalPlan::Aggregate`].
@@ -318,20 +328,68 @@ pub struct AggregateExpr {
     pub key: Option<Expr>,
     /// `DISTINCT`: aggregate each distinct non-NULL value once.
     pub distinct: bool,
+    /// `ORDER BY` inside the call (`string_agg(x, ',' ORDER BY y)`): the
+    /// order the values reach the aggregate in, over the Aggregate's
+    /// input. Empty for the aggregates whose value no order changes
+    /// (the binder drops it there, as DuckDB does).
+    pub order_by: Vec<SortKey>,
+}
+
+impl AggregateExpr {
+    /// An aggregate of `func` over `arg` (and `key`), neither DISTINCT nor
+    /// ordered.
+    pub fn new(func: AggregateFunction, arg: Option<Expr>, key: Option<Expr>) -> Self {
+        AggregateExpr {
+            func,
+            arg,
+            key,
+            distinct: false,
+            order_by: Vec::new(),
+        }
+    }
+
+    /// Every expression it reads: the argument, the key, the ORDER BY
+    /// terms.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        self.arg
+            .iter()
+            .chain(&self.key)
+            .chain(self.order_by.iter().map(|k| &k.expr))
+    }
+
+    /// The same aggregate with `f` applied to every expression it reads.
+    pub fn map_exprs(mut self, mut f: impl FnMut(&Expr) -> Expr) -> Self {
+        self.arg = self.arg.map(|e| f(&e));
+        self.key = self.key.map(|e| f(&e));
+        for k in &mut self.order_by {
+            k.expr = f(&k.expr);
+        }
+        self
+    }
 }
 
 impl fmt::Display for AggregateExpr {
+    /// As DuckDB names the column: `string_agg(s, ',' ORDER BY o DESC)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.arg {
-            None => write!(f, "count(*)"),
-            Some(a) => {
-                let d = if self.distinct { "DISTINCT " } else { "" };
-                match &self.key {
-                    Some(k) => write!(f, "{}({d}{a}, {k})", self.func.name()),
-                    None => write!(f, "{}({d}{a})", self.func.name()),
-                }
+        let Some(a) = &self.arg else {
+            return write!(f, "count(*)");
+        };
+        let d = if self.distinct { "DISTINCT " } else { "" };
+        write!(f, "{}({d}{a}", self.func.name())?;
+        if let Some(k) = &self.key {
+            write!(f, ", {k}")?;
+        }
+        for (i, k) in self.order_by.iter().enumerate() {
+            let by = if i == 0 { " ORDER BY " } else { ", " };
+            write!(f, "{by}{}", k.expr)?;
+            if !k.asc {
+                write!(f, " DESC")?;
+            }
+            if k.nulls_first {
+                write!(f, " NULLS FIRST")?;
             }
         }
+        write!(f, ")")
     }
 }
 
@@ -758,10 +816,7 @@ impl LogicalPlan {
                 ..
             } => {
                 group_by.iter().any(Expr::is_volatile)
-                    || aggregates.iter().any(|a| {
-                        a.arg.as_ref().is_some_and(Expr::is_volatile)
-                            || a.key.as_ref().is_some_and(Expr::is_volatile)
-                    })
+                    || aggregates.iter().any(|a| a.exprs().any(Expr::is_volatile))
             }
             Self::Window {
                 partition_by,

@@ -170,6 +170,7 @@ pub(crate) fn agg(func: AggregateFunction, arg: Option<Expr>, distinct: bool) ->
         arg,
         key: None,
         distinct,
+        order_by: Vec::new(),
     }
 }
 

@@ -13,7 +13,7 @@ use super::{Binder, at, bind_err, data_type_from_sql, did_you_mean, unsupported}
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, ScalarFunction};
 use crate::functions::{self, FunctionKind};
-use crate::plan::{AggregateExpr, AggregateFunction};
+use crate::plan::{AggregateExpr, AggregateFunction, SortKey};
 use crate::scalar::ScalarValue;
 use crate::types::{
     aggregate_result_type, arithmetic_result_type, canonical, integer_fits, sql_type_name,
@@ -1451,6 +1451,7 @@ impl<'s> ExprBinder<'s> {
             )));
         }
         let equalities: Vec<Option<FunctionArgExpr>>;
+        let mut order_by: &[ast::OrderByExpr] = &[];
         let (args, distinct) = match &f.args {
             FunctionArguments::None => (Vec::new(), false),
             FunctionArguments::Subquery(_) => {
@@ -1471,11 +1472,16 @@ impl<'s> ExprBinder<'s> {
                         at(e.span())
                     )));
                 }
-                if !list.clauses.is_empty() {
-                    return Err(unsupported(format!(
-                        "clauses inside {name}(...) are not supported{}",
-                        at(e.span())
-                    )));
+                for clause in &list.clauses {
+                    match clause {
+                        ast::FunctionArgumentClause::OrderBy(terms) => order_by = terms,
+                        _ => {
+                            return Err(unsupported(format!(
+                                "the clause {clause} inside {name}(...) is not supported{}",
+                                at(e.span())
+                            )));
+                        }
+                    }
                 }
                 // `f(a = b)` is a comparison, as in DuckDB, not a named
                 // argument
@@ -1536,6 +1542,7 @@ impl<'s> ExprBinder<'s> {
                 args: &args,
                 distinct,
                 filter: f.filter.as_deref(),
+                order_by,
                 rewrite,
             };
             return self.aggregate(func, call, e);
@@ -1546,9 +1553,10 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
-        if distinct {
+        if distinct || !order_by.is_empty() {
+            let what = if distinct { "DISTINCT" } else { "ORDER BY" };
             return Err(bind_err(format!(
-                "DISTINCT is only allowed in aggregate functions, not {name}{}",
+                "{what} is only allowed in aggregate functions, not {name}{}",
                 at(e.span())
             )));
         }
@@ -1693,6 +1701,7 @@ impl<'s> ExprBinder<'s> {
             args,
             distinct,
             filter,
+            order_by,
             rewrite,
         } = call;
         if self.aggregates.is_none() {
@@ -1703,7 +1712,27 @@ impl<'s> ExprBinder<'s> {
             )));
         }
         if func == AggregateFunction::Grouping {
+            if !order_by.is_empty() {
+                return Err(bind_err(format!(
+                    "{name}() takes no ORDER BY: \"{e}\"{}",
+                    at(e.span())
+                )));
+            }
             return self.grouping(name, args, distinct, filter, e);
+        }
+        // DuckDB: with DISTINCT, the values are what is ordered
+        if distinct
+            && let Some(o) = order_by.iter().find(|o| {
+                !args
+                    .iter()
+                    .any(|a| matches!(a, FunctionArgExpr::Expr(x) if *x == o.expr))
+            })
+        {
+            return Err(bind_err(format!(
+                "In a DISTINCT aggregate, ORDER BY expressions must appear in the argument list: \"{}\"{}",
+                o.expr,
+                at(e.span())
+            )));
         }
         // DISTINCT changes these, and only count, sum, avg and the
         // variances keep a set of distinct values
@@ -1761,12 +1790,14 @@ impl<'s> ExprBinder<'s> {
                     arg: Some(when(&Some(c), Expr::Literal(ScalarValue::Int32(1)))),
                     key: None,
                     distinct: false,
+                    order_by: Vec::new(),
                 },
                 None => AggregateExpr {
                     func: AggregateFunction::CountStar,
                     arg: None,
                     key: None,
                     distinct: false,
+                    order_by: Vec::new(),
                 },
             }
         } else if func == AggregateFunction::StringAgg {
@@ -1801,6 +1832,7 @@ impl<'s> ExprBinder<'s> {
                 arg: bound.pop(),
                 key,
                 distinct,
+                order_by: Vec::new(),
             }
         } else {
             let [FunctionArgExpr::Expr(x)] = args else {
@@ -1846,8 +1878,25 @@ impl<'s> ExprBinder<'s> {
                 arg: Some(arg),
                 key: None,
                 distinct,
+                order_by: Vec::new(),
             }
         };
+        let mut agg = agg;
+        // an order no result depends on is dropped, as DuckDB does
+        if func.depends_on_order() {
+            for o in order_by {
+                let (asc, nulls_first) = super::query::sort_options(&o.options)?;
+                let expr = self.bind_without_aggregates(
+                    &o.expr,
+                    "aggregate function calls cannot be nested",
+                )?;
+                agg.order_by.push(SortKey {
+                    expr,
+                    asc,
+                    nulls_first,
+                });
+            }
+        }
         Ok(self.aggregate_column(agg))
     }
 
@@ -1881,6 +1930,7 @@ impl<'s> ExprBinder<'s> {
                 arg: Some(x),
                 key: None,
                 distinct: false,
+                order_by: Vec::new(),
             }));
         }
         let n = bits.len();
@@ -1995,6 +2045,7 @@ impl<'s> ExprBinder<'s> {
             arg: Some(arg),
             key: Some(Expr::Literal(ScalarValue::Float64(fraction))),
             distinct: false,
+            order_by: Vec::new(),
         })
     }
 
@@ -2019,12 +2070,6 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        if distinct {
-            return Err(unsupported(format!(
-                "{name}(DISTINCT ...) is not supported{}",
-                at(e.span())
-            )));
-        }
         let key = match sep {
             None => Expr::Literal(ScalarValue::Utf8(",".into())),
             Some(sep) => {
@@ -2056,7 +2101,8 @@ impl<'s> ExprBinder<'s> {
             func: AggregateFunction::StringAgg,
             arg: Some(arg),
             key: Some(key),
-            distinct: false,
+            distinct,
+            order_by: Vec::new(),
         })
     }
 
@@ -2449,6 +2495,8 @@ struct AggregateCall<'a> {
     args: &'a [&'a FunctionArgExpr],
     distinct: bool,
     filter: Option<&'a ast::Expr>,
+    /// `ORDER BY` inside the call.
+    order_by: &'a [ast::OrderByExpr],
     rewrite: Option<FunctionKind>,
 }
 

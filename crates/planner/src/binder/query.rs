@@ -851,6 +851,7 @@ fn unread_count() -> (AggregateExpr, Field) {
         arg: None,
         key: None,
         distinct: false,
+        order_by: Vec::new(),
     };
     (count, Field::new("count_star()", DataType::Int64, false))
 }

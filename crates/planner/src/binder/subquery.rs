@@ -685,6 +685,7 @@ fn aggregate(
             arg,
             key: None,
             distinct: false,
+            order_by: Vec::new(),
         });
     }
     LogicalPlan::Aggregate {

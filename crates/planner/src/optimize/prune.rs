@@ -16,7 +16,7 @@ use arrow_schema::{Field, FieldRef, Schema, SchemaRef};
 
 use super::{map_columns, substitute};
 use crate::expr::Expr;
-use crate::plan::LogicalPlan;
+use crate::plan::{AggregateExpr, LogicalPlan};
 
 /// `plan` with every node narrowed to what its ancestors read; its own
 /// output is unchanged.
@@ -147,21 +147,15 @@ pub(crate) fn prune(plan: LogicalPlan, need: &[usize]) -> (LogicalPlan, Vec<usiz
                 keep.push(0);
             }
             let aggregates: Vec<_> = keep.iter().map(|&c| aggregates[c - g].clone()).collect();
-            let used = group_by.iter().chain(
-                aggregates
-                    .iter()
-                    .flat_map(|a| a.arg.iter().chain(a.key.iter())),
-            );
+            let used = group_by
+                .iter()
+                .chain(aggregates.iter().flat_map(AggregateExpr::exprs));
             let below = with_columns(Vec::new(), used);
             let (input, out) = prune(*input, &below);
             let group_by = group_by.iter().map(|e| remap(e, &out)).collect();
             let aggregates = aggregates
                 .into_iter()
-                .map(|mut a| {
-                    a.arg = a.arg.map(|e| remap(&e, &out));
-                    a.key = a.key.map(|e| remap(&e, &out));
-                    a
-                })
+                .map(|a| a.map_exprs(|e| remap(e, &out)))
                 .collect();
             let kept: Vec<usize> = (0..g).chain(keep).collect();
             let schema = subset(&schema, &kept);
@@ -474,11 +468,7 @@ fn fold_projection(plan: LogicalPlan) -> LogicalPlan {
             group_by: group_by.iter().map(|e| substitute(e, &exprs)).collect(),
             aggregates: aggregates
                 .into_iter()
-                .map(|mut a| {
-                    a.arg = a.arg.map(|e| substitute(&e, &exprs));
-                    a.key = a.key.map(|e| substitute(&e, &exprs));
-                    a
-                })
+                .map(|a| a.map_exprs(|e| substitute(e, &exprs)))
                 .collect(),
             schema,
         },
