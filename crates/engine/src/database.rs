@@ -1072,6 +1072,20 @@ impl Connection {
         analyze: bool,
         options: &ExecuteOptions,
     ) -> Result<weir_pipeline::QueryOutput> {
+        self.run_plan_with(plan, analyze, options, &[])
+    }
+
+    /// [`Connection::run_plan`] inside the recursive terms of recursive
+    /// CTEs: `work` holds the rows of their last rounds (by CTE id).
+    fn run_plan_with(
+        &self,
+        plan: &LogicalPlan,
+        analyze: bool,
+        options: &ExecuteOptions,
+        work: &[(usize, Arc<TableData>)],
+    ) -> Result<weir_pipeline::QueryOutput> {
+        let mut recursive = Vec::new();
+        self.recursive_ctes(plan, options, work, &mut recursive)?;
         let cancel = Arc::new(AtomicBool::new(false));
         self.running
             .lock()
@@ -1079,7 +1093,9 @@ impl Connection {
             .push(cancel.clone());
         let executor = self.executor();
         let exec_options = self.exec_options(analyze, options, Some(cancel.clone()));
-        let resolver = Resolver::new(self, &exec_options, false).with_plan(plan);
+        let mut resolver = Resolver::new(self, &exec_options, false).with_plan(plan);
+        resolver.recursive = recursive;
+        resolver.work = work.to_vec();
         let result = weir_pipeline::execute(plan, &resolver, &executor, &exec_options);
         self.running
             .lock()
@@ -1122,6 +1138,82 @@ impl Connection {
             profile.operators.splice(0..0, reads.chain(scans));
         }
         Ok(out)
+    }
+
+    /// Computes the recursive CTEs `plan` reads (not those only their own
+    /// terms read: running those computes them) into `out`, by id, each
+    /// once.
+    fn recursive_ctes(
+        &self,
+        plan: &LogicalPlan,
+        options: &ExecuteOptions,
+        work: &[(usize, Arc<TableData>)],
+        out: &mut Vec<(usize, Arc<TableData>)>,
+    ) -> Result<()> {
+        match plan {
+            LogicalPlan::Scan {
+                source: TableSource::Recursive(cte),
+                ..
+            } => {
+                if !out.iter().any(|(id, _)| *id == cte.id) {
+                    let rows = self.run_recursive(cte, options, work)?;
+                    out.push((cte.id, rows));
+                }
+                Ok(())
+            }
+            other => other
+                .children()
+                .into_iter()
+                .try_for_each(|c| self.recursive_ctes(c, options, work, out)),
+        }
+    }
+
+    /// The rows of recursive CTE `cte`: its anchor's, then round after
+    /// round its recursive term's over the rows the last round added,
+    /// until a round adds none (with UNION, rows given before are not
+    /// added again). The statement's timeout and Ctrl-C stop it between
+    /// rounds as within them.
+    fn run_recursive(
+        &self,
+        cte: &weir_planner::RecursiveCte,
+        options: &ExecuteOptions,
+        work: &[(usize, Arc<TableData>)],
+    ) -> Result<Arc<TableData>> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.running
+            .lock()
+            .expect("running list poisoned")
+            .push(cancel.clone());
+        let result = (|| {
+            let started = Instant::now();
+            let timeout = self.config().timeout;
+            let mut seen = match cte.union_all {
+                true => None,
+                false => Some(RowSet::new(&cte.schema)?),
+            };
+            let anchor = self.run_plan_with(&cte.anchor, false, options, work)?;
+            let mut last = new_rows(anchor.batches, &cte.schema, seen.as_mut())?;
+            let mut all = Vec::new();
+            while !last.is_empty() {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(Error::Cancelled);
+                }
+                if let Some(t) = timeout.filter(|t| started.elapsed() > *t) {
+                    return Err(Error::Timeout(t));
+                }
+                all.extend(last.iter().cloned());
+                let mut rounds = work.to_vec();
+                rounds.push((cte.id, Arc::new(TableData::new(cte.schema.clone(), last))));
+                let next = self.run_plan_with(&cte.recursive, false, options, &rounds)?;
+                last = new_rows(next.batches, &cte.schema, seen.as_mut())?;
+            }
+            Ok(Arc::new(TableData::new(cte.schema.clone(), all)))
+        })();
+        self.running
+            .lock()
+            .expect("running list poisoned")
+            .retain(|f| !Arc::ptr_eq(f, &cancel));
+        result
     }
 
     fn csv_key(path: &str, options: &load::CsvOptions) -> CsvKey {
@@ -1279,6 +1371,69 @@ struct Resolver<'a> {
     limits: Vec<(TableSource, usize)>,
     /// The file scans the lanes read part by part.
     scans: Mutex<Vec<Scan>>,
+    /// The rows of the recursive CTEs the plan reads, by id.
+    recursive: Vec<(usize, Arc<TableData>)>,
+    /// The working tables of the recursive CTEs whose recursive term
+    /// this plan is, by id.
+    work: Vec<(usize, Arc<TableData>)>,
+}
+
+/// Rows seen before, for UNION: NULLs equal, as DISTINCT has them.
+struct RowSet {
+    converter: arrow::row::RowConverter,
+    seen: std::collections::HashSet<Box<[u8]>>,
+}
+
+impl RowSet {
+    fn new(schema: &SchemaRef) -> Result<Self> {
+        let fields = schema
+            .fields()
+            .iter()
+            .map(|f| arrow::row::SortField::new(f.data_type().clone()))
+            .collect();
+        let converter = arrow::row::RowConverter::new(fields)
+            .map_err(|e| Error::InvalidInput(format!("UNION of these types: {e}")))?;
+        Ok(RowSet {
+            converter,
+            seen: std::collections::HashSet::new(),
+        })
+    }
+
+    /// Which rows of `batch` were not seen before (nor earlier in it); they
+    /// are seen from now on.
+    fn keep_new(&mut self, batch: &RecordBatch) -> Result<arrow::array::BooleanArray> {
+        let rows = self
+            .converter
+            .convert_columns(batch.columns())
+            .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        Ok(rows
+            .iter()
+            .map(|r| Some(self.seen.insert(r.data().into())))
+            .collect())
+    }
+}
+
+/// `batches` (a round of a recursive CTE) with the CTE's schema, without
+/// empty batches, and without rows `seen` before where it is given.
+fn new_rows(
+    batches: Vec<RecordBatch>,
+    schema: &SchemaRef,
+    mut seen: Option<&mut RowSet>,
+) -> Result<Vec<RecordBatch>> {
+    let mut out = Vec::with_capacity(batches.len());
+    for b in batches.into_iter().filter(|b| b.num_rows() > 0) {
+        let mut b = RecordBatch::try_new(schema.clone(), b.columns().to_vec())
+            .map_err(|e| Error::InvalidInput(format!("a round of a recursive CTE: {e}")))?;
+        if let Some(seen) = seen.as_deref_mut() {
+            let keep = seen.keep_new(&b)?;
+            b = arrow::compute::filter_record_batch(&b, &keep)
+                .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        }
+        if b.num_rows() > 0 {
+            out.push(b);
+        }
+    }
+    Ok(out)
 }
 
 /// A file scan handed to the pipeline, kept for EXPLAIN ANALYZE and for
@@ -1332,6 +1487,8 @@ impl<'a> Resolver<'a> {
             columns: Vec::new(),
             limits: Vec::new(),
             scans: Mutex::new(Vec::new()),
+            recursive: Vec::new(),
+            work: Vec::new(),
         }
     }
 
@@ -1771,6 +1928,31 @@ impl SourceResolver for Resolver<'_> {
             }
             TableSource::Series { start, stop, step } => {
                 weir_pipeline::series_table(*start, *stop, *step, "range").map(Arc::new)
+            }
+            TableSource::Recursive(cte) => {
+                let rows = self.recursive.iter().find(|(id, _)| *id == cte.id);
+                match rows {
+                    Some((_, rows)) => Ok(Arc::clone(rows)),
+                    // EXPLAIN: the schema, no rows
+                    None if self.dry_run => {
+                        Ok(Arc::new(TableData::new(cte.schema.clone(), Vec::new())))
+                    }
+                    None => Err(weir_pipeline::Error::Internal(format!(
+                        "recursive CTE {} read before it was computed",
+                        cte.name
+                    ))),
+                }
+            }
+            TableSource::WorkTable { name, id, schema } => {
+                match self.work.iter().find(|(w, _)| w == id) {
+                    Some((_, rows)) => Ok(Arc::clone(rows)),
+                    None if self.dry_run => {
+                        Ok(Arc::new(TableData::new(schema.clone(), Vec::new())))
+                    }
+                    None => Err(weir_pipeline::Error::Internal(format!(
+                        "the working table of recursive CTE {name} read outside it"
+                    ))),
+                }
             }
         }
     }

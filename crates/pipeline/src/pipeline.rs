@@ -897,7 +897,7 @@ impl Pipeline {
                 source: source @ TableSource::Series { start, stop, step },
                 schema,
             } => (
-                describe_source(source),
+                source.to_string(),
                 ScanData::Series(LazySeries::new(*start, *stop, *step, Arc::clone(schema))?),
             ),
             LogicalPlan::Scan { source, schema } => {
@@ -905,23 +905,23 @@ impl Pipeline {
                     if parts.schema().fields().len() != schema.fields().len() {
                         return Err(Error::Execution(format!(
                             "{} has {} columns, the plan expects {}",
-                            describe_source(source),
+                            source,
                             parts.schema().fields().len(),
                             schema.fields().len()
                         )));
                     }
-                    return Ok((describe_source(source), ScanData::Parts(parts)));
+                    return Ok((source.to_string(), ScanData::Parts(parts)));
                 }
                 let table = sources.resolve(source)?;
                 if table.schema.fields().len() != schema.fields().len() {
                     return Err(Error::Execution(format!(
                         "{} has {} columns, the plan expects {}",
-                        describe_source(source),
+                        source,
                         table.schema.fields().len(),
                         schema.fields().len()
                     )));
                 }
-                (describe_source(source), ScanData::Table(table))
+                (source.to_string(), ScanData::Table(table))
             }
             LogicalPlan::Values { rows, schema } => (
                 format!("values ({} rows)", rows.len()),
@@ -1755,14 +1755,6 @@ pub(crate) fn project_batch(
         .collect::<Result<Vec<ArrayRef>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     RecordBatch::try_new_with_options(Arc::clone(schema), arrays, &options).map_err(Error::arrow)
-}
-
-fn describe_source(source: &TableSource) -> String {
-    match source {
-        TableSource::Table(t) => t.clone(),
-        TableSource::File { path, .. } => format!("'{path}'"),
-        TableSource::Series { start, stop, step } => format!("range({start}, {stop}, {step})"),
-    }
 }
 
 #[cfg(test)]

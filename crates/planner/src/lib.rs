@@ -80,8 +80,8 @@ pub use expr::{BinaryOp, ColumnRef, Expr, InItems, ScalarFunction};
 pub use fold::ConstantEvaluator;
 pub use plan::{
     AggregateExpr, AggregateFunction, ColumnDef, Compression, CopyOptions, FileFormat, FileOptions,
-    FrameBound, FrameUnits, JoinKind, LogicalPlan, SortKey, Statement, TableSource, WindowExpr,
-    WindowFrame, WindowFunction, created_table_schema,
+    FrameBound, FrameUnits, JoinKind, LogicalPlan, RecursiveCte, SortKey, Statement, TableSource,
+    WindowExpr, WindowFrame, WindowFunction, created_table_schema,
 };
 pub use references::{TableReference, is_single_query, normalize_sql, table_references};
 pub use scalar::ScalarValue;

@@ -57,6 +57,57 @@ pub enum TableSource {
         /// Increment, never zero.
         step: i64,
     },
+    /// The rows of a recursive common table expression (`WITH RECURSIVE
+    /// r AS (anchor UNION [ALL] recursive)`), which the engine computes
+    /// before the query that reads them.
+    Recursive(std::sync::Arc<RecursiveCte>),
+    /// Inside the recursive term of recursive CTE `id`: the rows the
+    /// last round added (the working table).
+    WorkTable {
+        /// The CTE's name.
+        name: String,
+        /// Its [`RecursiveCte::id`].
+        id: usize,
+        /// Its schema.
+        schema: SchemaRef,
+    },
+}
+
+impl fmt::Display for TableSource {
+    /// As EXPLAIN names it: `lineitem`, `'data.csv'`, `range(0, 10, 1)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TableSource::Table(t) => write!(f, "{t}"),
+            TableSource::File { path, .. } => write!(f, "'{path}'"),
+            TableSource::Series { start, stop, step } => {
+                write!(f, "range({start}, {stop}, {step})")
+            }
+            TableSource::Recursive(cte) => write!(f, "recursive CTE {}", cte.name),
+            TableSource::WorkTable { name, .. } => write!(f, "working table of {name}"),
+        }
+    }
+}
+
+/// A recursive common table expression: the rows of `anchor`, then
+/// round after round the rows `recursive` gives over the rows the last
+/// round added (its [`TableSource::WorkTable`]), until a round adds
+/// none. With UNION (not `union_all`) a row already given is not added
+/// again, which ends recursions that come back to a row.
+#[derive(Debug, PartialEq)]
+pub struct RecursiveCte {
+    /// The name.
+    pub name: String,
+    /// Which working table the recursive term reads; unique within a
+    /// statement.
+    pub id: usize,
+    /// The first rows.
+    pub anchor: LogicalPlan,
+    /// Each round's rows, over the working table; of the anchor's types.
+    pub recursive: LogicalPlan,
+    /// UNION ALL: every round's rows are kept, duplicates too.
+    pub union_all: bool,
+    /// The output schema (the anchor's types, the CTE's column names).
+    pub schema: SchemaRef,
 }
 
 /// Options of a file reader, as DuckDB's `read_csv` / `read_parquet` take
@@ -964,14 +1015,7 @@ impl LogicalPlan {
         }
         match self {
             Self::Scan { source, schema } => {
-                let what = match source {
-                    TableSource::Table(t) => t.clone(),
-                    TableSource::File { path, .. } => format!("'{path}'"),
-                    TableSource::Series { start, stop, step } => {
-                        format!("range({start}, {stop}, {step})")
-                    }
-                };
-                format!("Scan: {what} ({} columns)", schema.fields().len())
+                format!("Scan: {source} ({} columns)", schema.fields().len())
             }
             Self::Values { rows, .. } => format!("Values: {} rows", rows.len()),
             Self::Union { inputs, .. } => format!("Union: {} inputs", inputs.len()),

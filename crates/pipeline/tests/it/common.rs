@@ -31,7 +31,9 @@ impl SourceResolver for Tables {
             TableSource::Series { start, stop, step } => {
                 Ok(Arc::new(series_table(*start, *stop, *step, "range")?))
             }
-            TableSource::File { .. } => Err(weir_pipeline::Error::Execution("no files".into())),
+            other => Err(weir_pipeline::Error::Execution(format!(
+                "no source {other} here"
+            ))),
         }
     }
 }

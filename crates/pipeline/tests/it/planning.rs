@@ -900,8 +900,8 @@ fn unsupported_constructs_are_named() {
             "GROUPS window frames are not supported",
         ),
         (
-            "WITH RECURSIVE a AS (SELECT 1) SELECT * FROM a",
-            "WITH RECURSIVE is not supported",
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3 LIMIT 2) SELECT * FROM r",
+            "ORDER BY and LIMIT on the query of recursive CTE \"r\" are not supported",
         ),
         (
             "SELECT 1 INTERSECT BY NAME SELECT 2",

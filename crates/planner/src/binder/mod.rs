@@ -160,6 +160,7 @@ fn plan_here(
         overrides: Vec::new(),
         fold: Folder::new(evaluator),
         ctes: std::cell::RefCell::new(Vec::new()),
+        recursive_ctes: std::cell::Cell::new(0),
     };
     statements
         .iter()
@@ -216,6 +217,9 @@ pub(crate) struct Binder<'a> {
     /// The common table expressions in scope (`WITH`), innermost last:
     /// name, plan, and the scope its columns go by.
     pub(crate) ctes: std::cell::RefCell<Vec<(String, LogicalPlan, SchemaRef)>>,
+    /// Recursive CTEs bound so far (each one's working table is told
+    /// apart by its number).
+    pub(crate) recursive_ctes: std::cell::Cell<usize>,
 }
 
 impl Binder<'_> {

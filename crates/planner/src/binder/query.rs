@@ -79,12 +79,6 @@ impl Binder<'_> {
     /// Plans a query.
     pub(crate) fn query(&self, q: &ast::Query) -> Result<LogicalPlan> {
         if let Some(with) = &q.with {
-            if with.recursive {
-                return Err(unsupported(format!(
-                    "WITH RECURSIVE is not supported{}",
-                    at(q.span())
-                )));
-            }
             let before = self.ctes.borrow().len();
             for (i, cte) in with.cte_tables.iter().enumerate() {
                 let name = &cte.alias.name.value;
@@ -103,10 +97,20 @@ impl Binder<'_> {
                         columns: cte.alias.columns.clone(),
                         at: None,
                     };
-                    let (plan, scope) = self.derived(&cte.query, Some(&alias))?;
+                    let recursive = match with.recursive {
+                        true => self.recursive_cte(cte, &alias)?,
+                        false => None,
+                    };
+                    let (plan, schema) = match recursive {
+                        Some(bound) => bound,
+                        None => {
+                            let (plan, scope) = self.derived(&cte.query, Some(&alias))?;
+                            (plan, scope.schema)
+                        }
+                    };
                     self.ctes
                         .borrow_mut()
-                        .push((cte.alias.name.value.clone(), plan, scope.schema));
+                        .push((cte.alias.name.value.clone(), plan, schema));
                 }
                 let mut inner = q.clone();
                 inner.with = None;
@@ -411,6 +415,94 @@ impl Binder<'_> {
 
     /// A term of a set operation: `UNION`, `INTERSECT` or `EXCEPT`
     /// `[ALL]` of two terms, a SELECT, a parenthesised query or VALUES.
+    /// A CTE of `WITH RECURSIVE` whose query is `anchor UNION [ALL]
+    /// recursive` with `recursive` reading the CTE itself: a scan of
+    /// its [`crate::plan::RecursiveCte`], and its schema. `None` for any
+    /// other CTE, bound as in a plain WITH.
+    fn recursive_cte(
+        &self,
+        cte: &ast::Cte,
+        alias: &ast::TableAlias,
+    ) -> Result<Option<(LogicalPlan, SchemaRef)>> {
+        let SetExpr::SetOperation {
+            op: ast::SetOperator::Union,
+            set_quantifier,
+            left,
+            right,
+        } = cte.query.body.as_ref()
+        else {
+            return Ok(None);
+        };
+        let union_all = match set_quantifier {
+            ast::SetQuantifier::All => true,
+            ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
+            _ => return Ok(None),
+        };
+        let name = &cte.alias.name.value;
+        let part = |body: &SetExpr| {
+            let mut q = (*cte.query).clone();
+            q.body = Box::new(body.clone());
+            q.order_by = None;
+            q.limit_clause = None;
+            q
+        };
+        let (anchor, scope) = self.derived(&part(left), Some(alias))?;
+        // a column of the anchor may be NULL in a later round
+        let schema = SchemaRef::new(Schema::new(
+            scope
+                .schema
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone().with_nullable(true))
+                .collect::<Vec<_>>(),
+        ));
+        let id = self.recursive_ctes.get();
+        self.recursive_ctes.set(id + 1);
+        let work = LogicalPlan::Scan {
+            source: TableSource::WorkTable {
+                name: name.clone(),
+                id,
+                schema: schema.clone(),
+            },
+            schema: schema.clone(),
+        };
+        self.ctes
+            .borrow_mut()
+            .push((name.clone(), work, schema.clone()));
+        let bound = self.derived(&part(right), Some(alias));
+        self.ctes.borrow_mut().pop();
+        let (recursive, _) = bound?;
+        if !reads_work_table(&recursive, id) {
+            // a plain UNION
+            return Ok(None);
+        }
+        if cte.query.order_by.is_some() || cte.query.limit_clause.is_some() {
+            return Err(unsupported(format!(
+                "ORDER BY and LIMIT on the query of recursive CTE \"{name}\" are not supported{}",
+                at(cte.query.span())
+            )));
+        }
+        let (width, got) = (schema.fields().len(), recursive.schema().fields().len());
+        if width != got {
+            return Err(bind_err(format!(
+                "Set operations can only apply to expressions with the same number of result columns ({width} and {got}) in recursive CTE \"{name}\""
+            )));
+        }
+        let cte = crate::plan::RecursiveCte {
+            name: name.clone(),
+            id,
+            anchor: crate::optimize::optimize(cast_columns(anchor, &schema), self.catalog),
+            recursive: crate::optimize::optimize(cast_columns(recursive, &schema), self.catalog),
+            union_all,
+            schema: schema.clone(),
+        };
+        let scan = LogicalPlan::Scan {
+            source: TableSource::Recursive(std::sync::Arc::new(cte)),
+            schema: schema.clone(),
+        };
+        Ok(Some((scan, schema)))
+    }
+
     fn set_operation(&self, e: &SetExpr) -> Result<LogicalPlan> {
         let (op, quantifier, left, right) = match e {
             SetExpr::SetOperation {
@@ -471,46 +563,7 @@ impl Binder<'_> {
             fields.push(Field::new(a.name(), t, a.is_nullable() || b.is_nullable()));
         }
         let schema = SchemaRef::new(Schema::new(fields));
-        let conform = |plan: LogicalPlan| -> LogicalPlan {
-            let from = plan.schema();
-            if from
-                .fields()
-                .iter()
-                .zip(schema.fields())
-                .all(|(f, t)| f.data_type() == t.data_type())
-            {
-                return plan;
-            }
-            let exprs = from
-                .fields()
-                .iter()
-                .zip(schema.fields())
-                .enumerate()
-                .map(|(i, (f, t))| {
-                    let c = Expr::column(i, f.name().clone());
-                    if f.data_type() == t.data_type() {
-                        c
-                    } else {
-                        Expr::Cast {
-                            expr: Box::new(c),
-                            to: t.data_type().clone(),
-                            try_cast: false,
-                        }
-                    }
-                })
-                .collect();
-            let out: Vec<Field> = from
-                .fields()
-                .iter()
-                .zip(schema.fields())
-                .map(|(f, t)| f.as_ref().clone().with_data_type(t.data_type().clone()))
-                .collect();
-            LogicalPlan::Projection {
-                input: Box::new(plan),
-                exprs,
-                schema: SchemaRef::new(Schema::new(out)),
-            }
-        };
+        let conform = |plan: LogicalPlan| cast_columns(plan, &schema);
         if let Some(kind) = kind {
             // distinct rows of the left side with (INTERSECT) or without
             // (EXCEPT) an equal row on the right, NULLs equal; with ALL,
@@ -840,6 +893,64 @@ fn grouping_sets(group_by: &[ast::Expr]) -> Result<GroupingSets> {
             .collect();
     }
     Ok((Some(keys), Some(sets)))
+}
+
+/// `plan` with each column cast to the type of `schema`'s column at its
+/// place, where they differ (the sides of a set operation, a recursive
+/// CTE's rounds).
+fn cast_columns(plan: LogicalPlan, schema: &SchemaRef) -> LogicalPlan {
+    let from = plan.schema();
+    if from
+        .fields()
+        .iter()
+        .zip(schema.fields())
+        .all(|(f, t)| f.data_type() == t.data_type())
+    {
+        return plan;
+    }
+    let exprs = from
+        .fields()
+        .iter()
+        .zip(schema.fields())
+        .enumerate()
+        .map(|(i, (f, t))| {
+            let c = Expr::column(i, f.name().clone());
+            if f.data_type() == t.data_type() {
+                c
+            } else {
+                Expr::Cast {
+                    expr: Box::new(c),
+                    to: t.data_type().clone(),
+                    try_cast: false,
+                }
+            }
+        })
+        .collect();
+    let out: Vec<Field> = from
+        .fields()
+        .iter()
+        .zip(schema.fields())
+        .map(|(f, t)| f.as_ref().clone().with_data_type(t.data_type().clone()))
+        .collect();
+    LogicalPlan::Projection {
+        input: Box::new(plan),
+        exprs,
+        schema: SchemaRef::new(Schema::new(out)),
+    }
+}
+
+/// Whether `plan` reads the working table of recursive CTE `id`.
+fn reads_work_table(plan: &LogicalPlan, id: usize) -> bool {
+    match plan {
+        LogicalPlan::Scan {
+            source: TableSource::WorkTable { id: w, .. },
+            ..
+        } => *w == id,
+        other => other
+            .children()
+            .into_iter()
+            .any(|c| reads_work_table(c, id)),
+    }
 }
 
 /// The one group of no keys (`SELECT 1 FROM t HAVING ...`, the `()` of a

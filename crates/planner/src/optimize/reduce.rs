@@ -435,7 +435,11 @@ pub(crate) fn rows(plan: &LogicalPlan, catalog: &dyn Catalog) -> Option<f64> {
             TableSource::Series { start, stop, step } => {
                 ((stop - start) / step).unsigned_abs() as f64
             }
-            TableSource::File { .. } => return None,
+            TableSource::File { .. }
+            | TableSource::Recursive(_)
+            | TableSource::WorkTable { .. } => {
+                return None;
+            }
         },
         LogicalPlan::Values { rows, .. } => rows.len() as f64,
         LogicalPlan::Filter { input, predicate } => {
