@@ -110,6 +110,26 @@ fn a_query_past_its_timeout_is_cancelled() {
 }
 
 #[test]
+fn a_recursion_that_never_ends_stops_at_the_timeout() {
+    let db = Database::with_config(Config {
+        threads: 2,
+        timeout: Some(Duration::from_millis(200)),
+        ..Config::default()
+    })
+    .unwrap();
+    // every round adds one row: no round ever adds none
+    let err = db
+        .execute("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r")
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+    // with UNION, a cycle ends once it comes back to a row
+    db.set_timeout(None);
+    let cycle =
+        "WITH RECURSIVE r(n) AS (SELECT 0 UNION SELECT (n + 1) % 5 FROM r) SELECT count(*) FROM r";
+    assert_eq!(single_i64(&db, cycle), 5);
+}
+
+#[test]
 fn interrupt_cancels_a_running_query() {
     let db = Database::with_config(Config {
         threads: 2,
