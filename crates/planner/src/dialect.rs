@@ -19,7 +19,7 @@
 use std::any::TypeId;
 
 use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator};
-use sqlparser::dialect::{Dialect, DuckDbDialect};
+use sqlparser::dialect::{Dialect, DuckDbDialect, Precedence};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
@@ -40,6 +40,16 @@ fn double_star(parser: &Parser) -> bool {
     }
     let b = parser.peek_nth_token_ref(1);
     b.token == Token::Mul && a.span.end == b.span.start
+}
+
+/// `Some(negated)` if the next tokens are `GLOB` or `NOT GLOB`.
+fn glob(parser: &Parser) -> Option<bool> {
+    let is_glob = |t: &Token| matches!(t, Token::Word(w) if w.keyword == Keyword::GLOB);
+    if is_glob(&parser.peek_token_ref().token) {
+        return Some(false);
+    }
+    let not = matches!(&parser.peek_token_ref().token, Token::Word(w) if w.keyword == Keyword::NOT);
+    (not && is_glob(&parser.peek_nth_token_ref(1).token)).then_some(true)
 }
 
 /// Whether the next token is an operand sqlparser would read as it
@@ -101,8 +111,12 @@ impl Dialect for WeirDialect {
         true
     }
 
-    /// `^` and `**` bind tighter than `*` (sqlparser's `*` is 40).
+    /// `^` and `**` bind tighter than `*` (sqlparser's `*` is 40);
+    /// `[NOT] GLOB` as LIKE does.
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        if glob(parser).is_some() {
+            return Some(Ok(self.prec_value(Precedence::Like)));
+        }
         (parser.peek_token_ref().token == Token::Caret || double_star(parser)).then_some(Ok(CARET))
     }
 
@@ -114,6 +128,27 @@ impl Dialect for WeirDialect {
         expr: &Expr,
         _precedence: u8,
     ) -> Option<Result<Expr, ParserError>> {
+        if let Some(negated) = glob(parser) {
+            // `x [NOT] GLOB p`, which sqlparser does not read
+            parser.next_token();
+            if negated {
+                parser.next_token();
+            }
+            let glob = parser
+                .parse_subexpr(self.prec_value(Precedence::Like))
+                .map(|right| Expr::BinaryOp {
+                    left: Box::new(expr.clone()),
+                    op: BinaryOperator::Custom(crate::binder::GLOB.into()),
+                    right: Box::new(right),
+                });
+            return Some(glob.map(|g| match negated {
+                true => Expr::UnaryOp {
+                    op: UnaryOperator::Not,
+                    expr: Box::new(g),
+                },
+                false => g,
+            }));
+        }
         if !double_star(parser) {
             return None;
         }
@@ -220,6 +255,36 @@ mod tests {
             let ours = Parser::parse_sql(&WEIR, q).expect(q);
             assert_eq!(ours, theirs, "{q}");
         }
+    }
+
+    #[test]
+    fn glob_binds_as_like_does() {
+        let q = "SELECT a NOT GLOB 'x*' AND b GLOB 'y?' || 'z' FROM t";
+        let parsed = Parser::parse_sql(&WEIR, q).expect("parses");
+        // NOT GLOB below AND, || above GLOB
+        let like = Parser::parse_sql(&WEIR, &q.replace("GLOB", "LIKE")).expect("parses");
+        assert_eq!(
+            parsed[0].to_string(),
+            "SELECT NOT a GLOB 'x*' AND b GLOB 'y?' || 'z' FROM t"
+        );
+        assert_eq!(like[0].to_string(), q.replace("GLOB", "LIKE"));
+        let glob = |e: &Expr| matches!(e, Expr::BinaryOp { op: BinaryOperator::Custom(g), .. } if g == "GLOB");
+        let sqlparser::ast::Statement::Query(query) = &parsed[0] else {
+            panic!("a query");
+        };
+        let sqlparser::ast::SetExpr::Select(select) = query.body.as_ref() else {
+            panic!("a SELECT");
+        };
+        let sqlparser::ast::SelectItem::UnnamedExpr(Expr::BinaryOp { left, op, right }) =
+            &select.projection[0]
+        else {
+            panic!("an AND");
+        };
+        assert_eq!(*op, BinaryOperator::And);
+        assert!(
+            matches!(left.as_ref(), Expr::UnaryOp { op: UnaryOperator::Not, expr } if glob(expr))
+        );
+        assert!(glob(right), "{right:?}");
     }
 
     #[test]

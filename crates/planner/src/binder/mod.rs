@@ -8,6 +8,7 @@ mod coerce;
 mod copy;
 mod dml;
 mod expr;
+pub(crate) use expr::GLOB;
 mod files;
 mod join;
 mod query;
