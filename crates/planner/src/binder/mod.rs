@@ -11,6 +11,7 @@ mod expr;
 pub(crate) use expr::GLOB;
 mod files;
 mod join;
+mod pivot;
 mod query;
 mod settings;
 mod subquery;

@@ -302,6 +302,12 @@ impl Binder<'_> {
         {
             return self.joined_from(std::slice::from_ref(table_with_joins), None);
         }
+        if matches!(
+            relation,
+            TableFactor::Pivot { .. } | TableFactor::Unpivot { .. }
+        ) {
+            return self.pivot(relation);
+        }
         let TableFactor::Table {
             name,
             alias,
