@@ -148,7 +148,7 @@ fn query_of(body: SetExpr) -> Result<ast::Query> {
         .try_with_sql("SELECT 1")
         .and_then(|mut p| p.parse_query())
         .map_err(|e| bind_err(format!("a PIVOT's query: {e}")))?;
-    parsed.body = Box::new(body);
+    *parsed.body = body;
     Ok(*parsed)
 }
 
