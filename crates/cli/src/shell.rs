@@ -330,7 +330,11 @@ impl Shell {
             (".quit" | ".exit", _) => return Ok(Next::Quit),
             (".help", _) => write!(out, "{}", DOT_HELP)?,
             (".tables", _) => {
-                for name in self.db.table_names() {
+                // views too, as DuckDB's shell lists them
+                let mut names = self.db.table_names();
+                names.extend(self.db.view_names());
+                names.sort_by_key(|n| n.to_lowercase());
+                for name in names {
                     writeln!(out, "{name}")?;
                 }
             }

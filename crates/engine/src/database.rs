@@ -99,6 +99,9 @@ struct Local {
 
 struct Shared {
     tables: RwLock<BTreeMap<String, Table>>,
+    /// Views by lower-cased name: their queries, bound where they are
+    /// read. Tables and views share one namespace.
+    views: RwLock<BTreeMap<String, weir_planner::ViewDef>>,
     /// The settings the database was made with: the start-up values of
     /// every connection, and what `RESET` restores.
     initial: Config,
@@ -295,6 +298,7 @@ impl Database {
         let executor = new_executor(config.threads)?;
         let shared = Arc::new(Shared {
             tables: RwLock::new(BTreeMap::new()),
+            views: RwLock::new(BTreeMap::new()),
             initial: config,
             csv_schemas: Mutex::new(HashMap::new()),
             executor: RwLock::new(Arc::new(executor)),
@@ -370,6 +374,11 @@ impl Database {
     /// The names of the tables, sorted.
     pub fn table_names(&self) -> Vec<String> {
         self.conn.table_names()
+    }
+
+    /// Names of all views, sorted.
+    pub fn view_names(&self) -> Vec<String> {
+        self.conn.view_names()
     }
 
     /// The schema of table `name` (case-insensitive).
@@ -554,6 +563,17 @@ impl Connection {
         tables.values().map(|t| t.name.clone()).collect()
     }
 
+    /// Names of all views, sorted.
+    pub fn view_names(&self) -> Vec<String> {
+        let views = self.shared.views.read().expect("catalog poisoned");
+        views.values().map(|v| v.name.clone()).collect()
+    }
+
+    fn view(&self, name: &str) -> Option<weir_planner::ViewDef> {
+        let views = self.shared.views.read().expect("catalog poisoned");
+        views.get(&name.to_lowercase()).cloned()
+    }
+
     /// The schema of table `name` (case-insensitive).
     pub fn table_schema(&self, name: &str) -> Option<SchemaRef> {
         self.table(name).map(|t| t.data.schema.clone())
@@ -565,8 +585,13 @@ impl Connection {
     }
 
     fn create_table(&self, name: &str, data: TableData, or_replace: bool) -> Result<()> {
-        let mut tables = self.shared.tables.write().expect("catalog poisoned");
         let key = name.to_lowercase();
+        if self.view(&key).is_some() {
+            return Err(Error::Catalog(format!(
+                "View with name \"{name}\" already exists!"
+            )));
+        }
+        let mut tables = self.shared.tables.write().expect("catalog poisoned");
         if !or_replace && tables.contains_key(&key) {
             return Err(Error::Catalog(format!(
                 "Table with name \"{name}\" already exists!"
@@ -815,6 +840,45 @@ impl Connection {
                 self.alter_table(&name, &new_name, schema, &columns, if_exists)?;
                 Ok(QueryResult::no_rows(None))
             }
+            Statement::CreateView {
+                view,
+                or_replace,
+                if_not_exists,
+            } => {
+                let key = view.name.to_lowercase();
+                if self.table(&key).is_some() {
+                    return Err(Error::Catalog(format!(
+                        "Table with name \"{}\" already exists!",
+                        view.name
+                    )));
+                }
+                let mut views = self.shared.views.write().expect("catalog poisoned");
+                if views.contains_key(&key) && !or_replace {
+                    if if_not_exists {
+                        return Ok(QueryResult::no_rows(None));
+                    }
+                    return Err(Error::Catalog(format!(
+                        "View with name \"{}\" already exists!",
+                        view.name
+                    )));
+                }
+                views.insert(key, view);
+                Ok(QueryResult::no_rows(None))
+            }
+            Statement::DropView { name, if_exists } => {
+                let removed = self
+                    .shared
+                    .views
+                    .write()
+                    .expect("catalog poisoned")
+                    .remove(&name.to_lowercase());
+                if removed.is_none() && !if_exists {
+                    return Err(Error::Catalog(format!(
+                        "View with name {name} does not exist!"
+                    )));
+                }
+                Ok(QueryResult::no_rows(None))
+            }
             Statement::DropTable { name, if_exists } => {
                 let removed = self
                     .shared
@@ -865,7 +929,10 @@ impl Connection {
                 Ok(QueryResult::no_rows(None))
             }
             Statement::ShowTables => {
-                let names = self.table_names();
+                // views too, as DuckDB lists them
+                let mut names = self.table_names();
+                names.extend(self.view_names());
+                names.sort_by_key(|n| n.to_lowercase());
                 Ok(text_result("name", names.iter().map(String::as_str)))
             }
             Statement::Describe { schema, .. } => {
@@ -1292,6 +1359,10 @@ impl Catalog for CatalogView<'_> {
 
     fn table_names(&self) -> Vec<String> {
         self.db.table_names()
+    }
+
+    fn view(&self, name: &str) -> Option<weir_planner::ViewDef> {
+        self.db.view(name)
     }
 
     fn table_rows(&self, name: &str) -> Option<usize> {

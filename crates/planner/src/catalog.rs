@@ -108,4 +108,23 @@ pub trait Catalog: Sync {
     fn settings(&self) -> Vec<Setting> {
         Vec::new()
     }
+
+    /// View `name` (case-insensitive), if there is one: its name as
+    /// created, and its query and column names as [`crate::Statement::CreateView`]
+    /// gave them. The default has none.
+    fn view(&self, name: &str) -> Option<ViewDef> {
+        let _ = name;
+        None
+    }
+}
+
+/// A view as the catalog keeps it: bound again wherever it is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViewDef {
+    /// The name as created.
+    pub name: String,
+    /// The query, as SQL text.
+    pub query: String,
+    /// `CREATE VIEW v(a, b)`: the names of its first columns.
+    pub columns: Vec<String>,
 }

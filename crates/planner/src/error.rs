@@ -21,6 +21,10 @@ pub enum Error {
     /// item, a LIMIT) failed: the evaluator's own error.
     #[error(transparent)]
     Evaluate(crate::fold::EvalError),
+    /// A view or table is missing, or is of the other kind than the
+    /// statement names (`DROP TABLE v` of a view).
+    #[error("Catalog Error: {0}")]
+    Object(String),
     /// The catalog could not read a file's schema.
     #[error("IO Error: {0}")]
     Catalog(String),

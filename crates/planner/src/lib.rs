@@ -74,7 +74,7 @@ pub mod types;
 
 pub use arrow_schema;
 pub use binder::{plan_sql, plan_sql_with};
-pub use catalog::{Catalog, Setting, SettingScope};
+pub use catalog::{Catalog, Setting, SettingScope, ViewDef};
 pub use error::{Error, Result};
 pub use expr::{BinaryOp, ColumnRef, Expr, InItems, ScalarFunction};
 pub use fold::ConstantEvaluator;

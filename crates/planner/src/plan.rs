@@ -1173,6 +1173,23 @@ pub enum Statement {
     },
     /// `SHOW TABLES`.
     ShowTables,
+    /// `CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(columns)] AS
+    /// query`: the query was bound once to check it.
+    CreateView {
+        /// The view, as kept by the catalog.
+        view: crate::catalog::ViewDef,
+        /// `OR REPLACE`.
+        or_replace: bool,
+        /// `IF NOT EXISTS`.
+        if_not_exists: bool,
+    },
+    /// `DROP VIEW [IF EXISTS] name`.
+    DropView {
+        /// View name.
+        name: String,
+        /// `IF EXISTS`.
+        if_exists: bool,
+    },
     /// `SET name = value`, `PRAGMA name = value`: `name` is a setting the
     /// catalog listed, by its main name.
     Set {

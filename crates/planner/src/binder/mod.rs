@@ -15,6 +15,7 @@ mod pivot;
 mod query;
 mod settings;
 mod subquery;
+mod views;
 mod window;
 
 use std::collections::HashSet;
@@ -163,6 +164,7 @@ fn plan_here(
         fold: Folder::new(evaluator),
         ctes: std::cell::RefCell::new(Vec::new()),
         recursive_ctes: std::cell::Cell::new(0),
+        views: std::cell::RefCell::new(Vec::new()),
     };
     statements
         .iter()
@@ -222,6 +224,9 @@ pub(crate) struct Binder<'a> {
     /// Recursive CTEs bound so far (each one's working table is told
     /// apart by its number).
     pub(crate) recursive_ctes: std::cell::Cell<usize>,
+    /// The views being bound, outermost first (a view that reads itself
+    /// is an error, not a loop).
+    pub(crate) views: std::cell::RefCell<Vec<String>>,
 }
 
 impl Binder<'_> {
@@ -332,6 +337,13 @@ impl Binder<'_> {
                         schema,
                     });
                 }
+                if let Some(view) = self.catalog.view(&id.value) {
+                    let (_, scope) = self.view(&view, id, None)?;
+                    return Ok(Statement::Describe {
+                        name: view.name,
+                        schema: scope.schema,
+                    });
+                }
                 let (name, schema) = self.lookup_table(id)?;
                 Ok(Statement::Describe { name, schema })
             }
@@ -345,6 +357,39 @@ impl Binder<'_> {
             S::Update(u) => self.update(u),
             S::Delete(d) => self.delete(d),
             S::AlterTable(at) => self.alter_table(at),
+            S::CreateView(v) => self.create_view(v),
+            S::Drop {
+                object_type: ObjectType::View,
+                if_exists,
+                names,
+                ..
+            } => {
+                let [name] = names.as_slice() else {
+                    return Err(unsupported("DROP VIEW of several views is not supported"));
+                };
+                let id = single_name(name)?;
+                let name = match self.catalog.view(&id.value) {
+                    Some(v) => v.name,
+                    None if *if_exists => id.value.clone(),
+                    None if self.table_schema(&id.value).is_some() => {
+                        return Err(Error::Object(format!(
+                            "Existing object \"{}\" is of type Table, trying to drop type View",
+                            id.value
+                        )));
+                    }
+                    None => {
+                        return Err(Error::Object(format!(
+                            "View with name {} does not exist!{}",
+                            id.value,
+                            at(id.span)
+                        )));
+                    }
+                };
+                Ok(Statement::DropView {
+                    name,
+                    if_exists: *if_exists,
+                })
+            }
             S::Drop {
                 object_type,
                 if_exists,
@@ -358,6 +403,12 @@ impl Binder<'_> {
                     return Err(unsupported("DROP TABLE of several tables is not supported"));
                 };
                 let id = single_name(name)?;
+                if let Some(v) = self.catalog.view(&id.value) {
+                    return Err(Error::Object(format!(
+                        "Existing object \"{}\" is of type View, trying to drop type Table",
+                        v.name
+                    )));
+                }
                 let name = match self.lookup_table(id) {
                     Ok((name, _)) => name,
                     Err(_) if *if_exists => id.value.clone(),

@@ -350,6 +350,7 @@ impl Binder<'_> {
             None => Vec::new(),
         };
         let id = single_name(name)?;
+        let raw_alias = alias.clone();
         let alias = alias.as_ref().map(|a| a.name.value.clone());
         if let Some(args) = args
             && id.value.eq_ignore_ascii_case("weir_functions")
@@ -405,6 +406,12 @@ impl Binder<'_> {
                 relations: Vec::new(),
             };
             return Ok((plan, scope));
+        } else if let Some(view) = self
+            .catalog
+            .view(&id.value)
+            .filter(|_| self.table_schema(&id.value).is_none())
+        {
+            return self.view(&view, id, raw_alias.as_ref());
         } else {
             let (canonical, schema) = self.lookup_table(id)?;
             (TableSource::Table(canonical), schema, id.value.clone())
