@@ -939,8 +939,8 @@ fn unsupported_constructs_are_named() {
             "WITHIN GROUP and IGNORE NULLS are not supported (quantile_cont)",
         ),
         (
-            "SELECT * FROM main.lineitem",
-            "qualified name main.lineitem is not supported",
+            "SELECT * FROM other.lineitem",
+            "qualified name other.lineitem is not supported (there is one schema, memory.main)",
         ),
         (
             "SELECT string_agg(s) OVER () FROM t",

@@ -544,6 +544,14 @@ impl<'s> ExprBinder<'s> {
             },
             A::CompoundIdentifier(ids) => match ids.as_slice() {
                 [q, c] => self.column(Some(q), c),
+                // `main.t.x`, `memory.main.t.x`: the one schema
+                [s, q, c] if s.value.eq_ignore_ascii_case("main") => self.column(Some(q), c),
+                [d, s, q, c]
+                    if d.value.eq_ignore_ascii_case("memory")
+                        && s.value.eq_ignore_ascii_case("main") =>
+                {
+                    self.column(Some(q), c)
+                }
                 _ => Err(unsupported(format!(
                     "column reference {e} is not supported (use column or table.column){}",
                     at(e.span())

@@ -962,10 +962,16 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// The one identifier of a table name (`main.t` and the like are not
 /// supported).
 pub(crate) fn single_name(name: &ObjectName) -> Result<&ast::Ident> {
+    use ast::ObjectNamePart::Identifier as Part;
+    let is = |id: &ast::Ident, what: &str| id.value.eq_ignore_ascii_case(what);
+    // the one schema, `main`, of the one database, `memory`, as DuckDB
+    // names an in-memory database's
     match name.0.as_slice() {
-        [ast::ObjectNamePart::Identifier(id)] => Ok(id),
+        [Part(id)] => Ok(id),
+        [Part(schema), Part(id)] if is(schema, "main") => Ok(id),
+        [Part(db), Part(schema), Part(id)] if is(db, "memory") && is(schema, "main") => Ok(id),
         _ => Err(unsupported(format!(
-            "qualified name {name} is not supported{}",
+            "qualified name {name} is not supported (there is one schema, memory.main){}",
             at(name.span())
         ))),
     }
