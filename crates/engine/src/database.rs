@@ -1365,6 +1365,10 @@ impl Catalog for CatalogView<'_> {
         self.db.view(name)
     }
 
+    fn view_names(&self) -> Vec<String> {
+        self.db.view_names()
+    }
+
     fn table_rows(&self, name: &str) -> Option<usize> {
         self.db.table(name).map(|t| t.data.num_rows())
     }

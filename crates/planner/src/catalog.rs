@@ -116,6 +116,11 @@ pub trait Catalog: Sync {
         let _ = name;
         None
     }
+
+    /// Names of all views. The default has none.
+    fn view_names(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A view as the catalog keeps it: bound again wherever it is read.

@@ -10,6 +10,7 @@ mod dml;
 mod expr;
 pub(crate) use expr::GLOB;
 mod files;
+mod information_schema;
 mod join;
 mod pivot;
 mod query;

@@ -349,6 +349,30 @@ impl Binder<'_> {
             Some(a) => a.columns.iter().map(|c| &c.name).collect(),
             None => Vec::new(),
         };
+        if let [
+            ast::ObjectNamePart::Identifier(schema),
+            ast::ObjectNamePart::Identifier(view),
+        ] = name.0.as_slice()
+            && schema.value.eq_ignore_ascii_case("information_schema")
+            && args.is_none()
+        {
+            let Some(plan) = self.information_schema(view)? else {
+                return Err(unsupported(format!(
+                    "{name} is not supported (information_schema has tables and columns){}",
+                    at(name.span())
+                )));
+            };
+            let scope = Scope {
+                qualifier: Some(
+                    alias
+                        .as_ref()
+                        .map_or_else(|| view.value.clone(), |a| a.name.value.clone()),
+                ),
+                schema: plan.schema(),
+                relations: Vec::new(),
+            };
+            return Ok((plan, scope));
+        }
         let id = single_name(name)?;
         let raw_alias = alias.clone();
         let alias = alias.as_ref().map(|a| a.name.value.clone());
