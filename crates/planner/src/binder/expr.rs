@@ -1782,19 +1782,16 @@ impl<'s> ExprBinder<'s> {
         // FILTER (WHERE c): the argument becomes CASE WHEN c THEN arg END,
         // so the rows that fail c count as NULLs, which aggregates skip
         let filter = match filter {
-            // FILTER would make the filtered rows NULLs, which these keep
-            Some(_) if matches!(func, AggregateFunction::First | AggregateFunction::Last) => {
-                return Err(unsupported(format!(
-                    "FILTER on {name}() is not supported{}",
-                    at(e.span())
-                )));
-            }
             Some(c) => {
                 let p =
                     self.bind_without_aggregates(c, "aggregate function calls cannot be nested")?;
                 Some(self.to_boolean(p, c, "FILTER")?)
             }
             None => None,
+        };
+        let kept_filter = match func {
+            AggregateFunction::First | AggregateFunction::Last => filter.clone(),
+            _ => None,
         };
         let when = |c: &Option<Expr>, v: Expr| match c {
             Some(c) => Expr::Case {
@@ -1909,6 +1906,23 @@ impl<'s> ExprBinder<'s> {
             }
         };
         let mut agg = agg;
+        // first/last keep NULLs, so the rows FILTER turns to NULL must
+        // not be the ones they pick: those rows go after (first) or
+        // before (last) every other, whatever the rest of the order
+        if let Some(c) = kept_filter {
+            let (passes, fails) = match func {
+                AggregateFunction::First => (0, 1),
+                _ => (1, 0),
+            };
+            agg.order_by.push(SortKey {
+                expr: Expr::Case {
+                    when_then: vec![(c, Expr::Literal(ScalarValue::Int32(passes)))],
+                    else_expr: Some(Box::new(Expr::Literal(ScalarValue::Int32(fails)))),
+                },
+                asc: true,
+                nulls_first: false,
+            });
+        }
         // an order no result depends on is dropped, as DuckDB does
         if func.depends_on_order() {
             for o in order_by {
