@@ -341,9 +341,22 @@ impl Shell {
             (".schema", table) => {
                 let names = match table {
                     Some(t) => vec![t.to_string()],
-                    None => self.db.table_names(),
+                    None => {
+                        let mut names = self.db.table_names();
+                        names.extend(self.db.view_names());
+                        names.sort_by_key(|n| n.to_lowercase());
+                        names
+                    }
                 };
                 for name in names {
+                    if let Some(view) = self.db.view(&name) {
+                        let columns = match view.columns.is_empty() {
+                            true => String::new(),
+                            false => format!(" ({})", view.columns.join(", ")),
+                        };
+                        writeln!(out, "CREATE VIEW {}{columns} AS {};", view.name, view.query)?;
+                        continue;
+                    }
                     let schema = self
                         .db
                         .table_schema(&name)

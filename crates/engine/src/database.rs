@@ -381,6 +381,11 @@ impl Database {
         self.conn.view_names()
     }
 
+    /// View `name` (case-insensitive): its name, query and column names.
+    pub fn view(&self, name: &str) -> Option<weir_planner::ViewDef> {
+        self.conn.view(name)
+    }
+
     /// The schema of table `name` (case-insensitive).
     pub fn table_schema(&self, name: &str) -> Option<SchemaRef> {
         self.conn.table_schema(name)
@@ -569,7 +574,8 @@ impl Connection {
         views.values().map(|v| v.name.clone()).collect()
     }
 
-    fn view(&self, name: &str) -> Option<weir_planner::ViewDef> {
+    /// View `name` (case-insensitive): its name, query and column names.
+    pub fn view(&self, name: &str) -> Option<weir_planner::ViewDef> {
         let views = self.shared.views.read().expect("catalog poisoned");
         views.get(&name.to_lowercase()).cloned()
     }

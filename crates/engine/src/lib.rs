@@ -80,6 +80,7 @@ pub use error::{Error, Result};
 pub use result::QueryResult;
 pub use script::{is_incomplete, split_statements, split_statements_with_offsets};
 pub use weir_pipeline::Progress;
+pub use weir_planner::ViewDef;
 pub use weir_planner::scalar::format_blob;
 pub use weir_planner::types::sql_type_name;
 pub use write::write_batches;

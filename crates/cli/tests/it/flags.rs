@@ -236,6 +236,20 @@ fn dot_commands_work_in_scripts() {
 }
 
 #[test]
+fn views_are_listed_and_shown_by_dot_commands() {
+    let script = "CREATE TABLE b (x INTEGER);\nCREATE VIEW v (y) AS SELECT x * 2 FROM b;\nCREATE VIEW a AS SELECT 1 AS one;\n.tables\n.schema v\n.schema\n";
+    let out = ok(&[], script);
+    assert_eq!(
+        out,
+        "a\nb\nv\n\
+         CREATE VIEW v (y) AS SELECT x * 2 FROM b;\n\
+         CREATE VIEW a AS SELECT 1 AS one;\n\
+         CREATE TABLE b(x INTEGER);\n\
+         CREATE VIEW v (y) AS SELECT x * 2 FROM b;\n"
+    );
+}
+
+#[test]
 fn dot_read_runs_a_file_and_timer_toggles() {
     let dir = tempfile::tempdir().unwrap();
     let inner = dir.path().join("inner.sql");
