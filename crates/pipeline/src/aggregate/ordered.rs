@@ -248,7 +248,7 @@ impl Accumulator for Ordered {
                         fresh.push(i as u32);
                     }
                 }
-                let indices = UInt32Array::from(fresh.clone());
+                let indices = UInt32Array::from(fresh);
                 let pick = |a: &ArrayRef| take(a.as_ref(), &indices, None).map_err(Error::arrow);
                 let kept = Arc::new(Kept {
                     values: pick(values)?,
@@ -256,7 +256,7 @@ impl Accumulator for Ordered {
                     order: order.iter().map(pick).collect::<Result<_>>()?,
                 });
                 let at = self.share(&kept);
-                for (k, &i) in fresh.iter().enumerate() {
+                for (k, &i) in indices.values().iter().enumerate() {
                     self.push(group(i as usize), (at, k as u32))?;
                 }
             }

@@ -222,6 +222,8 @@ fn unpivot_query(
     rest: &[Ident],
     include_nulls: bool,
 ) -> Result<ast::Query> {
+    // one SELECT per column, each from the same empty one
+    let template = select_from(table)?;
     let mut body: Option<SetExpr> = None;
     for c in columns {
         let label = match (&c.alias, &c.expr) {
@@ -233,8 +235,7 @@ fn unpivot_query(
                 )));
             }
         };
-        let mut select = select_from(table)?;
-        select.group_by = GroupByExpr::Expressions(Vec::new(), Vec::new());
+        let mut select = template.clone();
         select.projection.extend(
             rest.iter()
                 .cloned()
