@@ -1111,11 +1111,44 @@ impl LaneOutput {
 
 /// The bytes of `batch`'s rows (of the slice, not of shared buffers).
 pub(crate) fn batch_bytes(batch: &RecordBatch) -> usize {
-    batch
-        .columns()
-        .iter()
-        .map(|c| c.to_data().get_slice_memory_size().unwrap_or(0))
-        .sum()
+    batch.columns().iter().map(array_bytes).sum()
+}
+
+/// Arrow's `ArrayData::get_slice_memory_size` of `array`, read off the
+/// array for the types Weir stores most (building the `ArrayData` first
+/// costs allocations, which a short query's accounting felt).
+fn array_bytes(array: &ArrayRef) -> usize {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::DataType;
+    let len = array.len();
+    let nulls = if array.nulls().is_some() {
+        len.div_ceil(8)
+    } else {
+        0
+    };
+    let values = match array.data_type() {
+        DataType::Boolean => len.div_ceil(8),
+        DataType::Utf8 => {
+            let offsets = array.as_string::<i32>().value_offsets();
+            (len + 1) * 4 + (offsets[len] - offsets[0]) as usize
+        }
+        DataType::LargeUtf8 => {
+            let offsets = array.as_string::<i64>().value_offsets();
+            (len + 1) * 8 + (offsets[len] - offsets[0]) as usize
+        }
+        DataType::Utf8View => {
+            let views = array.as_string_view();
+            len * 16
+                + views
+                    .data_buffers()
+                    .iter()
+                    .map(|b| b.capacity())
+                    .sum::<usize>()
+        }
+        t if t.is_primitive() => len * t.primitive_width().unwrap_or(0),
+        _ => return array.to_data().get_slice_memory_size().unwrap_or(0),
+    };
+    values + nulls
 }
 
 /// What a lane holds while it runs.
@@ -1764,6 +1797,53 @@ mod tests {
 
     use super::*;
     use crate::step::Selection;
+
+    #[test]
+    fn array_bytes_are_arrows_slice_sizes() {
+        use arrow::array::{
+            Date32Array, Decimal128Array, Float64Array, LargeStringArray, ListArray, StringArray,
+            StringViewArray,
+        };
+        let arrays: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(vec![Some(1), None, Some(3), Some(4)])),
+            Arc::new(Int64Array::from(vec![1, 2, 3])),
+            Arc::new(Float64Array::from(vec![1.5, 2.5])),
+            Arc::new(Date32Array::from(vec![Some(1), None])),
+            Arc::new(
+                Decimal128Array::from(vec![Some(150), None, Some(7)])
+                    .with_precision_and_scale(15, 2)
+                    .unwrap(),
+            ),
+            Arc::new(BooleanArray::from(vec![Some(true), None, Some(false)])),
+            Arc::new(StringArray::from(vec![
+                Some("ab"),
+                None,
+                Some("cdef"),
+                Some(""),
+            ])),
+            Arc::new(LargeStringArray::from(vec!["x", "yz"])),
+            Arc::new(StringViewArray::from(vec![
+                Some("short"),
+                None,
+                Some("a string longer than twelve bytes"),
+            ])),
+            Arc::new(ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
+                Some(vec![Some(1), Some(2)]),
+                None,
+            ])),
+        ];
+        for array in arrays {
+            for (offset, len) in [(0, array.len()), (1, array.len() - 1), (1, 1), (0, 0)] {
+                let slice = array.slice(offset, len);
+                assert_eq!(
+                    array_bytes(&slice),
+                    slice.to_data().get_slice_memory_size().unwrap(),
+                    "{:?} [{offset}, +{len})",
+                    slice.data_type()
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_projection_of_columns_keeps_the_selection_and_copies_nothing() {
