@@ -140,9 +140,10 @@ const MAX_NESTING: usize = 8;
 /// it blocks. A blocked worker takes a wake-up through the kernel (tens
 /// of microseconds on a busy host) to start the next job, or the next
 /// pipeline of the same query: a short query's lanes then start late, one
-/// by one. (Not under loom: the models check the blocking protocol.)
+/// by one. (Not under loom: the models check the blocking protocol.) A
+/// thread waiting for a DAG looks as long (see `DagHandle::wait`).
 #[cfg(not(weir_loom))]
-const LOOK_FOR_WORK: std::time::Duration = std::time::Duration::from_micros(200);
+pub(crate) const LOOK_FOR_WORK: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// Whether a worker idle since `since` (set on its first idle look)
 /// looks again instead of blocking; it yields its core first.
