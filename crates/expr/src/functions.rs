@@ -121,6 +121,11 @@ pub(crate) fn eval_function(
             let values = eval_all(args, input)?;
             super::regex::eval_regex(func, &values)
         }
+        ScalarFunction::LikeEscape | ScalarFunction::IlikeEscape => {
+            arity(func, args, 3..=3)?;
+            let values = eval_all(args, input)?;
+            super::like::eval_escape(func == ScalarFunction::IlikeEscape, &values)
+        }
         ScalarFunction::Printf | ScalarFunction::Format => {
             arity(func, args, 1..=usize::MAX)?;
             let values = eval_all(args, input)?;

@@ -6,14 +6,20 @@
 //! literal segments, or, when `_` appears, a backtracking wildcard matcher.
 //! Matching works on UTF-8 bytes; `_` consumes one whole character.
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, StringArray, new_null_array};
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, StringArray, new_null_array,
+};
 use arrow::buffer::{BooleanBuffer, MutableBuffer};
 use arrow::datatypes::DataType;
 use arrow::util::bit_util;
 use memchr::memmem::Finder;
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
 use super::cast::cast_array;
-use super::{EvalError, Result};
+use super::{EvalError, Result, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Tok {
@@ -108,16 +114,7 @@ impl Like {
         let len = s.len();
         if self.case_insensitive {
             let mut buf = Vec::new();
-            return BooleanBuffer::collect_bool(len, |i| {
-                let v = s.value(i);
-                buf.clear();
-                if v.is_ascii() {
-                    buf.extend(v.bytes().map(|b| b.to_ascii_lowercase()));
-                } else {
-                    buf.extend_from_slice(v.to_lowercase().as_bytes());
-                }
-                self.matches(&buf)
-            });
+            return BooleanBuffer::collect_bool(len, |i| self.matches_str(s.value(i), &mut buf));
         }
         match &self.matcher {
             Matcher::Contains(f) => return contains_all(s, f),
@@ -132,6 +129,21 @@ impl Like {
             _ => {}
         }
         BooleanBuffer::collect_bool(len, |i| self.matches(s.value(i).as_bytes()))
+    }
+
+    /// Whether `v` matches, ignoring case if the pattern does (`buf`
+    /// holds the lower-cased value).
+    fn matches_str(&self, v: &str, buf: &mut Vec<u8>) -> bool {
+        if !self.case_insensitive {
+            return self.matches(v.as_bytes());
+        }
+        buf.clear();
+        if v.is_ascii() {
+            buf.extend(v.bytes().map(|b| b.to_ascii_lowercase()));
+        } else {
+            buf.extend_from_slice(v.to_lowercase().as_bytes());
+        }
+        self.matches(buf)
     }
 
     fn matches(&self, v: &[u8]) -> bool {
@@ -170,6 +182,95 @@ impl Like {
             }
             Matcher::General(p) => wildcard(p, v),
         }
+    }
+}
+
+/// The most patterns [`eval_escape`] keeps compiled while it matches one
+/// batch; past it, it starts over.
+const PATTERNS_KEPT: usize = 256;
+
+/// `like_escape(s, pattern, escape)` (or `ilike_escape` when
+/// `case_insensitive`) over evaluated VARCHAR arguments: a pattern of each
+/// row, compiled once per distinct pattern and escape in the batch. NULL
+/// in any argument gives NULL; an escape of more than one character is an
+/// error, as in DuckDB.
+pub(crate) fn eval_escape(case_insensitive: bool, args: &[Value]) -> Result<Value> {
+    let scalar = args.iter().all(Value::is_scalar);
+    let n = args
+        .iter()
+        .filter(|a| !a.is_scalar())
+        .map(|a| a.array().len())
+        .max()
+        .unwrap_or(1);
+    // a constant argument stays one row, read at row 0
+    let arrays = args
+        .iter()
+        .map(|a| match a.data_type() {
+            DataType::Utf8 => Ok(a.array().clone()),
+            _ => cast_array(a.array(), &DataType::Utf8),
+        })
+        .collect::<Result<Vec<ArrayRef>>>()?;
+    let column = |k: usize| (arrays[k].as_string::<i32>(), args[k].is_scalar());
+    fn text(column: (&StringArray, bool), i: usize) -> Option<&str> {
+        let (a, constant) = column;
+        let row = if constant { 0 } else { i };
+        a.is_valid(row).then(|| a.value(row))
+    }
+    let (s, p, e) = (column(0), column(1), column(2));
+    let mut compiled: HashMap<(&str, Option<char>), Like, BuildHasherDefault<Fnv>> =
+        HashMap::default();
+    let mut buf = Vec::new();
+    let mut out = BooleanBuilder::with_capacity(n);
+    for i in 0..n {
+        let (Some(s), Some(p), Some(e)) = (text(s, i), text(p, i), text(e, i)) else {
+            out.append_null();
+            continue;
+        };
+        let mut escape = e.chars();
+        let escape = match (escape.next(), escape.next()) {
+            (c, None) => c,
+            _ => {
+                return Err(EvalError::InvalidInput(
+                    "Invalid escape string. Escape string must be empty or one character.".into(),
+                ));
+            }
+        };
+        let key = (p, escape);
+        let like = match compiled.get(&key) {
+            Some(like) => like,
+            None => {
+                if compiled.len() >= PATTERNS_KEPT {
+                    compiled.clear();
+                }
+                let like = Like::new(key.0, case_insensitive, escape)?;
+                compiled.entry(key).or_insert(like)
+            }
+        };
+        out.append_value(like.matches_str(s, &mut buf));
+    }
+    Ok(Value::wrap(Arc::new(out.finish()), scalar))
+}
+
+/// FNV-1a: patterns are short, and SipHash (the default) took most of the
+/// time of matching a row against a pattern already compiled.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
     }
 }
 

@@ -327,6 +327,12 @@ pub enum ScalarFunction {
     RegexpMatches,
     /// `regexp_full_match(s, pattern [, options])`: true if the pattern matches all of s
     RegexpFullMatch,
+    /// `like_escape(s, pattern, escape)`: `s LIKE pattern ESCAPE escape`
+    /// (`''`: no escape character); what a LIKE whose pattern is not a
+    /// constant binds to
+    LikeEscape,
+    /// `ilike_escape(s, pattern, escape)`: the same, ignoring case
+    IlikeEscape,
     /// `regexp_extract(s, pattern [, group])`: the match (or a group of it), '' if none
     RegexpExtract,
     /// `regexp_replace(s, pattern, replacement [, options])`: the first match (every one with 'g') replaced
@@ -424,6 +430,8 @@ impl ScalarFunction {
                 | Self::DatePart
                 | Self::RegexpMatches
                 | Self::RegexpFullMatch
+                | Self::LikeEscape
+                | Self::IlikeEscape
                 | Self::RegexpExtract
                 | Self::RegexpReplace
                 | Self::Printf
@@ -493,6 +501,8 @@ impl ScalarFunction {
             Self::DateTrunc => "date_trunc",
             Self::RegexpMatches => "regexp_matches",
             Self::RegexpFullMatch => "regexp_full_match",
+            Self::LikeEscape => "like_escape",
+            Self::IlikeEscape => "ilike_escape",
             Self::RegexpExtract => "regexp_extract",
             Self::RegexpReplace => "regexp_replace",
             Self::Printf => "printf",

@@ -432,6 +432,18 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "true if the regular expression matches the whole string",
     ),
     scalar(
+        "like_escape",
+        S::LikeEscape,
+        "like_escape(VARCHAR, VARCHAR, VARCHAR) -> BOOLEAN",
+        "s LIKE pattern ESCAPE escape ('' for none)",
+    ),
+    scalar(
+        "ilike_escape",
+        S::IlikeEscape,
+        "ilike_escape(VARCHAR, VARCHAR, VARCHAR) -> BOOLEAN",
+        "s ILIKE pattern ESCAPE escape ('' for none)",
+    ),
+    scalar(
         "regexp_extract",
         S::RegexpExtract,
         "regexp_extract(VARCHAR, VARCHAR [, INTEGER]) -> VARCHAR",

@@ -358,6 +358,8 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
         ScalarFunction::DateTrunc => timestamp_type(),
         ScalarFunction::RegexpMatches
         | ScalarFunction::RegexpFullMatch
+        | ScalarFunction::LikeEscape
+        | ScalarFunction::IlikeEscape
         | ScalarFunction::IsNan
         | ScalarFunction::IsInf
         | ScalarFunction::IsFinite => DataType::Boolean,

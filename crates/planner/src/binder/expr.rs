@@ -976,7 +976,7 @@ impl<'s> ExprBinder<'s> {
             _ => None,
         };
         if let Some((false, negated, case_insensitive)) = pattern {
-            return self.like_of(l, negated, case_insensitive, r, right, None, e);
+            return self.like_of(l, negated, case_insensitive, r, None, e);
         }
         // `x GLOB p`: the whole string matches the shell pattern (`*`, `?`,
         // `[a-z]`, `[!a]`, `\\*`), a constant, as a regular expression
@@ -1313,19 +1313,18 @@ impl<'s> ExprBinder<'s> {
         }
         let x = self.bind(expr)?;
         let bound = self.bind(pattern)?;
-        self.like_of(x, negated, case_insensitive, bound, pattern, escape, e)
+        self.like_of(x, negated, case_insensitive, bound, escape, e)
     }
 
-    /// [`ExprBinder::like`] of the bound `x` and pattern `bound` (written
-    /// `pattern`); also `x ~~ p` and its kin.
-    #[allow(clippy::too_many_arguments)]
+    /// [`ExprBinder::like`] of the bound `x` and pattern `bound`; also
+    /// `x ~~ p` and its kin. A constant pattern compiles once
+    /// ([`Expr::Like`]); any other binds to `like_escape`/`ilike_escape`.
     fn like_of(
         &mut self,
         x: Expr,
         negated: bool,
         case_insensitive: bool,
         bound: Expr,
-        pattern: &ast::Expr,
         escape: Option<&ast::Expr>,
         e: &ast::Expr,
     ) -> Result<Expr> {
@@ -1338,40 +1337,68 @@ impl<'s> ExprBinder<'s> {
             )));
         }
         let x = self.fold.cast(x, &xt, &DataType::Utf8);
-        let pattern = match self.fold.value(&bound)? {
-            Some(ScalarValue::Utf8(p)) => p,
-            Some(ScalarValue::Null(_)) => {
-                return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
-            }
-            _ => {
-                return Err(unsupported(format!(
-                    "LIKE patterns must be constant strings, found \"{pattern}\"{}",
-                    at(pattern.span())
-                )));
-            }
-        };
+        // the escape: none, a constant (one character, or '' for none),
+        // NULL, or a value of each row
         let escape = match escape {
-            None => None,
-            Some(esc) => match self.bind(esc)? {
-                Expr::Literal(ScalarValue::Utf8(s)) if s.chars().count() == 1 => s.chars().next(),
-                _ => {
-                    return Err(bind_err(format!(
-                        "LIKE ESCAPE must be a single character, found \"{esc}\"{}",
-                        at(esc.span())
-                    )));
+            None => Escape::Char(None),
+            Some(esc) => {
+                let bound = self.bind(esc)?;
+                match self.fold.value(&bound)? {
+                    Some(ScalarValue::Utf8(s)) if s.chars().count() <= 1 => {
+                        Escape::Char(s.chars().next())
+                    }
+                    Some(ScalarValue::Null(_)) => {
+                        return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
+                    }
+                    Some(ScalarValue::Utf8(_)) => {
+                        return Err(bind_err(format!(
+                            "Invalid escape string \"{esc}\": an escape string must be empty \
+                             or one character{}",
+                            at(esc.span())
+                        )));
+                    }
+                    _ => Escape::Rows(bound),
                 }
-            },
+            }
         };
         if matches!(x, Expr::Literal(ScalarValue::Null(_))) {
             return Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)));
         }
-        Ok(self.fold.fold(Expr::Like {
-            expr: Box::new(x),
-            pattern,
-            negated,
-            case_insensitive,
-            escape,
-        }))
+        match (self.fold.value(&bound)?, escape) {
+            (Some(ScalarValue::Utf8(pattern)), Escape::Char(escape)) => {
+                Ok(self.fold.fold(Expr::Like {
+                    expr: Box::new(x),
+                    pattern,
+                    negated,
+                    case_insensitive,
+                    escape,
+                }))
+            }
+            (Some(ScalarValue::Null(_)), _) => {
+                Ok(Expr::Literal(ScalarValue::Null(DataType::Boolean)))
+            }
+            // a pattern (or escape) of each row: compiled per distinct
+            // pattern as the rows are matched
+            (_, escape) => {
+                let escape = match escape {
+                    Escape::Char(c) => {
+                        Expr::Literal(ScalarValue::Utf8(c.map(String::from).unwrap_or_default()))
+                    }
+                    Escape::Rows(e) => e,
+                };
+                let func = if case_insensitive {
+                    ScalarFunction::IlikeEscape
+                } else {
+                    ScalarFunction::LikeEscape
+                };
+                let matched = self.scalar_function(func, vec![x, bound, escape], e)?;
+                Ok(if negated {
+                    self.fold.fold(Expr::Not(Box::new(matched)))
+                } else {
+                    matched
+                })
+            }
+        }
     }
 
     fn case(
@@ -2562,6 +2589,13 @@ enum Arg {
     Timestamp,
 }
 
+/// A LIKE's escape character as bound: a constant (`None`: no escape),
+/// or an expression of each row.
+enum Escape {
+    Char(Option<char>),
+    Rows(Expr),
+}
+
 /// `(min args, max args, kinds)` of a function typed by its arguments'
 /// kinds alone (the last kind repeats); `None` for the functions with
 /// rules of their own.
@@ -2572,7 +2606,7 @@ fn signature(func: ScalarFunction) -> Option<(usize, usize, &'static [Arg])> {
         F::Concat => (1, usize::MAX, &[AnyString]),
         F::ConcatWs => (2, usize::MAX, &[String, AnyString]),
         F::Strpos | F::StartsWith | F::EndsWith | F::Contains => (2, 2, &[String]),
-        F::Replace => (3, 3, &[String]),
+        F::Replace | F::LikeEscape | F::IlikeEscape => (3, 3, &[String]),
         F::Trim | F::Ltrim | F::Rtrim => (1, 2, &[String]),
         F::Left | F::Right | F::Repeat => (2, 2, &[String, Integer]),
         F::Lpad | F::Rpad => (3, 3, &[String, Integer, String]),
