@@ -46,11 +46,12 @@ use weir_planner::{
     WindowExpr, WindowFunction,
 };
 
-use crate::aggregate::{GroupTable, conform};
+use crate::aggregate::{AggregatePlan, GroupTable, conform};
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::hash::{fold_word, hash_bytes, mix};
 use crate::sort::{RowLimit, SortSpec, part_positions, sort_parts};
+use crate::step::PipelineBatch;
 
 /// Buckets the lanes cut rows into when there is a PARTITION BY.
 const BUCKETS: usize = 64;
@@ -501,6 +502,7 @@ impl WindowPlan {
             && functions.iter().all(|f| {
                 // (without an ORDER BY every row of a partition is a peer)
                 matches!(f.func, WindowFunction::Aggregate(_))
+                    && f.aggregate.is_none()
                     && matches!(Reach::of(f), Some(Reach::Partition | Reach::Peers))
             });
         let limit = limit.filter(|_| !partition_by.is_empty());
@@ -917,6 +919,9 @@ impl Running {
             let t = e.data_type(input);
             t.is_integer() || matches!(t, DataType::Decimal128(..) | DataType::Null)
         };
+        if f.aggregate.is_some() {
+            return None;
+        }
         match f.func {
             WindowFunction::Aggregate(AggregateFunction::CountStar | AggregateFunction::Count) => {}
             WindowFunction::Aggregate(AggregateFunction::Sum | AggregateFunction::Avg)
@@ -1873,7 +1878,7 @@ fn running_aggregate(
     ctx: &Ctx<'_>,
     out: &DataType,
 ) -> Result<Option<ArrayRef>> {
-    let Some(reach) = Reach::of(f) else {
+    let Some(reach) = Reach::of(f).filter(|_| f.aggregate.is_none()) else {
         return Ok(None);
     };
     let rows = ctx.growing(reach)?;
@@ -2256,6 +2261,10 @@ fn compute_function(
                 .collect();
             take(x.as_ref(), &picks, None).map_err(Error::arrow)?
         }
+        WindowFunction::Aggregate(_) if let Some(shape) = &f.aggregate => {
+            let (fs, fe) = frames(f, ctx)?;
+            framed_aggregate(shape, args, &fs, &fe, out)?
+        }
         WindowFunction::Aggregate(_)
             if let Some(a) = running_aggregate(f, args.first(), ctx, out)? =>
         {
@@ -2293,6 +2302,124 @@ fn compute_function(
             )));
         }
     })
+}
+
+/// The most rows [`framed_aggregate`] hands the aggregation (frames that
+/// overlap hand a row once per frame that holds it): this many in all,
+/// or [`FRAMED_ROWS_PER_ROW`] per row of the window, whichever is more.
+/// Frames of a few dozen rows (moving aggregates, small partitions) pass
+/// at any size; a frame growing over a long partition, whose rows are
+/// handed over quadratically often, is refused rather than left to run
+/// for hours.
+const FRAMED_ROWS_MAX: usize = 1 << 24;
+const FRAMED_ROWS_PER_ROW: usize = 32;
+
+/// An aggregate the window's kernels do not compute
+/// ([`WindowExpr::aggregate`], its columns standing for `args`) over each
+/// row's frame `[fs, fe)`: the rows of each distinct frame (consecutive
+/// rows with the same frame share it), in window order and tagged with
+/// the frame's number, go through the GROUP BY aggregation, whose result
+/// for a frame goes to every row of it; an empty frame gets the
+/// aggregate of no rows. A frame that moves row by row hands a row once
+/// per frame holding it (quadratic in the frame's length): past
+/// [`FRAMED_ROWS_MAX`] rows it is an error, not a stall.
+fn framed_aggregate(
+    shape: &weir_planner::AggregateExpr,
+    args: &[ArrayRef],
+    fs: &[usize],
+    fe: &[usize],
+    out: &DataType,
+) -> Result<ArrayRef> {
+    let n = fs.len();
+    // each row's frame number; the rows each non-empty frame holds
+    let mut frame_of = Vec::with_capacity(n);
+    let mut rows: Vec<u32> = Vec::new();
+    let mut tags: Vec<i64> = Vec::new();
+    let mut frames = 0i64;
+    let mut empty = false;
+    let most = FRAMED_ROWS_MAX.max(FRAMED_ROWS_PER_ROW.saturating_mul(n));
+    for i in 0..n {
+        if i > 0 && fs[i] == fs[i - 1] && fe[i] == fe[i - 1] {
+            frame_of.push(frame_of[i - 1]);
+            continue;
+        }
+        if fe[i] <= fs[i] {
+            frame_of.push(None);
+            empty = true;
+            continue;
+        }
+        if rows.len() + (fe[i] - fs[i]) > most {
+            return Err(Error::Execution(format!(
+                "{shape} as a window function over frames that hold more than {most} rows in \
+                 all: its frames overlap too much (a frame growing row by row over a long \
+                 partition); count, sum, avg, min and max, or a narrower frame, compute it"
+            )));
+        }
+        rows.extend((fs[i] as u32)..(fe[i] as u32));
+        tags.extend(std::iter::repeat_n(frames, fe[i] - fs[i]));
+        frame_of.push(Some(frames));
+        frames += 1;
+    }
+    // the aggregation's input: the frame's number, then the arguments
+    let mut fields = vec![Field::new("__frame", DataType::Int64, false)];
+    fields.extend(
+        args.iter()
+            .enumerate()
+            .map(|(i, a)| Field::new(format!("__a{i}"), a.data_type().clone(), true)),
+    );
+    let input = Arc::new(Schema::new(fields));
+    let indices = UInt32Array::from(rows);
+    let mut columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(tags))];
+    for a in args {
+        columns.push(take(a.as_ref(), &indices, None).map_err(Error::arrow)?);
+    }
+    let batch = RecordBatch::try_new(Arc::clone(&input), columns).map_err(Error::arrow)?;
+    let aggregate = [shape.clone().map_exprs(|e| match e {
+        Expr::Column(c) => Expr::column(c.index + 1, c.name.clone()),
+        other => other.clone(),
+    })];
+    let value = Field::new("__value", out.clone(), true);
+    let frame = Expr::column(0, "__frame");
+    let grouped = AggregatePlan::new(
+        std::slice::from_ref(&frame),
+        &aggregate,
+        &input,
+        Arc::new(Schema::new(vec![
+            Field::new("__frame", DataType::Int64, false),
+            value.clone(),
+        ])),
+    )?;
+    let mut state = grouped.new_state()?;
+    state.update(&grouped, &PipelineBatch::new(batch))?;
+    let result = state.finish(&grouped)?;
+    let mut at = vec![0usize; frames as usize];
+    for (row, f) in result
+        .column(0)
+        .as_primitive::<Int64Type>()
+        .values()
+        .iter()
+        .enumerate()
+    {
+        at[*f as usize] = row;
+    }
+    // the aggregate of no rows, for the empty frames
+    let none = if empty {
+        let alone =
+            AggregatePlan::new(&[], &aggregate, &input, Arc::new(Schema::new(vec![value])))?;
+        alone.new_state()?.finish(&alone)?.column(0).clone()
+    } else {
+        new_null_array(out, 1)
+    };
+    let picks: Vec<(usize, usize)> = frame_of
+        .iter()
+        .map(|f| match f {
+            Some(f) => (0, at[*f as usize]),
+            None => (1, 0),
+        })
+        .collect();
+    let values = conform(Arc::clone(result.column(1)), out)?;
+    let none = conform(none, out)?;
+    interleave(&[values.as_ref(), none.as_ref()], &picks).map_err(Error::arrow)
 }
 
 /// Each row's frame as `[start, end)` row indices (empty where end <=

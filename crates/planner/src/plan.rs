@@ -650,6 +650,13 @@ pub struct WindowExpr {
     /// `IGNORE NULLS` (`lag`, `lead`, `first_value`, `last_value`,
     /// `nth_value`): NULL values are skipped, as if not in the partition.
     pub ignore_nulls: bool,
+    /// An aggregate that the window's own kernels do not compute (any but
+    /// count, sum, avg, min and max, or one with DISTINCT or ORDER BY
+    /// inside the call): the call, its expressions columns standing for
+    /// `args` by position (column `i` is `args[i]`), so that rewriting
+    /// `args` rewrites it. It is computed by the aggregation over each
+    /// frame's rows. `None` for every other function.
+    pub aggregate: Option<Box<AggregateExpr>>,
 }
 
 impl WindowExpr {
@@ -666,12 +673,26 @@ impl WindowExpr {
                 end: FrameBound::UnboundedFollowing,
             },
             ignore_nulls: false,
+            aggregate: None,
         }
+    }
+
+    /// The aggregate of [`WindowExpr::aggregate`] over the Window's input
+    /// (its columns replaced by the arguments they stand for).
+    pub fn aggregate_call(&self) -> Option<AggregateExpr> {
+        let a = self.aggregate.as_deref()?.clone();
+        Some(a.map_exprs(|e| match e {
+            Expr::Column(c) => self.args.get(c.index).cloned().unwrap_or_else(|| e.clone()),
+            other => other.clone(),
+        }))
     }
 }
 
 impl fmt::Display for WindowExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(call) = self.aggregate_call() {
+            return write!(f, "{call} {}", self.frame);
+        }
         let args: Vec<String> = self.args.iter().map(ToString::to_string).collect();
         let mut args = args.join(", ");
         if self.func == WindowFunction::Aggregate(AggregateFunction::CountStar) {

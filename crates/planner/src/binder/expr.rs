@@ -152,6 +152,10 @@ pub(crate) struct ExprBinder<'s> {
     no_subqueries: Option<&'static str>,
     /// The subqueries found so far, decorrelated (see `binder/subquery.rs`).
     subqueries: Vec<BoundSubquery>,
+    /// An aggregate call being bound as a window function: its arguments
+    /// are over the Window's input, where aggregates may stand (`sum(x)`
+    /// of a grouped query), rather than below a GROUP BY.
+    aggregate_in_window: bool,
 }
 
 impl<'s> ExprBinder<'s> {
@@ -178,6 +182,7 @@ impl<'s> ExprBinder<'s> {
             binder: None,
             no_subqueries: None,
             subqueries: Vec::new(),
+            aggregate_in_window: false,
         }
     }
 
@@ -1583,13 +1588,7 @@ impl<'s> ExprBinder<'s> {
             )));
         }
         let def = functions::lookup(&name);
-        let aggregate = match def.map(|d| d.kind) {
-            Some(FunctionKind::Aggregate(f)) => Some((f, None)),
-            Some(k @ FunctionKind::CountIf) => Some((AggregateFunction::Sum, Some(k))),
-            Some(k @ FunctionKind::BoolAnd) => Some((AggregateFunction::Min, Some(k))),
-            Some(k @ FunctionKind::BoolOr) => Some((AggregateFunction::Max, Some(k))),
-            _ => None,
-        };
+        let aggregate = def.and_then(|d| aggregate_kind(d.kind));
         if let Some((func, rewrite)) = aggregate {
             let call = AggregateCall {
                 name: &name,
@@ -1750,14 +1749,6 @@ impl<'s> ExprBinder<'s> {
         call: AggregateCall<'_>,
         e: &ast::Expr,
     ) -> Result<Expr> {
-        let AggregateCall {
-            name,
-            args,
-            distinct,
-            filter,
-            order_by,
-            rewrite,
-        } = call;
         if self.aggregates.is_none() {
             return Err(bind_err(format!(
                 "{}: {e}{}",
@@ -1766,14 +1757,67 @@ impl<'s> ExprBinder<'s> {
             )));
         }
         if func == AggregateFunction::Grouping {
-            if !order_by.is_empty() {
+            if !call.order_by.is_empty() {
                 return Err(bind_err(format!(
-                    "{name}() takes no ORDER BY: \"{e}\"{}",
+                    "{}() takes no ORDER BY: \"{e}\"{}",
+                    call.name,
                     at(e.span())
                 )));
             }
-            return self.grouping(name, args, distinct, filter, e);
+            return self.grouping(call.name, call.args, call.distinct, call.filter, e);
         }
+        let agg = self.aggregate_expr(func, call, e)?;
+        Ok(self.aggregate_column(agg))
+    }
+
+    /// An aggregate call as a window function's (see
+    /// [`ExprBinder::aggregate_expr`]): its arguments over the Window's
+    /// input.
+    pub(crate) fn window_aggregate(
+        &mut self,
+        func: AggregateFunction,
+        call: AggregateCall<'_>,
+        e: &ast::Expr,
+    ) -> Result<AggregateExpr> {
+        if func == AggregateFunction::Grouping {
+            return Err(bind_err(format!(
+                "GROUPING is not a window function{}",
+                at(e.span())
+            )));
+        }
+        let saved = std::mem::replace(&mut self.aggregate_in_window, true);
+        let r = self.aggregate_expr(func, call, e);
+        self.aggregate_in_window = saved;
+        r
+    }
+
+    /// Binds an expression read by an aggregate call: below the GROUP BY
+    /// (no aggregate in it), or over a Window's input.
+    fn aggregate_arg(&mut self, x: &ast::Expr) -> Result<Expr> {
+        if self.aggregate_in_window {
+            self.bind_without_windows(x, NESTED_WINDOWS)
+        } else {
+            self.bind_without_aggregates(x, "aggregate function calls cannot be nested")
+        }
+    }
+
+    /// The aggregate a call binds to, the same in a GROUP BY and as a
+    /// window function: its arguments typed, DISTINCT, FILTER (folded into
+    /// the arguments) and ORDER BY.
+    fn aggregate_expr(
+        &mut self,
+        func: AggregateFunction,
+        call: AggregateCall<'_>,
+        e: &ast::Expr,
+    ) -> Result<AggregateExpr> {
+        let AggregateCall {
+            name,
+            args,
+            distinct,
+            filter,
+            order_by,
+            rewrite,
+        } = call;
         // DuckDB: with DISTINCT, the values are what is ordered
         if distinct
             && let Some(o) = order_by.iter().find(|o| {
@@ -1810,8 +1854,7 @@ impl<'s> ExprBinder<'s> {
         // so the rows that fail c count as NULLs, which aggregates skip
         let filter = match filter {
             Some(c) => {
-                let p =
-                    self.bind_without_aggregates(c, "aggregate function calls cannot be nested")?;
+                let p = self.aggregate_arg(c)?;
                 Some(self.to_boolean(p, c, "FILTER")?)
             }
             None => None,
@@ -1870,8 +1913,7 @@ impl<'s> ExprBinder<'s> {
             };
             let mut bound = Vec::with_capacity(2);
             for a in [x, y] {
-                let v =
-                    self.bind_without_aggregates(a, "aggregate function calls cannot be nested")?;
+                let v = self.aggregate_arg(a)?;
                 let v = when(&filter, v);
                 let t = self.type_of(&v);
                 let want = canonical(&t);
@@ -1893,8 +1935,7 @@ impl<'s> ExprBinder<'s> {
                     at(e.span())
                 )));
             };
-            let arg =
-                self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
+            let arg = self.aggregate_arg(x)?;
             let t = self.type_of(&arg);
             let arg = match rewrite {
                 Some(_) if !matches!(t, DataType::Boolean | DataType::Null) => {
@@ -1954,10 +1995,7 @@ impl<'s> ExprBinder<'s> {
         if func.depends_on_order() {
             for o in order_by {
                 let (asc, nulls_first) = super::query::sort_options(&o.options)?;
-                let expr = self.bind_without_aggregates(
-                    &o.expr,
-                    "aggregate function calls cannot be nested",
-                )?;
+                let expr = self.aggregate_arg(&o.expr)?;
                 agg.order_by.push(SortKey {
                     expr,
                     asc,
@@ -1965,7 +2003,7 @@ impl<'s> ExprBinder<'s> {
                 });
             }
         }
-        Ok(self.aggregate_column(agg))
+        Ok(agg)
     }
 
     /// `GROUPING(x, ...)`: one [`AggregateFunction::Grouping`] per
@@ -1992,7 +2030,7 @@ impl<'s> ExprBinder<'s> {
                     at(e.span())
                 )));
             };
-            let x = self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
+            let x = self.aggregate_arg(x)?;
             bits.push(self.aggregate_column(AggregateExpr {
                 func: AggregateFunction::Grouping,
                 arg: Some(x),
@@ -2068,7 +2106,7 @@ impl<'s> ExprBinder<'s> {
                 at(e.span())
             )));
         }
-        let q = self.bind_without_aggregates(q, "aggregate function calls cannot be nested")?;
+        let q = self.aggregate_arg(q)?;
         let qt = self.type_of(&q);
         let q = if is_numeric(&canonical(&qt)) {
             self.fold.cast(q, &qt, &DataType::Float64)
@@ -2090,7 +2128,7 @@ impl<'s> ExprBinder<'s> {
                 )));
             }
         };
-        let arg = self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
+        let arg = self.aggregate_arg(x)?;
         let t = self.type_of(&arg);
         let want = canonical(&t);
         let arg = self.fold.cast(arg, &t, &want);
@@ -2141,8 +2179,7 @@ impl<'s> ExprBinder<'s> {
         let key = match sep {
             None => Expr::Literal(ScalarValue::Utf8(",".into())),
             Some(sep) => {
-                let sep =
-                    self.bind_without_aggregates(sep, "aggregate function calls cannot be nested")?;
+                let sep = self.aggregate_arg(sep)?;
                 let sep = self.fold.fold(sep);
                 match sep {
                     Expr::Literal(ScalarValue::Utf8(_) | ScalarValue::Null(_)) => sep,
@@ -2155,7 +2192,7 @@ impl<'s> ExprBinder<'s> {
                 }
             }
         };
-        let arg = self.bind_without_aggregates(x, "aggregate function calls cannot be nested")?;
+        let arg = self.aggregate_arg(x)?;
         let t = self.type_of(&arg);
         let arg = self.fold.cast(arg, &t, &DataType::Utf8);
         let arg = match filter {
@@ -2558,15 +2595,34 @@ pub(crate) enum Placeholder {
 
 /// An aggregate call as written: its name, arguments, DISTINCT, FILTER,
 /// and the registry's rewrite for `count_if`, `bool_and`, `bool_or`.
-struct AggregateCall<'a> {
-    name: &'a str,
-    args: &'a [&'a FunctionArgExpr],
-    distinct: bool,
-    filter: Option<&'a ast::Expr>,
+pub(crate) struct AggregateCall<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) args: &'a [&'a FunctionArgExpr],
+    pub(crate) distinct: bool,
+    pub(crate) filter: Option<&'a ast::Expr>,
     /// `ORDER BY` inside the call.
-    order_by: &'a [ast::OrderByExpr],
-    rewrite: Option<FunctionKind>,
+    pub(crate) order_by: &'a [ast::OrderByExpr],
+    /// How a call of the registry's other aggregate kinds (count_if,
+    /// bool_and, bool_or) rewrites to its aggregate.
+    pub(crate) rewrite: Option<FunctionKind>,
 }
+
+/// The aggregate a function of the registry binds to, and the rewrite of
+/// its argument (count_if, bool_and, bool_or); `None` if it is none.
+pub(crate) fn aggregate_kind(
+    kind: FunctionKind,
+) -> Option<(AggregateFunction, Option<FunctionKind>)> {
+    match kind {
+        FunctionKind::Aggregate(f) => Some((f, None)),
+        k @ FunctionKind::CountIf => Some((AggregateFunction::Sum, Some(k))),
+        k @ FunctionKind::BoolAnd => Some((AggregateFunction::Min, Some(k))),
+        k @ FunctionKind::BoolOr => Some((AggregateFunction::Max, Some(k))),
+        _ => None,
+    }
+}
+
+/// Why a window function may not stand inside another's arguments.
+const NESTED_WINDOWS: &str = "window functions cannot be nested";
 
 /// What an argument of a function of the registry takes.
 #[derive(Clone, Copy)]

@@ -4,15 +4,15 @@
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned};
 
-use super::expr::ExprBinder;
+use super::expr::{AggregateCall, ExprBinder, aggregate_kind};
 use super::query::sort_options;
 use super::{at, bind_err, unsupported};
 use crate::error::Result;
 use crate::expr::Expr;
 use crate::functions::{self, FunctionKind};
 use crate::plan::{
-    AggregateFunction, FrameBound, FrameUnits, LogicalPlan, SortKey, WindowExpr, WindowFrame,
-    WindowFunction,
+    AggregateExpr, AggregateFunction, FrameBound, FrameUnits, LogicalPlan, SortKey, WindowExpr,
+    WindowFrame, WindowFunction,
 };
 use crate::scalar::ScalarValue;
 use crate::types::{canonical, is_numeric, sql_type_name, window_result_type};
@@ -153,6 +153,8 @@ pub(crate) fn bind_window(
             "parametric function {name} is not supported"
         )));
     }
+    let mut distinct = false;
+    let mut inner_order: &[ast::OrderByExpr] = &[];
     let args: Vec<&FunctionArgExpr> = match &f.args {
         FunctionArguments::None => Vec::new(),
         FunctionArguments::Subquery(_) => {
@@ -162,17 +164,13 @@ pub(crate) fn bind_window(
             )));
         }
         FunctionArguments::List(list) => {
-            if list.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct) {
-                return Err(unsupported(format!(
-                    "DISTINCT in window functions is not supported ({name}){}",
-                    at(e.span())
-                )));
-            }
+            distinct = list.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct);
             for clause in &list.clauses {
                 match clause {
                     ast::FunctionArgumentClause::IgnoreOrRespectNulls(t) => {
                         null_treatment = Some(*t);
                     }
+                    ast::FunctionArgumentClause::OrderBy(terms) => inner_order = terms,
                     _ => {
                         return Err(unsupported(format!(
                             "clauses inside {name}(...) are not supported{}",
@@ -196,6 +194,70 @@ pub(crate) fn bind_window(
             args
         }
     };
+    let aggregate = match window_only(name) {
+        Some(_) => None,
+        None => functions::lookup(name).and_then(|d| aggregate_kind(d.kind)),
+    };
+    // an aggregate the window's kernels do not compute: bound as in a
+    // GROUP BY, computed by the aggregation over each frame
+    if let Some((func, rewrite)) = aggregate
+        && (distinct
+            || !inner_order.is_empty()
+            || rewrite.is_some()
+            || !matches!(
+                func,
+                AggregateFunction::Count
+                    | AggregateFunction::Sum
+                    | AggregateFunction::Avg
+                    | AggregateFunction::Min
+                    | AggregateFunction::Max
+                    | AggregateFunction::First
+                    | AggregateFunction::Last
+            ))
+    {
+        if null_treatment.is_some() {
+            return Err(bind_err(format!(
+                "RESPECT/IGNORE NULLS is not supported for {name}: only for lag, lead, first_value, last_value and nth_value{}",
+                at(e.span())
+            )));
+        }
+        let call = AggregateCall {
+            name,
+            args: &args,
+            distinct,
+            filter: f.filter.as_deref(),
+            order_by: inner_order,
+            rewrite,
+        };
+        let agg = eb.window_aggregate(func, call, e)?;
+        let value_type = agg.arg.as_ref().map(|a| eb.type_of(a));
+        let args: Vec<Expr> = agg.exprs().cloned().collect();
+        let mut position = 0;
+        let shape = agg.map_exprs(|x| {
+            position += 1;
+            Expr::column(position - 1, x.to_string())
+        });
+        return finish(
+            eb,
+            Call {
+                func: WindowFunction::Aggregate(shape.func),
+                args,
+                offset: 1,
+                ignore_nulls: false,
+                aggregate: Some(Box::new(shape)),
+                value_type,
+            },
+            &spec,
+            e,
+        );
+    }
+    if distinct || !inner_order.is_empty() {
+        let what = if distinct { "DISTINCT" } else { "ORDER BY" };
+        return Err(bind_err(format!(
+            "{what} is only allowed in aggregate functions, not {name}{}",
+            at(e.span())
+        )));
+    }
     let func = match window_only(name) {
         Some(w) => w,
         None => match functions::lookup(name).map(|d| d.kind) {
@@ -345,11 +407,15 @@ pub(crate) fn bind_window(
                 });
                 return finish(
                     eb,
-                    WindowFunction::Aggregate(AggregateFunction::Count),
-                    bound,
-                    (1, false),
+                    Call {
+                        func: WindowFunction::Aggregate(AggregateFunction::Count),
+                        args: bound,
+                        offset: 1,
+                        ignore_nulls: false,
+                        aggregate: None,
+                        value_type: Some(DataType::Int32),
+                    },
                     &spec,
-                    Some(DataType::Int32),
                     e,
                 );
             }
@@ -403,25 +469,45 @@ pub(crate) fn bind_window(
     }
     finish(
         eb,
-        func,
-        bound,
-        (offset, ignore_nulls),
+        Call {
+            func,
+            args: bound,
+            offset,
+            ignore_nulls,
+            aggregate: None,
+            value_type,
+        },
         &spec,
-        value_type,
         e,
     )
+}
+
+/// A window function call as bound, before its OVER clause.
+struct Call {
+    func: WindowFunction,
+    args: Vec<Expr>,
+    offset: i64,
+    ignore_nulls: bool,
+    aggregate: Option<Box<AggregateExpr>>,
+    /// The type of the value argument, if any.
+    value_type: Option<DataType>,
 }
 
 /// Binds the OVER clause of a window function and records it.
 fn finish(
     eb: &mut ExprBinder<'_>,
-    func: WindowFunction,
-    args: Vec<Expr>,
-    (offset, ignore_nulls): (i64, bool),
+    call: Call,
     spec: &ast::WindowSpec,
-    value_type: Option<DataType>,
     e: &ast::Expr,
 ) -> Result<Expr> {
+    let Call {
+        func,
+        args,
+        offset,
+        ignore_nulls,
+        aggregate,
+        value_type,
+    } = call;
     let mut partition_by = Vec::with_capacity(spec.partition_by.len());
     for p in &spec.partition_by {
         partition_by.push(eb.bind_without_windows(p, NESTED)?);
@@ -467,6 +553,7 @@ fn finish(
             offset,
             frame,
             ignore_nulls,
+            aggregate,
         },
         field: Field::new(e.to_string(), t, nullable),
     };
