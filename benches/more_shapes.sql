@@ -65,3 +65,13 @@ SELECT l_returnflag, count(DISTINCT l_partkey) AS p, sum(l_quantity) AS q FROM l
 SELECT count(DISTINCT l_partkey) AS p, count(DISTINCT l_suppkey) AS s FROM lineitem;
 -- U31
 SELECT l_shipmode, count(DISTINCT l_orderkey) AS o, count(*) AS n FROM lineitem GROUP BY l_shipmode;
+-- WA1 (any aggregate as a window function, 2026-11-28)
+SELECT l_orderkey, string_agg(l_shipmode, ',' ORDER BY l_linenumber) OVER (PARTITION BY l_orderkey) AS modes FROM lineitem;
+-- WA2
+SELECT l_suppkey, median(l_quantity) OVER (PARTITION BY l_suppkey) AS m FROM lineitem;
+-- WA3
+SELECT l_orderkey, count(DISTINCT l_partkey) OVER (PARTITION BY l_orderkey ORDER BY l_linenumber) AS n FROM lineitem;
+-- LK1 (a LIKE pattern of each row, 2026-11-28)
+SELECT count(*) FROM lineitem WHERE l_comment LIKE l_shipmode || '%';
+-- LK2
+SELECT count(*) FROM lineitem WHERE l_comment ILIKE '%' || l_shipmode || '%';
