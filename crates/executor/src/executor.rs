@@ -179,6 +179,10 @@ struct Shared {
     youngest: AtomicU64,
     /// The next submission sequence number.
     next_seq: AtomicU64,
+    /// Fewer workers than the machine has cores: a thread waiting for a
+    /// DAG may look for its end on a core no worker needs (see
+    /// `DagHandle::wait`).
+    spare_core: bool,
 }
 
 impl PipelineExecutor {
@@ -202,6 +206,8 @@ impl PipelineExecutor {
             next_stamp: AtomicU64::new(0),
             youngest: AtomicU64::new(0),
             next_seq: AtomicU64::new(0),
+            spare_core: std::thread::available_parallelism()
+                .is_ok_and(|cores| mains + reserves < cores.get()),
         });
         let main_pool = ThreadPool::builder()
             .name(format!("{}-main", config.thread_name))
@@ -386,6 +392,13 @@ impl Submitter {
         ));
         let ticket = JobTicket::from_shared(Arc::clone(&shared));
         (Submission { job, shared, seq }, ticket)
+    }
+}
+
+impl Submitter {
+    /// Whether the executor leaves a core of the machine to other threads.
+    pub(crate) fn has_spare_core(&self) -> bool {
+        self.shared.spare_core
     }
 }
 
