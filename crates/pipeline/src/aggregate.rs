@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 
 mod holistic;
 mod ordered;
+mod pairs;
 use crate::eval::evaluate;
 
 use self::groups::{DIRECT_PAGE, DirectMap, EMPTY as EMPTY_GROUP, Layout};
@@ -1699,6 +1700,9 @@ fn new_accumulator(spec: &AggSpec) -> Result<Box<dyn Accumulator>> {
         ) {
             return holistic::quantile(spec.func, &spec.input_type);
         }
+        if spec.func.of_pairs() {
+            return Ok(Box::new(pairs::PairsAcc::new(spec.func)));
+        }
         return Ok(Box::new(ArgMinMax::new(
             spec.func == AggregateFunction::ArgMin,
             &spec.input_type,
@@ -1783,7 +1787,9 @@ fn new_plain_accumulator(
                 _ => return holistic::new_accumulator(func, input, output),
             }
         }
-        ArgMin | ArgMax | StringAgg | QuantileCont | QuantileDisc => {
+        ArgMin | ArgMax | StringAgg | QuantileCont | QuantileDisc | CovarPop | CovarSamp | Corr
+        | RegrSlope | RegrIntercept | RegrR2 | RegrCount | RegrAvgx | RegrAvgy | RegrSxx
+        | RegrSyy | RegrSxy => {
             return Err(Error::Internal(format!(
                 "{}() without its key argument",
                 func.name()

@@ -273,6 +273,33 @@ pub enum AggregateFunction {
     StddevSamp,
     /// `stddev_pop(x)`: square root of `var_pop`.
     StddevPop,
+    /// `covar_pop(y, x)`: the population covariance of the pairs where
+    /// neither is NULL, DOUBLE.
+    CovarPop,
+    /// `covar_samp(y, x)`: the sample covariance; NULL under two pairs.
+    CovarSamp,
+    /// `corr(y, x)`: the correlation coefficient (NaN where either
+    /// variance is 0).
+    Corr,
+    /// `regr_slope(y, x)`: the least-squares line's slope,
+    /// `covar_pop / var_pop(x)`.
+    RegrSlope,
+    /// `regr_intercept(y, x)`: where that line meets `x = 0`.
+    RegrIntercept,
+    /// `regr_r2(y, x)`: the coefficient of determination.
+    RegrR2,
+    /// `regr_count(y, x)`: the pairs where neither is NULL, UINTEGER.
+    RegrCount,
+    /// `regr_avgx(y, x)`: the mean of `x` over those pairs.
+    RegrAvgx,
+    /// `regr_avgy(y, x)`: the mean of `y` over those pairs.
+    RegrAvgy,
+    /// `regr_sxx(y, x)`: `regr_count * var_pop(x)`.
+    RegrSxx,
+    /// `regr_syy(y, x)`: `regr_count * var_pop(y)`.
+    RegrSyy,
+    /// `regr_sxy(y, x)`: `regr_count * covar_pop(y, x)`.
+    RegrSxy,
     /// `arg_min(x, y)` (aliases `argmin`, `min_by`): `x` of the row with
     /// the smallest `y`, over rows where neither is NULL; of `x`'s type.
     ArgMin,
@@ -332,6 +359,18 @@ impl AggregateFunction {
             Self::VarPop => "var_pop",
             Self::StddevSamp => "stddev_samp",
             Self::StddevPop => "stddev_pop",
+            Self::CovarPop => "covar_pop",
+            Self::CovarSamp => "covar_samp",
+            Self::Corr => "corr",
+            Self::RegrSlope => "regr_slope",
+            Self::RegrIntercept => "regr_intercept",
+            Self::RegrR2 => "regr_r2",
+            Self::RegrCount => "regr_count",
+            Self::RegrAvgx => "regr_avgx",
+            Self::RegrAvgy => "regr_avgy",
+            Self::RegrSxx => "regr_sxx",
+            Self::RegrSyy => "regr_syy",
+            Self::RegrSxy => "regr_sxy",
             Self::ArgMin => "arg_min",
             Self::ArgMax => "arg_max",
             Self::StringAgg => "string_agg",
@@ -351,9 +390,30 @@ impl AggregateFunction {
     }
 
     /// True for the aggregates of two arguments (`arg_min(x, y)`,
-    /// `string_agg(x, sep)`).
+    /// `string_agg(x, sep)`, `covar_pop(y, x)`).
     pub fn takes_key(self) -> bool {
-        matches!(self, Self::ArgMin | Self::ArgMax | Self::StringAgg)
+        matches!(self, Self::ArgMin | Self::ArgMax | Self::StringAgg) || self.of_pairs()
+    }
+
+    /// True for the statistics of numeric pairs (`covar_pop(y, x)`,
+    /// `corr`, the `regr_*` family): both arguments DOUBLE, a pair where
+    /// either is NULL skipped.
+    pub fn of_pairs(self) -> bool {
+        matches!(
+            self,
+            Self::CovarPop
+                | Self::CovarSamp
+                | Self::Corr
+                | Self::RegrSlope
+                | Self::RegrIntercept
+                | Self::RegrR2
+                | Self::RegrCount
+                | Self::RegrAvgx
+                | Self::RegrAvgy
+                | Self::RegrSxx
+                | Self::RegrSyy
+                | Self::RegrSxy
+        )
     }
 
     /// True where the order the values arrive in changes the result, so

@@ -493,6 +493,12 @@ pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) ->
             | AggregateFunction::ArgMax,
             Some(t),
         ) => Some(t.clone()),
+        (AggregateFunction::RegrCount, Some(t)) if is_numeric(t) || *t == DataType::Null => {
+            Some(DataType::UInt32)
+        }
+        (f, Some(t)) if f.of_pairs() && (is_numeric(t) || *t == DataType::Null) => {
+            Some(DataType::Float64)
+        }
         _ => None,
     }
 }

@@ -1912,12 +1912,38 @@ impl<'s> ExprBinder<'s> {
                 )));
             };
             let mut bound = Vec::with_capacity(2);
+            let mut types = Vec::with_capacity(2);
             for a in [x, y] {
                 let v = self.aggregate_arg(a)?;
                 let v = when(&filter, v);
                 let t = self.type_of(&v);
                 let want = canonical(&t);
                 bound.push(self.fold.cast(v, &t, &want));
+                types.push(t);
+            }
+            // the statistics of pairs compute in DOUBLE
+            if func.of_pairs() {
+                if types.iter().any(|t| !is_numeric(t) && *t != DataType::Null) {
+                    let names: Vec<String> = types.iter().map(sql_type_name).collect();
+                    return Err(bind_err(format!(
+                        "No function matches the given name and argument types '{name}({})': \"{e}\"{}",
+                        names.join(", "),
+                        at(e.span())
+                    )));
+                }
+                if distinct {
+                    return Err(unsupported(format!(
+                        "{name}(DISTINCT ...) is not supported{}",
+                        at(e.span())
+                    )));
+                }
+                bound = bound
+                    .into_iter()
+                    .map(|v| {
+                        let t = self.type_of(&v);
+                        self.fold.cast(v, &t, &DataType::Float64)
+                    })
+                    .collect();
             }
             let key = bound.pop();
             AggregateExpr {

@@ -1181,6 +1181,18 @@ fn over_no_rows(e: Expr, width: usize, eb: &ExprBinder<'_>, fields: &[Field]) ->
             use AggregateFunction as A;
             match agg {
                 A::CountStar | A::Count => Some(Expr::Literal(ScalarValue::Int64(0))),
+                A::RegrCount => Some(Expr::Literal(ScalarValue::UInt32(0))),
+                A::CovarPop
+                | A::CovarSamp
+                | A::Corr
+                | A::RegrSlope
+                | A::RegrIntercept
+                | A::RegrR2
+                | A::RegrAvgx
+                | A::RegrAvgy
+                | A::RegrSxx
+                | A::RegrSyy
+                | A::RegrSxy => Some(Expr::Literal(ScalarValue::Null(DataType::Float64))),
                 A::Sum
                 | A::Avg
                 | A::Min
