@@ -2581,7 +2581,7 @@ impl Accumulator for FloatSumAcc {
 /// values: Welford's update per value, Chan's formula to merge two groups,
 /// so partial states of lanes and partitions combine without the
 /// cancellation of a sum-of-squares formula.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Moments {
     count: i64,
     mean: f64,

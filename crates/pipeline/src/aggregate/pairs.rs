@@ -1,10 +1,10 @@
 //! The statistics of numeric pairs: `covar_pop(y, x)`, `covar_samp`,
 //! `corr` and the `regr_*` family, over the pairs where neither value is
-//! NULL (both DOUBLE, cast by the binder). One state per group keeps the
-//! count, the means and the co-moments, updated one pair at a time as
-//! Welford's algorithm does (no large sums cancelling) and merged across
-//! lanes by the pairwise formula of Chan et al.; each function reads it
-//! at the end as DuckDB's does (its NULLs and NaNs included).
+//! NULL (both DOUBLE, cast by the binder). One state per group keeps each
+//! value's moments (the variances' `Moments`: Welford's update, Chan's
+//! merge) and their co-moment, updated and merged the same way; each
+//! function reads it at the end as DuckDB's does (its NULLs and NaNs
+//! included).
 
 use std::any::Any;
 use std::sync::Arc;
@@ -13,81 +13,62 @@ use arrow::array::{Array, ArrayRef, AsArray, Float64Array, UInt32Array};
 use arrow::datatypes::{DataType, Float64Type};
 use weir_planner::AggregateFunction;
 
-use super::{Accumulator, conform, downcast, pairs};
+use super::{Accumulator, Moments, conform, downcast, pairs};
 use crate::error::{Error, Result};
 
-/// The moments of one group's pairs.
+/// The moments of one group's pairs: each value's own (the variances'
+/// [`super::Moments`]), their co-moment, and their sums (the means DuckDB
+/// reads for `regr_avgx`, `regr_avgy` and `regr_intercept`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Moments {
-    count: u64,
-    mean_x: f64,
-    mean_y: f64,
-    /// Sum of `(x - mean_x)^2`.
-    m2_x: f64,
-    /// Sum of `(y - mean_y)^2`.
-    m2_y: f64,
+struct PairMoments {
+    x: Moments,
+    y: Moments,
     /// Sum of `(x - mean_x) * (y - mean_y)`.
     co: f64,
     sum_x: f64,
     sum_y: f64,
 }
 
-impl Moments {
+impl PairMoments {
     fn add(&mut self, y: f64, x: f64) {
-        self.count += 1;
-        let n = self.count as f64;
-        let dx = x - self.mean_x;
-        let dy = y - self.mean_y;
-        self.mean_x += dx / n;
-        self.mean_y += dy / n;
-        self.m2_x += dx * (x - self.mean_x);
-        self.m2_y += dy * (y - self.mean_y);
-        self.co += dx * (y - self.mean_y);
+        let dx = x - self.x.mean;
+        self.x.add(x);
+        self.y.add(y);
+        self.co += dx * (y - self.y.mean);
         self.sum_x += x;
         self.sum_y += y;
     }
 
-    fn merge(&mut self, other: &Moments) {
-        if other.count == 0 {
-            return;
+    fn merge(&mut self, other: &PairMoments) {
+        let (a, b) = (self.x.count as f64, other.x.count as f64);
+        if a > 0.0 && b > 0.0 {
+            let dx = other.x.mean - self.x.mean;
+            let dy = other.y.mean - self.y.mean;
+            self.co += other.co + dx * dy * a * b / (a + b);
+        } else {
+            self.co += other.co;
         }
-        if self.count == 0 {
-            *self = *other;
-            return;
-        }
-        let (a, b) = (self.count as f64, other.count as f64);
-        let n = a + b;
-        let dx = other.mean_x - self.mean_x;
-        let dy = other.mean_y - self.mean_y;
-        self.m2_x += other.m2_x + dx * dx * a * b / n;
-        self.m2_y += other.m2_y + dy * dy * a * b / n;
-        self.co += other.co + dx * dy * a * b / n;
-        self.mean_x = (a * self.mean_x + b * other.mean_x) / n;
-        self.mean_y = (a * self.mean_y + b * other.mean_y) / n;
+        self.x.merge(&other.x);
+        self.y.merge(&other.y);
         self.sum_x += other.sum_x;
         self.sum_y += other.sum_y;
-        self.count += other.count;
+    }
+
+    fn count(&self) -> u64 {
+        self.x.count as u64
     }
 
     /// Population variance of `x` (0 under two pairs, as DuckDB's).
     fn var_x(&self) -> f64 {
-        if self.count > 1 {
-            self.m2_x / self.count as f64
-        } else {
-            0.0
-        }
+        population_variance(&self.x)
     }
 
     fn var_y(&self) -> f64 {
-        if self.count > 1 {
-            self.m2_y / self.count as f64
-        } else {
-            0.0
-        }
+        population_variance(&self.y)
     }
 
     fn covar_pop(&self) -> f64 {
-        self.co / self.count as f64
+        self.co / self.count() as f64
     }
 
     fn corr(&self) -> f64 {
@@ -106,13 +87,13 @@ impl Moments {
     /// `func`'s value, `None` for NULL.
     fn value(&self, func: AggregateFunction) -> Option<f64> {
         use AggregateFunction::*;
-        if self.count == 0 {
+        if self.count() == 0 {
             return None;
         }
-        let n = self.count as f64;
+        let n = self.count() as f64;
         Some(match func {
             CovarPop => self.covar_pop(),
-            CovarSamp if self.count < 2 => return None,
+            CovarSamp if self.count() < 2 => return None,
             CovarSamp => self.co / (n - 1.0),
             Corr => self.corr(),
             RegrSlope => self.slope(),
@@ -136,10 +117,20 @@ impl Moments {
     }
 }
 
+/// The population variance DuckDB's pair statistics read: 0 under two
+/// values.
+fn population_variance(m: &Moments) -> f64 {
+    if m.count > 1 {
+        m.m2 / m.count as f64
+    } else {
+        0.0
+    }
+}
+
 /// The accumulator of one of the statistics of pairs.
 pub(super) struct PairsAcc {
     func: AggregateFunction,
-    moments: Vec<Moments>,
+    moments: Vec<PairMoments>,
 }
 
 impl PairsAcc {
@@ -153,7 +144,7 @@ impl PairsAcc {
 
 impl Accumulator for PairsAcc {
     fn resize(&mut self, groups: usize) {
-        self.moments.resize(groups, Moments::default());
+        self.moments.resize(groups, PairMoments::default());
     }
 
     fn update(&mut self, _values: &ArrayRef, _groups: Option<&[u32]>) -> Result<()> {
@@ -197,7 +188,7 @@ impl Accumulator for PairsAcc {
             let counts = self
                 .moments
                 .iter()
-                .map(|m| u32::try_from(m.count).unwrap_or(u32::MAX));
+                .map(|m| u32::try_from(m.count()).unwrap_or(u32::MAX));
             return Ok(Arc::new(UInt32Array::from_iter_values(counts)));
         }
         let values: Float64Array = self.moments.iter().map(|m| m.value(self.func)).collect();
@@ -205,7 +196,7 @@ impl Accumulator for PairsAcc {
     }
 
     fn size(&self) -> usize {
-        self.moments.capacity() * std::mem::size_of::<Moments>()
+        self.moments.capacity() * std::mem::size_of::<PairMoments>()
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -217,8 +208,8 @@ impl Accumulator for PairsAcc {
 mod tests {
     use super::*;
 
-    fn of(pairs: &[(f64, f64)]) -> Moments {
-        let mut m = Moments::default();
+    fn of(pairs: &[(f64, f64)]) -> PairMoments {
+        let mut m = PairMoments::default();
         for &(y, x) in pairs {
             m.add(y, x);
         }
@@ -234,13 +225,13 @@ mod tests {
             let mut left = of(&all[..cut]);
             left.merge(&of(&all[cut..]));
             let whole = of(&all);
-            assert_eq!(left.count, whole.count);
+            assert_eq!(left.count(), whole.count());
             for (a, b) in [
                 (left.co, whole.co),
-                (left.m2_x, whole.m2_x),
-                (left.m2_y, whole.m2_y),
-                (left.mean_x, whole.mean_x),
-                (left.mean_y, whole.mean_y),
+                (left.x.m2, whole.x.m2),
+                (left.y.m2, whole.y.m2),
+                (left.x.mean, whole.x.mean),
+                (left.y.mean, whole.y.mean),
             ] {
                 assert!(
                     (a - b).abs() <= 1e-9 * b.abs().max(1.0),
@@ -268,7 +259,7 @@ mod tests {
         assert_eq!(flat.value(RegrR2), Some(1.0));
         assert!(flat.value(Corr).is_some_and(f64::is_nan));
         // no pairs: NULL
-        assert_eq!(Moments::default().value(CovarPop), None);
+        assert_eq!(PairMoments::default().value(CovarPop), None);
         // a line: y = 2x + 1
         let line = of(&[(1.0, 0.0), (3.0, 1.0), (5.0, 2.0), (7.0, 3.0)]);
         assert_eq!(line.value(RegrSlope), Some(2.0));
