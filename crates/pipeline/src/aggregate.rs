@@ -1781,12 +1781,13 @@ fn new_plain_accumulator(
             }),
             _ => return Err(unsupported()),
         },
-        Median | Mode | AnyValue | First | Last | BitAnd | BitOr | BitXor | Product => {
-            match input {
-                DataType::Null => Box::new(CountAcc::null_result(output.clone())),
-                _ => return holistic::new_accumulator(func, input, output),
-            }
-        }
+        Median | Mode | AnyValue | First | Last | BitAnd | BitOr | BitXor | Product | Skewness
+        | Kurtosis | KurtosisPop => match input {
+            DataType::Null => Box::new(CountAcc::null_result(output.clone())),
+            _ => return holistic::new_accumulator(func, input, output),
+        },
+        // the entropy of no values is 0, not NULL
+        Entropy => return holistic::new_accumulator(func, input, output),
         ArgMin | ArgMax | StringAgg | QuantileCont | QuantileDisc | CovarPop | CovarSamp | Corr
         | RegrSlope | RegrIntercept | RegrR2 | RegrCount | RegrAvgx | RegrAvgy | RegrSxx
         | RegrSyy | RegrSxy => {

@@ -930,6 +930,30 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "population standard deviation",
     ),
     aggregate(
+        "skewness",
+        A::Skewness,
+        "skewness(NUMERIC) -> DOUBLE",
+        "sample skewness (NULL under three values or without spread)",
+    ),
+    aggregate(
+        "kurtosis",
+        A::Kurtosis,
+        "kurtosis(NUMERIC) -> DOUBLE",
+        "sample excess kurtosis, bias corrected (NULL under four values or without spread)",
+    ),
+    aggregate(
+        "kurtosis_pop",
+        A::KurtosisPop,
+        "kurtosis_pop(NUMERIC) -> DOUBLE",
+        "population excess kurtosis",
+    ),
+    aggregate(
+        "entropy",
+        A::Entropy,
+        "entropy(ANY) -> DOUBLE",
+        "Shannon entropy (base 2) of the non-NULL values' frequencies",
+    ),
+    aggregate(
         "covar_pop",
         A::CovarPop,
         "covar_pop(NUMERIC y, NUMERIC x) -> DOUBLE",

@@ -332,6 +332,18 @@ pub enum AggregateFunction {
     BitXor,
     /// `product(x)` of numbers: DOUBLE.
     Product,
+    /// `skewness(x)` of numbers: the sample skewness, DOUBLE; NULL under
+    /// three values or without spread.
+    Skewness,
+    /// `kurtosis(x)` of numbers: the sample excess kurtosis (bias
+    /// corrected), DOUBLE; NULL under four values or without spread.
+    Kurtosis,
+    /// `kurtosis_pop(x)`: the population excess kurtosis; NULL under two
+    /// values or without spread.
+    KurtosisPop,
+    /// `entropy(x)` of any type: the Shannon entropy (log base 2) of the
+    /// distinct non-NULL values' frequencies, DOUBLE; 0 without any.
+    Entropy,
     /// `quantile_cont(x, q)` of numbers: DOUBLE, interpolated between the
     /// values around `(n - 1) * q`; `q` a constant in [0, 1], carried as
     /// the key argument.
@@ -383,6 +395,10 @@ impl AggregateFunction {
             Self::BitOr => "bit_or",
             Self::BitXor => "bit_xor",
             Self::Product => "product",
+            Self::Skewness => "skewness",
+            Self::Kurtosis => "kurtosis",
+            Self::KurtosisPop => "kurtosis_pop",
+            Self::Entropy => "entropy",
             Self::QuantileCont => "quantile_cont",
             Self::QuantileDisc => "quantile_disc",
             Self::Grouping => "grouping",

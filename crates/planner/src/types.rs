@@ -451,9 +451,14 @@ pub fn aggregate_result_type(func: AggregateFunction, arg: Option<&DataType>) ->
             Some(t.clone())
         }
         (AggregateFunction::QuantileDisc, Some(t)) => Some(t.clone()),
-        (AggregateFunction::Product, Some(t)) if is_numeric(t) || *t == DataType::Null => {
-            Some(DataType::Float64)
-        }
+        (
+            AggregateFunction::Product
+            | AggregateFunction::Skewness
+            | AggregateFunction::Kurtosis
+            | AggregateFunction::KurtosisPop,
+            Some(t),
+        ) if is_numeric(t) || *t == DataType::Null => Some(DataType::Float64),
+        (AggregateFunction::Entropy, Some(_)) => Some(DataType::Float64),
         (
             AggregateFunction::BitAnd | AggregateFunction::BitOr | AggregateFunction::BitXor,
             Some(t),

@@ -1,6 +1,7 @@
 //! Accumulators of the aggregates that keep more than a fixed-size state
-//! per group (median, quantile_cont, quantile_disc, mode) or that other accumulators do not cover
-//! (any_value, bit_and/bit_or/bit_xor, product). They implement the
+//! per group (median, quantile_cont, quantile_disc, mode, entropy) or that
+//! other accumulators do not cover (any_value, bit_and/bit_or/bit_xor,
+//! product, skewness, kurtosis). They implement the
 //! parent module's `Accumulator`; `new_plain_accumulator` dispatches here.
 
 use std::any::Any;
@@ -32,6 +33,14 @@ pub(super) fn new_accumulator(
             values: Vec::new(),
         }),
         Mode | AnyValue => Box::new(RowAcc::new(func == Mode, input)?),
+        Entropy => Box::new(RowAcc {
+            entropy: true,
+            ..RowAcc::new(true, input)?
+        }),
+        Skewness | Kurtosis | KurtosisPop => Box::new(PowerSums {
+            func,
+            sums: Vec::new(),
+        }),
         First | Last => Box::new(FirstLastAcc {
             last: func == Last,
             rows: RowAcc::new(false, input)?,
@@ -479,12 +488,137 @@ impl Accumulator for FirstLastAcc {
     }
 }
 
-/// `mode(x)` and `any_value(x)` of any type, values kept in Arrow's row
-/// format: mode counts each distinct value per group (a tie goes to the
-/// smallest value, so the answer does not depend on the threads);
-/// any_value keeps the first non-NULL value a lane meets.
+/// The Shannon entropy (log base 2) of a group's value counts, as DuckDB
+/// computes it: 0 without any value.
+fn entropy(counts: &HashMap<Vec<u8>, u64>) -> f64 {
+    let total = counts.values().sum::<u64>() as f64;
+    let mut e = 0.0;
+    for &n in counts.values() {
+        let p = n as f64 / total;
+        e -= p * p.log2();
+    }
+    e
+}
+
+/// `skewness(x)`, `kurtosis(x)` and `kurtosis_pop(x)`: per group the count
+/// and the sums of the first four powers, read at the end by DuckDB's
+/// formulas (the same power sums, so the same answers, NULLs and
+/// errors).
+struct PowerSums {
+    func: AggregateFunction,
+    /// Per group: n, sum x, sum x^2, sum x^3, sum x^4.
+    sums: Vec<(u64, [f64; 4])>,
+}
+
+impl PowerSums {
+    /// The value of one group; `None` for NULL.
+    fn value(&self, n: u64, [s1, s2, s3, s4]: [f64; 4]) -> Result<Option<f64>> {
+        let count = n as f64;
+        let t = 1.0 / count;
+        let (value, what) = match self.func {
+            AggregateFunction::Skewness => {
+                if n <= 2 {
+                    return Ok(None);
+                }
+                let p = (t * (s2 - s1 * s1 * t)).powi(3);
+                if p <= 0.0 {
+                    return Ok(None);
+                }
+                let a = (count * (count - 1.0)).sqrt() / (count - 2.0);
+                let v = a * t * (s3 - 3.0 * s2 * s1 * t + 2.0 * s1.powi(3) * t * t) / p.sqrt();
+                (v, "SKEW")
+            }
+            _ => {
+                let corrected = self.func == AggregateFunction::Kurtosis;
+                if n <= 1 || (corrected && n <= 3) || s2 - s1 * s1 * t == 0.0 {
+                    return Ok(None);
+                }
+                let m4 = t
+                    * (s4 - 4.0 * s3 * s1 * t + 6.0 * s2 * s1 * s1 * t * t
+                        - 3.0 * s1.powi(4) * t.powi(3));
+                let m2 = t * (s2 - s1 * s1 * t);
+                if m2 <= 0.0 {
+                    return Ok(None);
+                }
+                let v = if corrected {
+                    (count - 1.0) * ((count + 1.0) * m4 / (m2 * m2) - 3.0 * (count - 1.0))
+                        / ((count - 2.0) * (count - 3.0))
+                } else {
+                    m4 / (m2 * m2) - 3.0
+                };
+                (v, "Kurtosis")
+            }
+        };
+        if !value.is_finite() {
+            return Err(Error::Execution(format!("{what} is out of range!")));
+        }
+        Ok(Some(value))
+    }
+}
+
+impl Accumulator for PowerSums {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, (0, [0.0; 4]));
+    }
+
+    fn update(&mut self, values: &ArrayRef, groups: Option<&[u32]>) -> Result<()> {
+        let values = conform(Arc::clone(values), &DataType::Float64)?;
+        let values = values.as_primitive::<Float64Type>();
+        for i in 0..values.len() {
+            if values.is_valid(i) {
+                let x = values.value(i);
+                let (n, s) = &mut self.sums[group(groups, i)];
+                *n += 1;
+                s[0] += x;
+                s[1] += x * x;
+                s[2] += x * x * x;
+                s[3] += x * x * x * x;
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_from(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32]) -> Result<()> {
+        let other = downcast::<Self>(other)?;
+        for (s, d) in pairs(src, dst) {
+            let (n, o) = other.sums[s];
+            let (m, t) = &mut self.sums[d];
+            *m += n;
+            for (a, b) in t.iter_mut().zip(o) {
+                *a += b;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        let values = self
+            .sums
+            .iter()
+            .map(|&(n, s)| self.value(n, s))
+            .collect::<Result<Float64Array>>()?;
+        Ok(Arc::new(values))
+    }
+
+    fn size(&self) -> usize {
+        self.sums.capacity() * std::mem::size_of::<(u64, [f64; 4])>()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `mode(x)`, `entropy(x)` and `any_value(x)` of any type, values kept in
+/// Arrow's row format: mode and entropy count each distinct value per
+/// group (mode's tie goes to the smallest value, so the answer does not
+/// depend on the threads); any_value keeps the first non-NULL value a
+/// lane meets.
 struct RowAcc {
+    /// Count the distinct values (mode, entropy).
     mode: bool,
+    /// Give the entropy of the counts, not the most frequent value.
+    entropy: bool,
     input: DataType,
     converter: RowConverter,
     counts: Vec<HashMap<Vec<u8>, u64>>,
@@ -497,6 +631,7 @@ impl RowAcc {
             RowConverter::new(vec![SortField::new(input.clone())]).map_err(Error::arrow)?;
         Ok(Self {
             mode,
+            entropy: false,
             input: input.clone(),
             converter,
             counts: Vec::new(),
@@ -550,6 +685,11 @@ impl Accumulator for RowAcc {
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef> {
+        if self.entropy {
+            return Ok(Arc::new(
+                self.counts.iter().map(entropy).collect::<Float64Array>(),
+            ));
+        }
         let chosen: Vec<Option<Vec<u8>>> = if self.mode {
             self.counts
                 .into_iter()

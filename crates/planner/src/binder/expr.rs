@@ -1840,6 +1840,10 @@ impl<'s> ExprBinder<'s> {
                 AggregateFunction::Median
                     | AggregateFunction::Mode
                     | AggregateFunction::Product
+                    | AggregateFunction::Skewness
+                    | AggregateFunction::Kurtosis
+                    | AggregateFunction::KurtosisPop
+                    | AggregateFunction::Entropy
                     | AggregateFunction::BitXor
                     | AggregateFunction::First
                     | AggregateFunction::Last

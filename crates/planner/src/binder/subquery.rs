@@ -1182,6 +1182,10 @@ fn over_no_rows(e: Expr, width: usize, eb: &ExprBinder<'_>, fields: &[Field]) ->
             match agg {
                 A::CountStar | A::Count => Some(Expr::Literal(ScalarValue::Int64(0))),
                 A::RegrCount => Some(Expr::Literal(ScalarValue::UInt32(0))),
+                A::Entropy => Some(Expr::Literal(ScalarValue::Float64(0.0))),
+                A::Skewness | A::Kurtosis | A::KurtosisPop => {
+                    Some(Expr::Literal(ScalarValue::Null(DataType::Float64)))
+                }
                 A::CovarPop
                 | A::CovarSamp
                 | A::Corr
