@@ -121,6 +121,11 @@ pub(crate) fn eval_function(
             let values = eval_all(args, input)?;
             super::regex::eval_regex(func, &values)
         }
+        ScalarFunction::Glob => {
+            arity(func, args, 2..=2)?;
+            let values = eval_all(args, input)?;
+            super::regex::eval_glob(&values)
+        }
         ScalarFunction::LikeEscape | ScalarFunction::IlikeEscape => {
             arity(func, args, 3..=3)?;
             let values = eval_all(args, input)?;

@@ -202,27 +202,15 @@ pub(crate) fn eval_escape(case_insensitive: bool, args: &[Value]) -> Result<Valu
         .map(|a| a.array().len())
         .max()
         .unwrap_or(1);
-    // a constant argument stays one row, read at row 0
-    let arrays = args
-        .iter()
-        .map(|a| match a.data_type() {
-            DataType::Utf8 => Ok(a.array().clone()),
-            _ => cast_array(a.array(), &DataType::Utf8),
-        })
-        .collect::<Result<Vec<ArrayRef>>>()?;
+    let arrays = utf8_arguments(args)?;
     let column = |k: usize| (arrays[k].as_string::<i32>(), args[k].is_scalar());
-    fn text(column: (&StringArray, bool), i: usize) -> Option<&str> {
-        let (a, constant) = column;
-        let row = if constant { 0 } else { i };
-        a.is_valid(row).then(|| a.value(row))
-    }
     let (s, p, e) = (column(0), column(1), column(2));
     let mut compiled: HashMap<(&str, Option<char>), Like, BuildHasherDefault<Fnv>> =
         HashMap::default();
     let mut buf = Vec::new();
     let mut out = BooleanBuilder::with_capacity(n);
     for i in 0..n {
-        let (Some(s), Some(p), Some(e)) = (text(s, i), text(p, i), text(e, i)) else {
+        let (Some(s), Some(p), Some(e)) = (text_at(s, i), text_at(p, i), text_at(e, i)) else {
             out.append_null();
             continue;
         };
@@ -249,6 +237,24 @@ pub(crate) fn eval_escape(case_insensitive: bool, args: &[Value]) -> Result<Valu
         out.append_value(like.matches_str(s, &mut buf));
     }
     Ok(Value::wrap(Arc::new(out.finish()), scalar))
+}
+
+/// The arguments as VARCHAR arrays, a constant one still one row (read
+/// at row 0 by [`text_at`]).
+pub(crate) fn utf8_arguments(args: &[Value]) -> Result<Vec<ArrayRef>> {
+    args.iter()
+        .map(|a| match a.data_type() {
+            DataType::Utf8 => Ok(a.array().clone()),
+            _ => cast_array(a.array(), &DataType::Utf8),
+        })
+        .collect()
+}
+
+/// Row `i` of a VARCHAR argument (`constant`: its one row), `None` for
+/// NULL.
+pub(crate) fn text_at((a, constant): (&StringArray, bool), i: usize) -> Option<&str> {
+    let row = if constant { 0 } else { i };
+    a.is_valid(row).then(|| a.value(row))
 }
 
 /// FNV-1a: patterns are short, and SipHash (the default) took most of the

@@ -13,6 +13,7 @@ use arrow::datatypes::{DataType, Int64Type};
 use regex::{Regex, RegexBuilder};
 use weir_planner::ScalarFunction as F;
 
+use super::like::{text_at, utf8_arguments};
 use super::{EvalError, Result, Value};
 
 /// The patterns a thread keeps compiled.
@@ -126,6 +127,99 @@ fn replacement(rewrite: &str, groups: usize) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// `s GLOB pattern` over evaluated VARCHAR arguments: each distinct
+/// pattern of the batch translated ([`glob_regex`]) and compiled once (the
+/// thread's cache keeps them across batches), matched against the whole
+/// string; NULL in, NULL out.
+pub(crate) fn eval_glob(args: &[Value]) -> Result<Value> {
+    let scalar = args.iter().all(Value::is_scalar);
+    let n = args
+        .iter()
+        .filter(|a| !a.is_scalar())
+        .map(|a| a.array().len())
+        .max()
+        .unwrap_or(1);
+    let arrays = utf8_arguments(args)?;
+    let [s, p] = [0, 1].map(|k| (arrays[k].as_string::<i32>(), args[k].is_scalar()));
+    let mut patterns: HashMap<&str, Regex> = HashMap::new();
+    let mut out = BooleanBuilder::with_capacity(n);
+    for i in 0..n {
+        let (Some(s), Some(p)) = (text_at(s, i), text_at(p, i)) else {
+            out.append_null();
+            continue;
+        };
+        let r = match patterns.get(p) {
+            Some(r) => r,
+            None => {
+                if patterns.len() >= CACHE_SIZE {
+                    patterns.clear();
+                }
+                let r = compiled(&glob_regex(p), Flags::default(), true)?;
+                patterns.entry(p).or_insert(r)
+            }
+        };
+        out.append_value(r.is_match(s));
+    }
+    Ok(Value::wrap(Arc::new(out.finish()), scalar))
+}
+
+/// The regular expression (matched against the whole string) of shell
+/// pattern `p`, as DuckDB's GLOB reads it: `*` any run, `?` one
+/// character, `[abc]`, `[a-z]` and `[!abc]` one character of a set (a `]`
+/// first in the set is one of its characters; an unclosed `[` is itself),
+/// `\` before a character that character itself.
+fn glob_regex(p: &str) -> String {
+    let chars: Vec<char> = p.chars().collect();
+    let mut out = String::from("(?s)");
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '*' => out.push_str(".*"),
+            '?' => out.push('.'),
+            '\\' if i + 1 < chars.len() => {
+                i += 1;
+                out.push_str(&regex_syntax_escape(chars[i]));
+            }
+            '[' => {
+                let mut j = i + 1;
+                let negated = chars.get(j) == Some(&'!');
+                if negated {
+                    j += 1;
+                }
+                // a `]` first in the set is one of its characters
+                let first = j;
+                while j < chars.len() && (chars[j] != ']' || j == first) {
+                    j += 1;
+                }
+                if j >= chars.len() {
+                    out.push_str("\\[");
+                } else {
+                    out.push('[');
+                    if negated {
+                        out.push('^');
+                    }
+                    for &c in &chars[first..j] {
+                        match c {
+                            '-' => out.push('-'),
+                            c => out.push_str(&regex_syntax_escape(c)),
+                        }
+                    }
+                    out.push(']');
+                    i = j;
+                }
+            }
+            c => out.push_str(&regex_syntax_escape(c)),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `c` escaped where a regular expression gives it a meaning.
+fn regex_syntax_escape(c: char) -> String {
+    regex::escape(c.encode_utf8(&mut [0; 4]))
 }
 
 /// Evaluates regular expression function `func` over its evaluated

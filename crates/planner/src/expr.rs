@@ -333,6 +333,10 @@ pub enum ScalarFunction {
     LikeEscape,
     /// `ilike_escape(s, pattern, escape)`: the same, ignoring case
     IlikeEscape,
+    /// `s GLOB pattern`: the whole string matches the shell pattern (`*`,
+    /// `?`, `[a-z]`, `[!a]`, `\` escaping); the operator's function, not
+    /// callable by name (DuckDB's `glob` is a table function)
+    Glob,
     /// `regexp_extract(s, pattern [, group])`: the match (or a group of it), '' if none
     RegexpExtract,
     /// `regexp_replace(s, pattern, replacement [, options])`: the first match (every one with 'g') replaced
@@ -432,6 +436,7 @@ impl ScalarFunction {
                 | Self::RegexpFullMatch
                 | Self::LikeEscape
                 | Self::IlikeEscape
+                | Self::Glob
                 | Self::RegexpExtract
                 | Self::RegexpReplace
                 | Self::Printf
@@ -503,6 +508,7 @@ impl ScalarFunction {
             Self::RegexpFullMatch => "regexp_full_match",
             Self::LikeEscape => "like_escape",
             Self::IlikeEscape => "ilike_escape",
+            Self::Glob => "glob",
             Self::RegexpExtract => "regexp_extract",
             Self::RegexpReplace => "regexp_replace",
             Self::Printf => "printf",

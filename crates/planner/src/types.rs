@@ -360,6 +360,7 @@ pub fn function_result_type(func: ScalarFunction, args: &[Expr], input: &Schema)
         | ScalarFunction::RegexpFullMatch
         | ScalarFunction::LikeEscape
         | ScalarFunction::IlikeEscape
+        | ScalarFunction::Glob
         | ScalarFunction::IsNan
         | ScalarFunction::IsInf
         | ScalarFunction::IsFinite => DataType::Boolean,

@@ -984,23 +984,11 @@ impl<'s> ExprBinder<'s> {
             return self.like_of(l, negated, case_insensitive, r, None, e);
         }
         // `x GLOB p`: the whole string matches the shell pattern (`*`, `?`,
-        // `[a-z]`, `[!a]`, `\\*`), a constant, as a regular expression
+        // `[a-z]`, `[!a]`, `\\*`), constant or of each row
         if let BinaryOperator::Custom(name) = op
             && name == GLOB
         {
-            let pattern = match self.fold.fold(r) {
-                Expr::Literal(ScalarValue::Utf8(p)) => {
-                    Expr::Literal(ScalarValue::Utf8(glob_regex(&p)))
-                }
-                null @ Expr::Literal(ScalarValue::Null(_)) => null,
-                _ => {
-                    return Err(unsupported(format!(
-                        "GLOB with a pattern that is not a constant VARCHAR ({right}) is not supported{}",
-                        at(e.span())
-                    )));
-                }
-            };
-            return self.scalar_function(ScalarFunction::RegexpFullMatch, vec![l, pattern], e);
+            return self.scalar_function(ScalarFunction::Glob, vec![l, r], e);
         }
         if let Some((true, negated, case_insensitive)) = pattern {
             let mut args = vec![l, r];
@@ -2693,6 +2681,7 @@ fn signature(func: ScalarFunction) -> Option<(usize, usize, &'static [Arg])> {
         F::ConcatWs => (2, usize::MAX, &[String, AnyString]),
         F::Strpos | F::StartsWith | F::EndsWith | F::Contains => (2, 2, &[String]),
         F::Replace | F::LikeEscape | F::IlikeEscape => (3, 3, &[String]),
+        F::Glob => (2, 2, &[String]),
         F::Trim | F::Ltrim | F::Rtrim => (1, 2, &[String]),
         F::Left | F::Right | F::Repeat => (2, 2, &[String, Integer]),
         F::Lpad | F::Rpad => (3, 3, &[String, Integer, String]),
@@ -2926,60 +2915,3 @@ fn is_string(t: &DataType) -> bool {
 
 /// The custom operator the dialect reads `x GLOB p` as.
 pub(crate) const GLOB: &str = "GLOB";
-
-/// The regular expression (matched against the whole string) of shell
-/// pattern `p`, as DuckDB's GLOB reads it: `*` any run, `?` one
-/// character, `[abc]`, `[a-z]` and `[!abc]` one character of a set (a `]`
-/// first in the set is one of its characters; an unclosed `[` is itself),
-/// `\` before a character that character itself.
-pub(crate) fn glob_regex(p: &str) -> String {
-    let chars: Vec<char> = p.chars().collect();
-    let mut out = String::from("(?s)");
-    let mut i = 0;
-    while i < chars.len() {
-        match chars[i] {
-            '*' => out.push_str(".*"),
-            '?' => out.push('.'),
-            '\\' if i + 1 < chars.len() => {
-                i += 1;
-                out.push_str(&regex_syntax_escape(chars[i]));
-            }
-            '[' => {
-                let mut j = i + 1;
-                let negated = chars.get(j) == Some(&'!');
-                if negated {
-                    j += 1;
-                }
-                // a `]` first in the set is one of its characters
-                let first = j;
-                while j < chars.len() && (chars[j] != ']' || j == first) {
-                    j += 1;
-                }
-                if j >= chars.len() {
-                    out.push_str("\\[");
-                } else {
-                    out.push('[');
-                    if negated {
-                        out.push('^');
-                    }
-                    for &c in &chars[first..j] {
-                        match c {
-                            '-' => out.push('-'),
-                            c => out.push_str(&regex_syntax_escape(c)),
-                        }
-                    }
-                    out.push(']');
-                    i = j;
-                }
-            }
-            c => out.push_str(&regex_syntax_escape(c)),
-        }
-        i += 1;
-    }
-    out
-}
-
-/// `c` escaped where a regular expression gives it a meaning.
-fn regex_syntax_escape(c: char) -> String {
-    regex::escape(c.encode_utf8(&mut [0; 4]))
-}
