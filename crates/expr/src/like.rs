@@ -196,13 +196,7 @@ const PATTERNS_KEPT: usize = 256;
 /// error, as in DuckDB.
 pub(crate) fn eval_escape(case_insensitive: bool, args: &[Value]) -> Result<Value> {
     let scalar = args.iter().all(Value::is_scalar);
-    let n = args
-        .iter()
-        .filter(|a| !a.is_scalar())
-        .map(|a| a.array().len())
-        .max()
-        .unwrap_or(1);
-    let arrays = utf8_arguments(args)?;
+    let (n, arrays) = utf8_arguments(args)?;
     let column = |k: usize| (arrays[k].as_string::<i32>(), args[k].is_scalar());
     let (s, p, e) = (column(0), column(1), column(2));
     let mut compiled: HashMap<(&str, Option<char>), Like, BuildHasherDefault<Fnv>> =
@@ -239,15 +233,24 @@ pub(crate) fn eval_escape(case_insensitive: bool, args: &[Value]) -> Result<Valu
     Ok(Value::wrap(Arc::new(out.finish()), scalar))
 }
 
-/// The arguments as VARCHAR arrays, a constant one still one row (read
-/// at row 0 by [`text_at`]).
-pub(crate) fn utf8_arguments(args: &[Value]) -> Result<Vec<ArrayRef>> {
-    args.iter()
+/// The rows of the batch (1 when every argument is a constant) and the
+/// arguments as VARCHAR arrays, a constant one still one row (read at row
+/// 0 by [`text_at`]).
+pub(crate) fn utf8_arguments(args: &[Value]) -> Result<(usize, Vec<ArrayRef>)> {
+    let rows = args
+        .iter()
+        .filter(|a| !a.is_scalar())
+        .map(|a| a.array().len())
+        .max()
+        .unwrap_or(1);
+    let arrays = args
+        .iter()
         .map(|a| match a.data_type() {
             DataType::Utf8 => Ok(a.array().clone()),
             _ => cast_array(a.array(), &DataType::Utf8),
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok((rows, arrays))
 }
 
 /// Row `i` of a VARCHAR argument (`constant`: its one row), `None` for

@@ -135,13 +135,7 @@ fn replacement(rewrite: &str, groups: usize) -> Result<String> {
 /// string; NULL in, NULL out.
 pub(crate) fn eval_glob(args: &[Value]) -> Result<Value> {
     let scalar = args.iter().all(Value::is_scalar);
-    let n = args
-        .iter()
-        .filter(|a| !a.is_scalar())
-        .map(|a| a.array().len())
-        .max()
-        .unwrap_or(1);
-    let arrays = utf8_arguments(args)?;
+    let (n, arrays) = utf8_arguments(args)?;
     let [s, p] = [0, 1].map(|k| (arrays[k].as_string::<i32>(), args[k].is_scalar()));
     let mut patterns: HashMap<&str, Regex> = HashMap::new();
     let mut out = BooleanBuilder::with_capacity(n);
