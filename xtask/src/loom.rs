@@ -20,7 +20,7 @@ use crate::{cargo, exec, root};
 
 /// The planted bugs, as declared in the workspace's `check-cfg`.
 const PLANTED: &[&str] = &[
-    "claim", "pop", "complete", "wake", "finished", "fences", "dag",
+    "claim", "pop", "complete", "wake", "finished", "fences", "dag", "waiter",
 ];
 
 pub(crate) fn run(args: &[String]) -> Result<()> {

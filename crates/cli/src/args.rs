@@ -22,7 +22,7 @@ options:
   -f, --file FILE            run the statements in FILE
       --format table|box|csv|json
                              output format (default table; json prints one object per row)
-      --threads N            worker threads (default: all cores)
+      --threads N            threads per query, the caller's included (default: all cores)
       --timeout SECS         cancel a statement that runs longer than SECS
       --on-error stop|continue
                              after a failed statement: stop (default) or run the rest

@@ -24,8 +24,12 @@ use crate::result::QueryResult;
 /// the current ones as a connection sees them ([`Connection::config`]).
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Worker threads of the executor (default: all cores). Global: one
-    /// value for the database and all its connections.
+    /// Threads that run a query (default: all cores), counting the
+    /// thread that runs the statement, as DuckDB's `threads` does: from
+    /// two on, `threads - 1` executor workers and the statement's own
+    /// thread, which works on its query while it waits for it (several
+    /// statements running at once each bring their own). Global: one value
+    /// for the database and all its connections.
     pub threads: usize,
     /// Per-statement timeout (default: none). A statement past it is
     /// cancelled, stops using CPU, and fails with [`Error::Timeout`]. Per
@@ -271,13 +275,20 @@ impl InterruptHandle {
     }
 }
 
+/// The executor for `threads` threads, DuckDB's way: the thread that runs
+/// a statement is one of them. From two threads on, `threads - 1` workers
+/// and each statement's own thread, which works on its query while it
+/// waits for it; one thread is one worker (a statement's thread then only
+/// waits: a query is never run on the caller's thread alone).
 fn new_executor(threads: usize) -> Result<PipelineExecutor> {
     if threads == 0 {
         return Err(Error::InvalidInput("threads must be at least 1".into()));
     }
+    let waiters_work = threads >= 2;
     Ok(PipelineExecutor::new(ExecutorConfig {
-        threads,
+        threads: threads - usize::from(waiters_work),
         thread_name: "weir".into(),
+        waiters_work,
         ..ExecutorConfig::default()
     })?)
 }
@@ -418,7 +429,7 @@ impl Connection {
     /// The current settings, as this connection sees them.
     pub fn config(&self) -> Config {
         Config {
-            threads: self.executor().threads(),
+            threads: self.executor().parallelism(),
             timeout: self.local.lock().expect("settings poisoned").timeout,
             morsel_rows: self.shared.initial.morsel_rows,
         }
@@ -1801,11 +1812,12 @@ impl<'a> Resolver<'a> {
 
 impl load::RunParts for Resolver<'_> {
     fn workers(&self) -> usize {
-        self.executor.threads()
+        self.executor.parallelism()
     }
 
-    /// One executor job, a step per part; the query thread waits, checking
-    /// Ctrl-C and the deadline.
+    /// One executor job, a step per part, as a DAG of one node: the query
+    /// thread waits for it (decoding parts too where waiters work),
+    /// checking Ctrl-C and the deadline.
     fn run(
         &self,
         parts: Vec<load::Part>,
@@ -1824,26 +1836,29 @@ impl load::RunParts for Resolver<'_> {
                 },
             )));
         }
-        let ticket = self.executor.submit(job)?;
-        let outcome = loop {
-            if let Some(outcome) = ticket.wait_timeout(Duration::from_millis(5)) {
-                break outcome;
-            }
-            if let Err(e) = self.check() {
-                ticket.cancel();
-                return Err(e);
-            }
-        };
+        let dag = weir_executor::DagBuilder::new()
+            .node(weir_executor::Node::job("load", job))
+            .build()?;
+        let outcome = dag
+            .run(&self.executor)
+            .wait_interruptible(Duration::from_millis(5), &|| self.check().is_err());
         match outcome {
-            weir_executor::JobOutcome::Completed => {}
-            weir_executor::JobOutcome::Cancelled => {
+            weir_executor::DagOutcome::Completed => {}
+            weir_executor::DagOutcome::Cancelled => {
                 self.check()?;
                 return Err(Error::Cancelled);
             }
-            weir_executor::JobOutcome::Failed(failure) => {
+            weir_executor::DagOutcome::Failed(failures) => {
+                let message = failures
+                    .into_iter()
+                    .map(|failure| match failure.error {
+                        weir_executor::NodeError::Job(job) => job.message,
+                        other => other.to_string(),
+                    })
+                    .next()
+                    .unwrap_or_default();
                 return Err(Error::InvalidInput(format!(
-                    "loading a file failed: {}",
-                    failure.message
+                    "loading a file failed: {message}"
                 )));
             }
         }
@@ -2106,6 +2121,6 @@ mod set_threads_tests {
         );
         switcher.join().unwrap().unwrap();
         assert_eq!(held.wait(), JobOutcome::Completed);
-        assert_eq!(db.executor().threads(), 2);
+        assert_eq!(db.executor().parallelism(), 2);
     }
 }

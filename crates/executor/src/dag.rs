@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::executor::{PipelineExecutor, Submitter};
-use crate::job::{Job, JobFailure, JobOutcome, JobTicket};
-use crate::step::StepError;
+use crate::job::{Job, JobFailure, JobHandle, JobOutcome, JobTicket, StepClaim};
+use crate::step::{Lender, StepError};
 use crate::sync::{Arc, AtomicBool, AtomicU8, AtomicUsize, Condvar, Mutex, Ordering};
 
 /// Runs the jobs of a DAG's nodes. [`Submitter`] (an executor's) is the
@@ -434,6 +434,15 @@ fn find_cycle(deps: &[Vec<usize>]) -> Option<Vec<usize>> {
 ///   newly ready dependants (never waiting for anything).
 /// - The DAG counts its unfinished nodes; the node end that takes it to
 ///   zero publishes the outcome, once.
+/// - Where the executor lets waiters work
+///   ([`ExecutorConfig::waiters_work`](crate::ExecutorConfig::waiters_work)),
+///   each node's job carries an announce hook: once a worker has put the
+///   job on the board, the hook offers its handle to the run (under the
+///   lock that guards the outcome), and a thread in [`DagHandle::wait`]
+///   claims its steps by the same compare-and-swap as every helper. A
+///   waiter sleeps only after finding no offered job and no outcome under
+///   that lock, counted as a sleeper there, and an offer or the outcome
+///   wakes the sleepers it finds: no offer is slept through.
 pub struct Dag {
     nodes: Vec<NodeRun>,
     groups: usize,
@@ -454,15 +463,23 @@ impl fmt::Debug for Dag {
 
 impl Dag {
     /// Runs the DAG on `executor` (through its [`Submitter`], so the run
-    /// never keeps the executor alive) and returns at once.
+    /// never keeps the executor alive) and returns at once. A thread
+    /// waiting for it works on it where the executor lets waiters work.
     pub fn run(self, executor: &PipelineExecutor) -> DagHandle {
-        self.run_with(executor.submitter())
+        let submitter = executor.submitter();
+        let worker = submitter.waiters_work().then(|| submitter.clone());
+        self.start(Box::new(submitter), worker)
     }
 
     /// Runs the DAG, starting each node's job with `launcher`, and returns
     /// at once: the nodes without dependencies are started here, the rest
     /// by whichever thread finishes their last dependency.
     pub fn run_with(self, launcher: impl Launcher + 'static) -> DagHandle {
+        self.start(Box::new(launcher), None)
+    }
+
+    /// [`Dag::run_with`]; `worker` is the executor the waiters work on.
+    fn start(self, launcher: Box<dyn Launcher>, worker: Option<Submitter>) -> DagHandle {
         let unfinished = self.nodes.len();
         let has_timeouts = self.nodes.iter().any(|n| n.timeout.is_some());
         #[cfg(not(weir_loom))]
@@ -474,17 +491,21 @@ impl Dag {
             }),
             nodes: self.nodes,
             mode: self.mode,
-            launcher: Box::new(launcher),
+            launcher,
+            worker,
             unfinished: AtomicUsize::new(unfinished),
             stopped: AtomicBool::new(false),
             cancelled: AtomicBool::new(false),
-            outcome: Mutex::new(None),
+            waiting: Mutex::new(Waiting::default()),
             published: AtomicBool::new(false),
+            #[cfg(not(weir_loom))]
+            offers: AtomicUsize::new(0),
             #[cfg(not(weir_loom))]
             started: Instant::now(),
             #[cfg(not(weir_loom))]
             look,
             done: Condvar::new(),
+            watched: has_timeouts,
             watch: Mutex::new(()),
             watch_changed: Condvar::new(),
         });
@@ -557,11 +578,25 @@ struct Groups {
     waiting: VecDeque<usize>,
 }
 
+/// What the waiters of a run wait for, under one lock.
+#[derive(Default)]
+struct Waiting {
+    outcome: Option<DagOutcome>,
+    /// Jobs offered to the waiters (announced with steps to spare), until
+    /// a waiter finds them exhausted or the outcome is published.
+    offered: Vec<JobHandle>,
+    /// Waiters blocked on `DagRun::done`: only these need a notify (a
+    /// notify is a system call even when nobody waits).
+    sleepers: usize,
+}
+
 /// The shared state of one DAG run.
 struct DagRun {
     nodes: Vec<NodeRun>,
     mode: ErrorMode,
     launcher: Box<dyn Launcher>,
+    /// The executor waiters run steps on, where they work.
+    worker: Option<Submitter>,
     groups: Mutex<Groups>,
     /// Nodes not yet terminal; the node end that takes it to zero
     /// publishes the outcome.
@@ -570,9 +605,12 @@ struct DagRun {
     stopped: AtomicBool,
     /// The stop came from [`DagHandle::cancel`].
     cancelled: AtomicBool,
-    outcome: Mutex<Option<DagOutcome>>,
-    /// Set once `outcome` is: waiters look at it without the lock.
+    waiting: Mutex<Waiting>,
+    /// Set once the outcome is: waiters look at it without the lock.
     published: AtomicBool,
+    /// Jobs offered so far: a looking waiter watches it without the lock.
+    #[cfg(not(weir_loom))]
+    offers: AtomicUsize,
     /// When the run started: waiters look for the outcome, rather than
     /// block, while the run is young, if `look`.
     #[cfg(not(weir_loom))]
@@ -581,6 +619,8 @@ struct DagRun {
     #[cfg(not(weir_loom))]
     look: bool,
     done: Condvar,
+    /// A watchdog runs (some node has a timeout).
+    watched: bool,
     /// The watchdog sleeps on this until the next deadline or a change.
     watch: Mutex<()>,
     watch_changed: Condvar,
@@ -654,7 +694,11 @@ impl DagRun {
             *node.deadline.lock().unwrap() = Instant::now().checked_add(limit);
         }
         let run = Arc::clone(this);
-        let job = job.on_done(move |outcome| DagRun::job_done(&run, i, outcome));
+        let mut job = job.on_done(move |outcome| DagRun::job_done(&run, i, outcome));
+        if this.worker.is_some() {
+            let run = Arc::clone(this);
+            job = job.on_announce(move |handle| run.offer(handle));
+        }
         match this.launcher.launch(job) {
             Ok(ticket) => {
                 *node.ticket.lock().unwrap() = Some(ticket.clone());
@@ -817,21 +861,53 @@ impl DagRun {
                 DagOutcome::Failed(failures)
             }
         };
-        let mut slot = self.outcome.lock().unwrap();
+        let mut waiting = self.waiting.lock().unwrap();
         assert!(
-            slot.is_none(),
+            waiting.outcome.is_none(),
             "a DAG outcome published twice (likely caused by a bug)"
         );
-        *slot = Some(outcome);
+        waiting.outcome = Some(outcome);
         self.published.store(true, Ordering::Release);
-        drop(slot);
-        self.done.notify_all();
-        drop(self.watch.lock().unwrap());
-        self.watch_changed.notify_all();
+        let offered = std::mem::take(&mut waiting.offered);
+        let sleepers = waiting.sleepers > 0;
+        drop(waiting);
+        drop(offered);
+        if sleepers {
+            self.done.notify_all();
+        }
+        if self.watched {
+            drop(self.watch.lock().unwrap());
+            self.watch_changed.notify_all();
+        }
+    }
+
+    /// The announce hook of a node's job: offers it to the waiters.
+    fn offer(&self, job: &JobHandle) {
+        let mut waiting = self.waiting.lock().unwrap();
+        if waiting.outcome.is_some() {
+            return;
+        }
+        waiting.offered.push(job.clone());
+        #[cfg(not(weir_loom))]
+        self.offers.fetch_add(1, Ordering::Release);
+        if waiting.sleepers > 0 {
+            drop(waiting);
+            self.done.notify_all();
+        }
     }
 
     fn is_done(&self) -> bool {
-        self.outcome.lock().unwrap().is_some()
+        self.waiting.lock().unwrap().outcome.is_some()
+    }
+
+    /// Stops the run as [`DagHandle::cancel`] does; true iff this call
+    /// stopped it.
+    fn cancel(&self) -> bool {
+        if self.is_done() || self.cancelled.swap(true, Ordering::SeqCst) {
+            return false;
+        }
+        self.stop();
+        true
     }
 }
 
@@ -893,69 +969,135 @@ pub struct DagHandle {
 impl DagHandle {
     /// Blocks until every node has ended and returns the outcome. Like
     /// [`JobTicket::wait`], must not be called from a step.
+    ///
+    /// Where the executor lets waiters work
+    /// ([`ExecutorConfig::waiters_work`](crate::ExecutorConfig::waiters_work)),
+    /// the calling thread runs steps of the DAG's jobs while it waits (and
+    /// of no other job), as one more worker of this run.
     pub fn wait(&self) -> DagOutcome {
-        self.look_before_blocking(None);
-        let mut slot = self.run.outcome.lock().unwrap();
-        loop {
-            if let Some(outcome) = &*slot {
-                return outcome.clone();
-            }
-            slot = self.run.done.wait(slot).unwrap();
-        }
+        self.wait_until(None, None)
+            .expect("a wait without a deadline ends with the outcome")
     }
 
-    /// Like [`DagHandle::wait`], giving up after `timeout` with `None`.
+    /// Like [`DagHandle::wait`], giving up after `timeout` with `None`. A
+    /// step this thread runs meanwhile may end after `timeout`.
     pub fn wait_timeout(&self, timeout: Duration) -> Option<DagOutcome> {
-        let deadline = Instant::now().checked_add(timeout);
-        self.look_before_blocking(deadline);
-        let mut slot = self.run.outcome.lock().unwrap();
+        self.wait_until(Instant::now().checked_add(timeout), None)
+    }
+
+    /// Like [`DagHandle::wait`], asking `interrupted` at least every
+    /// `poll` while blocked, and wherever the steps this thread runs ask
+    /// [`StepContext::is_cancelled`](crate::StepContext::is_cancelled),
+    /// whether to give up: once it says so, the run is cancelled and this
+    /// returns at once, with [`DagOutcome::Cancelled`] unless the run had
+    /// already ended (steps other threads run stop at their next check of
+    /// [`StepContext::is_cancelled`](crate::StepContext::is_cancelled)).
+    pub fn wait_interruptible(&self, poll: Duration, interrupted: &dyn Fn() -> bool) -> DagOutcome {
+        self.wait_until(None, Some((poll, interrupted)))
+            .expect("a wait without a deadline ends with the outcome")
+    }
+
+    /// The waits: until the outcome or `deadline`, running offered steps
+    /// where waiters work, looking before blocking where a core is spare,
+    /// asking `watch` between blocks.
+    fn wait_until(
+        &self,
+        deadline: Option<Instant>,
+        watch: Option<(Duration, &dyn Fn() -> bool)>,
+    ) -> Option<DagOutcome> {
+        let run = &*self.run;
+        let lender = WaiterLender {
+            run,
+            interrupted: watch.map(|(_, interrupted)| interrupted),
+        };
+        let mut waiting = run.waiting.lock().unwrap();
         loop {
-            if let Some(outcome) = &*slot {
+            if let Some(outcome) = &waiting.outcome {
                 return Some(outcome.clone());
             }
-            let left = match deadline {
-                Some(deadline) => deadline.checked_duration_since(Instant::now())?,
-                None => Duration::MAX,
+            if let Some(worker) = &run.worker
+                && let Some(job) = waiting.offered.last().cloned()
+            {
+                drop(waiting);
+                let claim = worker.run_waiter_step(&job, &lender);
+                waiting = run.waiting.lock().unwrap();
+                if claim == StepClaim::Exhausted {
+                    waiting.offered.retain(|offered| *offered != job);
+                }
+                continue;
+            }
+            if let Some((_, interrupted)) = watch
+                && interrupted()
+            {
+                drop(waiting);
+                run.cancel();
+                let waiting = run.waiting.lock().unwrap();
+                return Some(waiting.outcome.clone().unwrap_or(DagOutcome::Cancelled));
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return None;
+            }
+            #[cfg(not(weir_loom))]
+            if run.look && now.duration_since(run.started) < crate::executor::LOOK_FOR_WORK {
+                drop(waiting);
+                self.look(deadline);
+                waiting = run.waiting.lock().unwrap();
+                continue;
+            }
+            let block = match (deadline, watch) {
+                (Some(d), Some((poll, _))) => Some(d.saturating_duration_since(now).min(poll)),
+                (Some(d), None) => Some(d.saturating_duration_since(now)),
+                (None, Some((poll, _))) => Some(poll),
+                (None, None) => None,
             };
-            slot = self.run.done.wait_timeout(slot, left).unwrap().0;
+            #[cfg(not(weir_loom_bug = "waiter"))]
+            {
+                waiting.sleepers += 1;
+            }
+            waiting = match block {
+                Some(block) => run.done.wait_timeout(waiting, block).unwrap().0,
+                None => run.done.wait(waiting).unwrap(),
+            };
+            #[cfg(not(weir_loom_bug = "waiter"))]
+            {
+                waiting.sleepers -= 1;
+            }
         }
     }
 
     /// While the run is younger than a worker looks for work before it
-    /// blocks, looks for the outcome, yielding the core between looks (and
-    /// not past `deadline`): a short query's waiter then sees its end at
-    /// once instead of taking a wake-up through the kernel, which costs
-    /// tens of microseconds on an idle core. Only where the launcher
-    /// leaves a core spare: with a worker on every core, a looking waiter
-    /// keeps a core busy that the scheduler would otherwise hand to a
-    /// worker waiting behind another, and a short query's lanes ran one
-    /// after the other (T10 on 2 workers and 2 cores: 0.083 -> 0.114 ms
-    /// in half the runs). The lock and condition variable stay the
+    /// blocks, looks for the outcome or an offered job, yielding the core
+    /// between looks (and not past `deadline`): a short query's waiter
+    /// then sees its end at once instead of taking a wake-up through the
+    /// kernel, which costs tens of microseconds on an idle core. Only where
+    /// the launcher leaves a core spare: with a worker on every core, a
+    /// looking waiter keeps a core busy that the scheduler would otherwise
+    /// hand to a worker waiting behind another, and a short query's lanes
+    /// ran one after the other (T10 on 2 workers and 2 cores: 0.083 ->
+    /// 0.114 ms in half the runs). The lock and condition variable stay the
     /// protocol (not under loom, which checks them).
-    fn look_before_blocking(&self, deadline: Option<Instant>) {
-        #[cfg(not(weir_loom))]
-        while self.run.look && !self.run.published.load(Ordering::Acquire) {
+    #[cfg(not(weir_loom))]
+    fn look(&self, deadline: Option<Instant>) {
+        let run = &*self.run;
+        let offers = run.offers.load(Ordering::Acquire);
+        while !run.published.load(Ordering::Acquire) && run.offers.load(Ordering::Acquire) == offers
+        {
             let now = Instant::now();
-            if now.duration_since(self.run.started) >= crate::executor::LOOK_FOR_WORK
+            if now.duration_since(run.started) >= crate::executor::LOOK_FOR_WORK
                 || deadline.is_some_and(|d| now >= d)
             {
                 return;
             }
             std::thread::yield_now();
         }
-        #[cfg(weir_loom)]
-        let _ = deadline;
     }
 
     /// Stops the run: nodes not started are skipped, running nodes' jobs
     /// are cancelled; the outcome is [`DagOutcome::Cancelled`] unless the
     /// run had already ended. True iff this call stopped it.
     pub fn cancel(&self) -> bool {
-        if self.run.is_done() || self.run.cancelled.swap(true, Ordering::SeqCst) {
-            return false;
-        }
-        self.run.stop();
-        true
+        self.run.cancel()
     }
 
     /// The state of the node named `name`, if there is one.
@@ -980,6 +1122,32 @@ impl DagHandle {
     pub fn error(&self, name: &str) -> Option<NodeError> {
         let node = self.run.nodes.iter().find(|n| n.name == name)?;
         node.error.lock().unwrap().clone()
+    }
+}
+
+/// What a waiter lends the steps it runs: never other work (a waiter
+/// works for its own run only), but the check for an interrupt wherever
+/// they ask whether they are cancelled.
+struct WaiterLender<'a> {
+    run: &'a DagRun,
+    interrupted: Option<&'a dyn Fn() -> bool>,
+}
+
+impl Lender for WaiterLender<'_> {
+    fn should_yield(&self, _stamp: u64) -> bool {
+        false
+    }
+
+    fn yield_now(&self, _stamp: u64) -> bool {
+        false
+    }
+
+    fn interrupted(&self) -> bool {
+        if self.interrupted.is_some_and(|interrupted| interrupted()) {
+            self.run.cancel();
+            return true;
+        }
+        false
     }
 }
 

@@ -8,7 +8,9 @@ use weir_pool::ThreadPool;
 
 use crate::board::JobBoard;
 use crate::error::{Error, Result, TrySubmitError};
-use crate::job::{Job, JobHandle, JobId, JobShared, JobTicket, StepClaim, enter_worker};
+use crate::job::{
+    AnnounceHook, Job, JobHandle, JobId, JobShared, JobTicket, StepClaim, enter_worker,
+};
 use crate::split::split_threads;
 use crate::stats::{Counters, ExecutorStats};
 use crate::step::{Lender, WorkerKind};
@@ -30,6 +32,14 @@ pub struct ExecutorConfig {
     /// Thread name prefix: workers are `{name}-main-{i}` and
     /// `{name}-reserve-{i}`.
     pub thread_name: String,
+    /// A thread waiting for a [`Dag`](crate::Dag) run on this executor
+    /// ([`DagHandle::wait`](crate::DagHandle::wait)) runs steps of the
+    /// DAG's jobs while it waits, as one more worker of its own query (and
+    /// of nothing else): DuckDB's model, where `threads = N` counts the
+    /// calling thread beside `N - 1` workers. The waiter starts its share
+    /// at once, on a core that is awake, and sees the end without a
+    /// wake-up when it ran the last step. False by default.
+    pub waiters_work: bool,
 }
 
 impl Default for ExecutorConfig {
@@ -41,6 +51,7 @@ impl Default for ExecutorConfig {
             split: None,
             queue_capacity: None,
             thread_name: "weir".to_owned(),
+            waiters_work: false,
         }
     }
 }
@@ -183,6 +194,8 @@ struct Shared {
     /// DAG may look for its end on a core no worker needs (see
     /// `DagHandle::wait`).
     spare_core: bool,
+    /// See [`ExecutorConfig::waiters_work`].
+    waiters_work: bool,
 }
 
 impl PipelineExecutor {
@@ -208,6 +221,7 @@ impl PipelineExecutor {
             next_seq: AtomicU64::new(0),
             spare_core: std::thread::available_parallelism()
                 .is_ok_and(|cores| mains + reserves < cores.get()),
+            waiters_work: config.waiters_work,
         });
         let main_pool = ThreadPool::builder()
             .name(format!("{}-main", config.thread_name))
@@ -305,6 +319,18 @@ impl PipelineExecutor {
     pub fn threads(&self) -> usize {
         self.split.0 + self.split.1
     }
+
+    /// Whether a thread waiting for a DAG works on it (see
+    /// [`ExecutorConfig::waiters_work`]).
+    pub fn waiters_work(&self) -> bool {
+        self.submitter.shared.waiters_work
+    }
+
+    /// How many threads work on a DAG while its caller waits for it: the
+    /// workers, and the caller where waiters work.
+    pub fn parallelism(&self) -> usize {
+        self.threads() + usize::from(self.waiters_work())
+    }
 }
 
 impl Drop for PipelineExecutor {
@@ -399,6 +425,25 @@ impl Submitter {
     /// Whether the executor leaves a core of the machine to other threads.
     pub(crate) fn has_spare_core(&self) -> bool {
         self.shared.spare_core
+    }
+
+    /// See [`ExecutorConfig::waiters_work`].
+    pub(crate) fn waiters_work(&self) -> bool {
+        self.shared.waiters_work
+    }
+
+    /// Runs the next step of `job`, a job of this executor handed to a
+    /// thread waiting for its DAG (by its announce hook), on the calling
+    /// thread; takes the job off the board once it is exhausted, as its
+    /// worker does.
+    pub(crate) fn run_waiter_step(&self, job: &JobHandle, lender: &dyn Lender) -> StepClaim {
+        let claim = job.run_next_step_with(WorkerKind::Waiter, Some(lender), || {
+            self.shared.retire(job);
+        });
+        if claim == StepClaim::Exhausted {
+            self.shared.retire(job);
+        }
+        claim
     }
 }
 
@@ -507,7 +552,12 @@ impl Shared {
     /// its steps until none is left.
     fn run_received(&self, submission: Submission, lender: &WorkerLender<'_>) {
         self.queued.fetch_sub(1, Ordering::Relaxed);
-        let Submission { job, shared, seq } = submission;
+        let Submission {
+            mut job,
+            shared,
+            seq,
+        } = submission;
+        let on_announce = job.take_on_announce();
         let stamp = self.next_stamp.fetch_add(1, Ordering::Relaxed);
         let handle = JobHandle::from_parts(job, seq, stamp, shared);
         if !handle.start() {
@@ -522,18 +572,28 @@ impl Shared {
             return;
         }
         let (_, wake) = lender.main.expect("only main workers receive jobs");
-        self.announce(&handle, lender.helpers, wake);
+        self.announce(&handle, lender.helpers, wake, on_announce);
         while self.run_board_step(&handle, lender) != StepClaim::Exhausted {}
         self.retire(&handle);
     }
 
-    /// Puts a job on the board and wakes helpers. The insert happens before
+    /// Puts a job on the board, hands it to its announce hook (the thread
+    /// waiting for its DAG) and wakes helpers. The insert happens before
     /// the wake-ups, so a woken helper finds the job.
-    fn announce(&self, handle: &JobHandle, helpers: &Sender<Intake>, wake: &Sender<()>) {
+    fn announce(
+        &self,
+        handle: &JobHandle,
+        helpers: &Sender<Intake>,
+        wake: &Sender<()>,
+        on_announce: Option<AnnounceHook>,
+    ) {
         #[cfg(weir_loom_bug = "wake")]
         self.wake(handle, helpers, wake); // planted bug: wake before insert
         self.board.insert(handle.clone());
         self.youngest.fetch_max(handle.stamp(), Ordering::Relaxed);
+        if let Some(hook) = on_announce {
+            hook(handle);
+        }
         #[cfg(not(weir_loom_bug = "wake"))]
         self.wake(handle, helpers, wake);
     }

@@ -16,10 +16,15 @@ pub struct Job {
     steps: Vec<Box<dyn Step>>,
     cost: Option<u64>,
     on_done: Option<DoneHook>,
+    on_announce: Option<AnnounceHook>,
 }
 
 /// Called once a job has ended and none of its steps runs or will run.
 pub(crate) type DoneHook = Box<dyn FnOnce(&JobOutcome) + Send>;
+
+/// Called with a received job's handle once it is on the board with
+/// steps to spare (see [`Job::on_announce`]).
+pub(crate) type AnnounceHook = Box<dyn FnOnce(&JobHandle) + Send>;
 
 impl Job {
     /// An empty job (it completes as soon as it is received).
@@ -29,6 +34,7 @@ impl Job {
             steps: Vec::new(),
             cost: None,
             on_done: None,
+            on_announce: None,
         }
     }
 
@@ -53,6 +59,22 @@ impl Job {
     /// Puts back a hook taken by [`Job::take_on_done`].
     pub(crate) fn restore_on_done(&mut self, hook: Option<DoneHook>) {
         self.on_done = hook;
+    }
+
+    /// Calls `hook` with the job's handle when a main worker has received
+    /// the job and put it on the board, before it wakes helpers; never for
+    /// a job of one step (nobody can help it) nor for one cancelled while
+    /// queued. The DAG scheduler hands the handle to the thread waiting for
+    /// the DAG, which then claims steps too. It runs on the receiving
+    /// worker and must be short and must not panic.
+    pub(crate) fn on_announce(mut self, hook: impl FnOnce(&JobHandle) + Send + 'static) -> Self {
+        self.on_announce = Some(Box::new(hook));
+        self
+    }
+
+    /// Takes the hook set by [`Job::on_announce`].
+    pub(crate) fn take_on_announce(&mut self) -> Option<AnnounceHook> {
+        self.on_announce.take()
     }
 
     /// Appends a step.
@@ -210,6 +232,15 @@ impl fmt::Display for JobFailure {
     }
 }
 
+/// A job's outcome once published, and how many threads sleep waiting
+/// for it (only they need a notify, which is a system call even when
+/// nobody waits).
+#[derive(Default)]
+struct OutcomeSlot {
+    outcome: Option<JobOutcome>,
+    sleepers: usize,
+}
+
 /// The lifecycle and outcome of one job, shared by its tickets and its
 /// running steps (but not owning the steps, so a ticket never keeps them
 /// alive).
@@ -218,7 +249,7 @@ pub(crate) struct JobShared {
     steps_total: usize,
     state: AtomicU8,
     steps_ok: AtomicUsize,
-    outcome: Mutex<Option<JobOutcome>>,
+    outcome: Mutex<OutcomeSlot>,
     done: Condvar,
     counters: Arc<Counters>,
     /// Parties arrived for the done hook: the outcome's publication and the
@@ -246,7 +277,7 @@ impl JobShared {
             steps_total,
             state: AtomicU8::new(QUEUED),
             steps_ok: AtomicUsize::new(0),
-            outcome: Mutex::new(None),
+            outcome: Mutex::new(OutcomeSlot::default()),
             done: Condvar::new(),
             counters,
         }
@@ -329,13 +360,16 @@ impl JobShared {
         Counters::bump(counter);
         let mut slot = self.outcome.lock().unwrap();
         assert!(
-            slot.is_none(),
+            slot.outcome.is_none(),
             "{} outcome signalled twice (likely caused by a bug)",
             self.id
         );
-        *slot = Some(outcome);
+        slot.outcome = Some(outcome);
+        let sleepers = slot.sleepers > 0;
         drop(slot);
-        self.done.notify_all();
+        if sleepers {
+            self.done.notify_all();
+        }
         self.arrive(1);
     }
 
@@ -362,6 +396,7 @@ impl JobShared {
             .outcome
             .lock()
             .unwrap()
+            .outcome
             .clone()
             .expect("the outcome is published before the done hook runs");
         if catch_unwind(AssertUnwindSafe(move || hook(&outcome))).is_err() {
@@ -387,10 +422,12 @@ impl JobShared {
         self.check_waiter();
         let mut slot = self.outcome.lock().unwrap();
         loop {
-            if let Some(outcome) = &*slot {
+            if let Some(outcome) = &slot.outcome {
                 return outcome.clone();
             }
+            slot.sleepers += 1;
             slot = self.done.wait(slot).unwrap();
+            slot.sleepers -= 1;
         }
     }
 
@@ -401,7 +438,7 @@ impl JobShared {
         let deadline = Instant::now().checked_add(timeout);
         let mut slot = self.outcome.lock().unwrap();
         loop {
-            if let Some(outcome) = &*slot {
+            if let Some(outcome) = &slot.outcome {
                 return Some(outcome.clone());
             }
             let left = match deadline {
@@ -409,7 +446,9 @@ impl JobShared {
                 // Too far away to represent: wait as long as it takes.
                 None => Duration::MAX,
             };
+            slot.sleepers += 1;
             slot = self.done.wait_timeout(slot, left).unwrap().0;
+            slot.sleepers -= 1;
         }
     }
 }
@@ -664,6 +703,7 @@ impl<F: FnOnce()> Claimed<'_, F> {
         Counters::bump(match worker {
             WorkerKind::Main => &counters.steps_run_main,
             WorkerKind::Reserve => &counters.steps_run_reserve,
+            WorkerKind::Waiter => &counters.steps_run_waiting,
         });
         let ctx = StepContext {
             job: &core.shared,

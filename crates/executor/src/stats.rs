@@ -15,6 +15,9 @@ pub struct ExecutorStats {
     pub steps_run_main: u64,
     /// Steps run by reserve workers.
     pub steps_run_reserve: u64,
+    /// Steps run by threads waiting for their DAG (where waiters work; see
+    /// [`ExecutorConfig::waiters_work`](crate::ExecutorConfig::waiters_work)).
+    pub steps_run_waiting: u64,
     /// Steps a worker ran of a job it did not receive from the queue itself
     /// (it found the job on the board).
     pub steals: u64,
@@ -40,6 +43,7 @@ pub struct ExecutorStats {
 pub(crate) struct Counters {
     pub(crate) steps_run_main: AtomicU64,
     pub(crate) steps_run_reserve: AtomicU64,
+    pub(crate) steps_run_waiting: AtomicU64,
     pub(crate) steals: AtomicU64,
     pub(crate) jobs_submitted: AtomicU64,
     pub(crate) jobs_completed: AtomicU64,
@@ -54,6 +58,7 @@ impl Counters {
         Counters {
             steps_run_main: AtomicU64::new(0),
             steps_run_reserve: AtomicU64::new(0),
+            steps_run_waiting: AtomicU64::new(0),
             steals: AtomicU64::new(0),
             jobs_submitted: AtomicU64::new(0),
             jobs_completed: AtomicU64::new(0),
@@ -73,6 +78,7 @@ impl Counters {
         ExecutorStats {
             steps_run_main: read(&self.steps_run_main),
             steps_run_reserve: read(&self.steps_run_reserve),
+            steps_run_waiting: read(&self.steps_run_waiting),
             steals: read(&self.steals),
             jobs_submitted: read(&self.jobs_submitted),
             jobs_completed: read(&self.jobs_completed),

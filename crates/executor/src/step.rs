@@ -61,6 +61,10 @@ pub enum WorkerKind {
     Main,
     /// A reserve worker: helps the heaviest jobs on the board.
     Reserve,
+    /// A thread waiting for its DAG, running steps of the DAG's jobs
+    /// meanwhile (see [`ExecutorConfig::waiters_work`](crate::ExecutorConfig::waiters_work)).
+    /// It never yields to other jobs.
+    Waiter,
 }
 
 /// One unit of work of a [`Job`](crate::Job).
@@ -164,6 +168,11 @@ pub(crate) trait Lender {
     fn should_yield(&self, stamp: u64) -> bool;
     /// Runs some waiting work younger than `stamp`; true if it ran any.
     fn yield_now(&self, stamp: u64) -> bool;
+    /// Whether whoever runs the step gives up on it (a waiter whose
+    /// query was interrupted; it has cancelled the job by then).
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// What a running step can see of its job and worker.
@@ -179,9 +188,12 @@ pub struct StepContext<'a> {
 
 impl StepContext<'_> {
     /// True once the job is cancelled or failed; a step should then return
-    /// early (its result is ignored).
+    /// early (its result is ignored). Run by a thread waiting for its DAG,
+    /// it is also where that thread checks whether its caller gave up (see
+    /// [`DagHandle::wait_interruptible`](crate::DagHandle::wait_interruptible)),
+    /// which cancels the job.
     pub fn is_cancelled(&self) -> bool {
-        self.job.is_stopped()
+        self.job.is_stopped() || self.lender.is_some_and(|lender| lender.interrupted())
     }
 
     /// The kind of worker running this step.

@@ -28,7 +28,7 @@ use crate::memory::MemoryAccountant;
 use crate::options::ExecOptions;
 use crate::pipeline::{
     Breaker, BreakerSpec, LaneOutput, LaneReport, LaneShared, Operator, Phase, Pipeline, Prefix,
-    ScanData, Segment, Sink, StepCounters, batch_bytes, make_job, segments, streaming_ops,
+    ScanData, Segment, Sink, StepCounters, Workers, batch_bytes, make_job, segments, streaming_ops,
 };
 use crate::profile::{OperatorProfile, QueryProfile};
 use crate::rewrite::rewrite;
@@ -37,8 +37,9 @@ use crate::sort::{FullSort, MergePlan, RadixSort, Scattered, SortedRun, TopN, ke
 use crate::source::{SourceResolver, TableData};
 use crate::tail::limit;
 
-/// How long the query thread waits on the job before checking the cancel
-/// flag and the deadline again.
+/// How long the query thread blocks waiting for its DAG before checking
+/// the cancel flag and the deadline again (it also checks them between the
+/// morsels of the lanes it runs itself).
 const WAIT_SLICE: Duration = Duration::from_millis(5);
 
 /// The result of [`execute`].
@@ -66,8 +67,9 @@ impl QueryOutput {
 /// parallel job where it has real work: aggregation, sort). A pipeline's
 /// node starts when the merge of the pipeline it reads has finished; its
 /// job is made then, from the result handed over in a shared slot. The
-/// query thread only builds the DAG, waits on it and collects the last
-/// result.
+/// query thread builds the DAG, waits for it (running lanes and tasks of
+/// its jobs meanwhile where the executor lets waiters work: then it is one
+/// of the query's threads) and collects the last result.
 ///
 /// Returns [`Error::Cancelled`] once `options.cancel` is set and
 /// [`Error::Timeout`] once `options.deadline` passes (the DAG is cancelled
@@ -94,22 +96,17 @@ pub fn execute(
         ..
     } = build;
     let handle = dag.build()?.run(executor);
-    let outcome = loop {
-        let slice = match options.deadline {
-            Some(d) => d.saturating_duration_since(Instant::now()).min(WAIT_SLICE),
-            None => WAIT_SLICE,
-        };
-        if let Some(outcome) = handle.wait_timeout(slice) {
-            break outcome;
-        }
-        if let Err(e) = check_interrupt(options, started) {
-            handle.cancel();
-            return Err(e);
-        }
+    let poll = match options.deadline {
+        Some(d) => d.saturating_duration_since(Instant::now()).min(WAIT_SLICE),
+        None => WAIT_SLICE,
     };
+    let outcome = handle.wait_interruptible(poll, &|| check_interrupt(options, started).is_err());
     match outcome {
         DagOutcome::Completed => {}
-        DagOutcome::Cancelled => return Err(Error::Cancelled),
+        DagOutcome::Cancelled => {
+            check_interrupt(options, started)?;
+            return Err(Error::Cancelled);
+        }
         DagOutcome::Failed(failures) => {
             let failure = failures
                 .into_iter()
@@ -320,7 +317,7 @@ struct DagBuild<'a> {
     ops: Slot<Vec<(usize, OperatorProfile)>>,
     options: &'a ExecOptions,
     sources: &'a dyn SourceResolver,
-    split: (usize, usize),
+    workers: Workers,
     started: Instant,
     first_lanes: usize,
     morsels_total: u64,
@@ -351,7 +348,7 @@ impl<'a> DagBuild<'a> {
             ops: Arc::new(Mutex::new(Some(Vec::new()))),
             options,
             sources,
-            split: executor.split(),
+            workers: Workers::of(executor),
             started,
             first_lanes: 0,
             morsels_total: 0,
@@ -564,7 +561,7 @@ impl<'a> DagBuild<'a> {
                 ops,
             },
             self.sources,
-            self.split,
+            self.workers,
             self.options,
         )?;
         let lanes_node = format!("pipeline {}", self.pipelines);
@@ -726,7 +723,7 @@ impl<'a> DagBuild<'a> {
         }
         let slots = NodeSlots::new();
         self.nodes.push(slots.clone());
-        let workers = (self.split.0 + self.split.1).max(1);
+        let workers = self.workers.total();
         let analyze = self.options.analyze;
         let ops = Arc::clone(&self.ops);
         let memory = Arc::clone(&self.memory);
@@ -1194,7 +1191,7 @@ enum SortWork {
 fn sort_job(slots: &NodeSlots, ctx: &NodeContext) -> Result<Job> {
     let mut collected = collect_lanes(slots, ctx)?;
     let p = collected.shared.pipeline();
-    let workers = (p.split.0 + p.split.1).max(1);
+    let workers = p.workers.total();
     let cost = collected.partial_rows / 1000 + 1;
     // lanes whose strings were too varied to rank hand over runs; then
     // every lane's rows are sorted into runs and merged
@@ -1288,7 +1285,7 @@ fn merge_job(slots: &NodeSlots, ctx: NodeContext) -> Result<Option<Job>> {
         Some(work) => sorted_work(p, work, &ctx.memory, &mut held)?,
         None => merge_work(&shared, outputs, &ctx.memory)?,
     };
-    let workers = (p.split.0 + p.split.1).max(1).min(work.tasks).max(1);
+    let workers = p.workers.total().min(work.tasks).max(1);
     let tasks = Arc::new(TaskShared {
         cursor: AtomicUsize::new(0),
         results: Mutex::new((0..work.tasks).map(|_| None).collect()),
@@ -1432,8 +1429,8 @@ fn merge_work(
             let cost = (groups + aside) as u64 / 1000 + 1;
             let partitions = match (plan.has_groups(), aside) {
                 (false, _) => 1,
-                (true, 0) => aggregate_partitions(groups, p.split),
-                (true, _) => aggregate_partitions(groups + aside, p.split).min(SPILL_PARTITIONS),
+                (true, 0) => aggregate_partitions(groups, p.workers),
+                (true, _) => aggregate_partitions(groups + aside, p.workers).min(SPILL_PARTITIONS),
             };
             let plan = plan.clone();
             if states.len() == 1 && aside == 0 {
@@ -1514,7 +1511,7 @@ fn merge_work(
                     _ => return Err(Error::Internal("a sort lane without a run".into())),
                 }
             }
-            Ok(merge_runs(runs, p.split, rows.clone()))
+            Ok(merge_runs(runs, p.workers, rows.clone()))
         }
         Breaker::Window { plan } => window_work(shared, plan, outputs, memory),
     }
@@ -1522,14 +1519,10 @@ fn merge_work(
 
 /// Sorted runs merged: ranges of keys cut by splitters, one task each;
 /// with `kept`, only the sorted rows at those positions.
-fn merge_runs(
-    runs: Vec<SortedRun>,
-    split: (usize, usize),
-    kept: Option<Range<usize>>,
-) -> MergeWork {
+fn merge_runs(runs: Vec<SortedRun>, workers: Workers, kept: Option<Range<usize>>) -> MergeWork {
     let rows: usize = runs.iter().map(SortedRun::num_rows).sum();
     let cost = rows as u64 / 1000 + 1;
-    let merge = MergePlan::new(&runs, sort_tasks(rows, split));
+    let merge = MergePlan::new(&runs, sort_tasks(rows, workers));
     let keep = task_rows((0..merge.partitions).map(|i| merge.partition_rows(i)), kept);
     if merge.partitions == 1 || runs.len() == 1 {
         return serial(cost, move || {
@@ -1568,13 +1561,11 @@ fn task_rows(
 
 /// Tasks for the last job of a full sort of `rows` rows: several per
 /// worker, of at least [`SORT_PARTITION_ROWS`] rows.
-fn sort_tasks(rows: usize, (main, reserve): (usize, usize)) -> usize {
+fn sort_tasks(rows: usize, workers: Workers) -> usize {
     if rows < 2 * SORT_PARTITION_ROWS {
         1
     } else {
-        (4 * (main + reserve))
-            .min(rows / SORT_PARTITION_ROWS)
-            .max(1)
+        (4 * workers.total()).min(rows / SORT_PARTITION_ROWS).max(1)
     }
 }
 
@@ -1594,7 +1585,7 @@ fn sorted_work(
     match work {
         SortWork::Runs(handle, mut runs) => {
             runs.extend(handle.results()?);
-            Ok(merge_runs(runs, p.split, kept))
+            Ok(merge_runs(runs, p.workers, kept))
         }
         SortWork::Radix(radix, handle) => {
             let scattered = handle.results()?;
@@ -1603,7 +1594,7 @@ fn sorted_work(
             memory.grow(bytes);
             *held += bytes;
             let rows = radix.num_rows();
-            let ranges = radix.ranges(&scattered, sort_tasks(rows, p.split));
+            let ranges = radix.ranges(&scattered, sort_tasks(rows, p.workers));
             let keep = task_rows(
                 ranges
                     .iter()
@@ -1685,11 +1676,11 @@ const SORT_PARTITION_ROWS: usize = 1 << 14;
 /// Merge partitions for `groups` partial groups: one when few, else
 /// enough for every worker to claim several (a power of two dividing
 /// [`RADIX_BUCKETS`]).
-fn aggregate_partitions(groups: usize, (main, reserve): (usize, usize)) -> usize {
+fn aggregate_partitions(groups: usize, workers: Workers) -> usize {
     if groups < 1 << 14 {
         return 1;
     }
-    let workers = (main + reserve).max(1);
+    let workers = workers.total();
     (groups >> 14)
         .clamp(4 * workers, RADIX_BUCKETS)
         .next_power_of_two()

@@ -1,6 +1,6 @@
 //! The builder: the parallel part of a plan as one executor job of lanes.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::datatypes::{Schema, SchemaRef};
 use crossbeam_channel::Sender;
-use weir_executor::{Job, Step, StepContext, StepResult, WorkerKind};
+use weir_executor::{Job, PipelineExecutor, Step, StepContext, StepResult, WorkerKind};
 use weir_planner::{AggregateExpr, Expr, LogicalPlan, TableSource};
 
 use crate::aggregate::{AggregatePlan, AggregateState, PartitionedState, conform};
@@ -632,7 +632,7 @@ pub(crate) struct Pipeline {
     zone_filters: Vec<ZoneFilter>,
     pub(crate) morsel_rows: usize,
     pub(crate) lanes: usize,
-    pub(crate) split: (usize, usize),
+    pub(crate) workers: Workers,
     pub(crate) early_stop: Option<usize>,
     pub(crate) cost: u64,
 }
@@ -645,7 +645,7 @@ impl Pipeline {
         segment: &Segment<'_>,
         prefix: Prefix,
         sources: &dyn SourceResolver,
-        threads: (usize, usize),
+        workers: Workers,
         options: &ExecOptions,
     ) -> Result<Self> {
         let Prefix { source, mut ops } = prefix;
@@ -788,7 +788,7 @@ impl Pipeline {
             morsels: Vec::new(),
             morsel_rows: options.morsel_rows.max(1),
             lanes: 1,
-            split: threads,
+            workers,
             early_stop: segment.early_stop,
             cost: 1,
         };
@@ -869,7 +869,7 @@ impl Pipeline {
     /// Cuts the source into morsels and sizes the job: lanes and cost.
     fn size(&mut self) {
         self.morsels = self.table.morsels(self.morsel_rows);
-        let total_threads = (self.split.0 + self.split.1).max(1);
+        let total_threads = self.workers.total();
         self.lanes = total_threads.min(self.morsels.len()).max(1);
         let rows = self.table.num_rows() as f64;
         let mut per_row = 1.0;
@@ -953,16 +953,14 @@ impl Pipeline {
 
     /// The EXPLAIN lines of the job.
     pub(crate) fn describe(&self, out: &mut String) {
-        let (main, reserve) = self.split;
         let _ = writeln!(
             out,
-            "job \"{}\": cost {}, {} lane{} on {} main + {} reserve workers, {} morsel{} of up to {} rows ({} rows)",
+            "job \"{}\": cost {}, {} lane{} on {}, {} morsel{} of up to {} rows ({} rows)",
             self.source,
             self.cost,
             self.lanes,
             if self.lanes == 1 { "" } else { "s" },
-            main,
-            reserve,
+            self.workers,
             self.morsels.len(),
             if self.morsels.len() == 1 { "" } else { "s" },
             self.morsel_rows,
@@ -1053,7 +1051,7 @@ impl StepCounters {
             self.nanos += t.elapsed().as_nanos() as u64;
         }
         match worker {
-            WorkerKind::Main => self.morsels_main += 1,
+            WorkerKind::Main | WorkerKind::Waiter => self.morsels_main += 1,
             WorkerKind::Reserve => self.morsels_reserve += 1,
         }
     }
@@ -1252,11 +1250,47 @@ impl LaneShared {
     }
 }
 
+/// The threads that work on a query: the executor's main and reserve
+/// workers, and the query's own thread where it works while it waits for
+/// its DAG ([`weir_executor::ExecutorConfig::waiters_work`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Workers {
+    pub(crate) main: usize,
+    pub(crate) reserve: usize,
+    pub(crate) waiter: bool,
+}
+
+impl Workers {
+    pub(crate) fn of(executor: &PipelineExecutor) -> Self {
+        let (main, reserve) = executor.split();
+        Workers {
+            main,
+            reserve,
+            waiter: executor.waiters_work(),
+        }
+    }
+
+    /// How many threads run a parallel job of the query (at least one).
+    pub(crate) fn total(self) -> usize {
+        (self.main + self.reserve + usize::from(self.waiter)).max(1)
+    }
+}
+
+impl fmt::Display for Workers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} main + {} reserve workers", self.main, self.reserve)?;
+        if self.waiter {
+            f.write_str(" and the query's thread")?;
+        }
+        Ok(())
+    }
+}
+
 /// Makes a job of `phase`: one lane step per worker thread (at most one
 /// per morsel).
 pub(crate) fn make_job(shared: &Arc<LaneShared>, tx: &Sender<LaneReport>, phase: Phase) -> Job {
     let p = &shared.pipeline;
-    let total_threads = (p.split.0 + p.split.1).max(1);
+    let total_threads = p.workers.total();
     let (name, lanes) = match phase {
         Phase::Source => (format!("pipeline {}", p.source), p.lanes),
         Phase::Unmatched { op } => {

@@ -312,6 +312,41 @@ fn explain_shows_steps_without_running_and_analyze_shows_rows() {
 }
 
 #[test]
+fn threads_count_the_statements_own_thread() {
+    let explain = |threads: usize| {
+        let db = Database::with_config(Config {
+            threads,
+            morsel_rows: 100,
+            ..Config::default()
+        })
+        .unwrap();
+        db.execute("CREATE TABLE t AS SELECT * FROM range(1000)")
+            .unwrap();
+        assert_eq!(db.config().threads, threads);
+        db.execute("EXPLAIN SELECT count(*) FROM t WHERE range % 3 = 0")
+            .unwrap()
+            .to_string()
+    };
+    // one thread is one worker; from two on, the statement's thread works
+    // on its query beside threads - 1 workers
+    let one = explain(1);
+    assert!(
+        one.contains("1 lane on 1 main + 0 reserve workers,"),
+        "{one}"
+    );
+    let two = explain(2);
+    assert!(
+        two.contains("2 lanes on 1 main + 0 reserve workers and the query's thread"),
+        "{two}"
+    );
+    let four = explain(4);
+    assert!(
+        four.contains("4 lanes on 2 main + 1 reserve workers and the query's thread"),
+        "{four}"
+    );
+}
+
+#[test]
 fn clones_run_queries_from_many_threads_on_one_executor() {
     let db = Database::with_config(Config {
         threads: 2,

@@ -508,3 +508,112 @@ fn jobs_submitted_by_done_hooks_while_the_executor_drops_never_hang() {
         );
     }
 }
+
+/// One worker, and the thread waiting for a DAG works on it.
+fn working_waiter_executor() -> weir_executor::PipelineExecutor {
+    weir_executor::PipelineExecutor::new(weir_executor::ExecutorConfig {
+        thread_name: "it-waiter".to_owned(),
+        waiters_work: true,
+        ..weir_executor::ExecutorConfig::with_threads(1)
+    })
+    .unwrap()
+}
+
+/// A job of two steps that must run at once (each waits for the other)
+/// and record the thread each ran on.
+fn rendezvous_recording(ran_on: &Arc<Mutex<Vec<std::thread::ThreadId>>>) -> Job {
+    let meet = Arc::new(Rendezvous::new(2));
+    let mut job = Job::new("meet");
+    for i in 0..2 {
+        let meet = Arc::clone(&meet);
+        let ran_on = Arc::clone(ran_on);
+        job.push_step(Box::new(step_fn(format!("meet {i}"), move |_ctx| {
+            ran_on.lock().unwrap().push(std::thread::current().id());
+            meet.arrive()
+        })));
+    }
+    job
+}
+
+#[test]
+fn a_waiting_thread_works_on_its_dag() {
+    let executor = working_waiter_executor();
+    assert_eq!((executor.threads(), executor.parallelism()), (1, 2));
+    // The two steps meet, so with one worker the job completes only if
+    // the waiter runs one of them.
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let dag = DagBuilder::new()
+        .node(Node::job("first", logging("first", &Arc::default())))
+        .node(Node::job("meet", rendezvous_recording(&ran_on)).after("first"))
+        .build()
+        .unwrap();
+    assert_eq!(dag.run(&executor).wait(), DagOutcome::Completed);
+    let ran_on = ran_on.lock().unwrap();
+    assert_eq!(ran_on.len(), 2);
+    assert!(ran_on.contains(&std::thread::current().id()), "{ran_on:?}");
+    let stats = executor.shutdown();
+    assert_eq!(stats.steps_run_waiting, 1);
+    assert_eq!(stats.steps_run_main, 2);
+    assert_eq!(stats.board_len, 0);
+}
+
+#[test]
+fn a_waiting_thread_does_not_work_unless_configured() {
+    let executor = executor(2);
+    assert!(!executor.waiters_work());
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let dag = DagBuilder::new()
+        .node(Node::job("meet", rendezvous_recording(&ran_on)))
+        .build()
+        .unwrap();
+    assert_eq!(dag.run(&executor).wait(), DagOutcome::Completed);
+    let ran_on = ran_on.lock().unwrap();
+    assert_eq!(ran_on.len(), 2);
+    assert!(!ran_on.contains(&std::thread::current().id()), "{ran_on:?}");
+    assert_eq!(executor.shutdown().steps_run_waiting, 0);
+}
+
+#[test]
+fn an_interrupted_waiter_cancels_the_run_from_inside_a_step() {
+    let executor = working_waiter_executor();
+    // Two steps that run until cancelled: the worker holds one, the waiter
+    // the other; only the waiter's check of `interrupted` (asked where the
+    // step asks whether it is cancelled) can end them.
+    let mut job = Job::new("spin");
+    for i in 0..2 {
+        job.push_step(Box::new(step_fn(format!("spin {i}"), spin_until_cancelled)));
+    }
+    let dag = DagBuilder::new()
+        .node(Node::job("spin", job))
+        .build()
+        .unwrap();
+    let handle = dag.run(&executor);
+    // Blocked, the waiter asks once per 30 s poll: a hundred asks come
+    // from the step it runs.
+    let asked = AtomicUsize::new(0);
+    let outcome =
+        handle.wait_interruptible(PATIENCE, &|| asked.fetch_add(1, Ordering::Relaxed) >= 100);
+    assert_eq!(outcome, DagOutcome::Cancelled);
+    assert!(asked.load(Ordering::Relaxed) > 100);
+    // The worker's step stops too, and the run ends.
+    assert_eq!(handle.wait(), DagOutcome::Cancelled);
+    assert_eq!(handle.state("spin"), Some(NodeState::Cancelled));
+}
+
+#[test]
+fn an_interrupt_while_blocked_cancels_within_a_poll() {
+    let executor = working_waiter_executor();
+    // One step: not offered to the waiter, which blocks and polls.
+    let dag = DagBuilder::new()
+        .node(Node::job("spin", until_cancelled("spin")))
+        .build()
+        .unwrap();
+    let handle = dag.run(&executor);
+    let polls = AtomicUsize::new(0);
+    let outcome = handle.wait_interruptible(Duration::from_millis(1), &|| {
+        polls.fetch_add(1, Ordering::Relaxed) == 3
+    });
+    assert_eq!(outcome, DagOutcome::Cancelled);
+    assert_eq!(polls.load(Ordering::Relaxed), 4);
+    assert_eq!(handle.wait(), DagOutcome::Cancelled);
+}

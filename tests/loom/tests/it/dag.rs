@@ -1,14 +1,21 @@
-//! The DAG scheduler: two nodes finishing at once on different threads
-//! race to advance their common dependant; it must start exactly once
-//! (and the run must end). Each node's job runs on its own loom thread
-//! (a [`Launcher`] for models), so the two finishing hooks, which decrement
-//! the dependant's count and start it, really race.
+//! The DAG scheduler.
+//!
+//! - `dag_join`: two nodes finishing at once on different threads race to
+//!   advance their common dependant; it must start exactly once (and the
+//!   run must end). Each node's job runs on its own loom thread (a
+//!   [`Launcher`] for models), so the two finishing hooks, which decrement
+//!   the dependant's count and start it, really race.
+//! - `dag_waiter`: the real executor with one main worker, and the thread
+//!   waiting for the DAG working on it. The node's job is the rendezvous
+//!   probe of the wake models (step 0 waits for step 1), so the run ends
+//!   only if the waiter claims a step while the worker holds the other:
+//!   an offer the waiter sleeps through becomes a deadlock loom reports.
 
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::thread;
 use weir_executor::{
-    DagBuilder, DagOutcome, Job, JobHandle, JobTicket, Launcher, Node, NodeState, StepClaim,
-    WorkerKind,
+    DagBuilder, DagOutcome, ExecutorConfig, Job, JobHandle, JobTicket, Launcher, Node, NodeState,
+    PipelineExecutor, StepClaim, WorkerKind,
 };
 
 use crate::{check, counting_job, run_counts};
@@ -56,4 +63,28 @@ pub(crate) fn dag_join_model() {
 #[test]
 fn dag_join_starts_once() {
     check("dag_join", dag_join_model);
+}
+
+/// One main worker and a working waiter run the rendezvous job as a node.
+pub(crate) fn dag_waiter_model() {
+    let executor = PipelineExecutor::new(ExecutorConfig {
+        threads: 1,
+        split: Some((1, 0)),
+        queue_capacity: None,
+        thread_name: "loom".to_owned(),
+        waiters_work: true,
+    })
+    .unwrap();
+    let dag = DagBuilder::new()
+        .node(Node::job("meet", crate::wake::rendezvous_job()))
+        .build()
+        .unwrap();
+    assert_eq!(dag.run(&executor).wait(), DagOutcome::Completed);
+    assert_eq!(executor.board_len(), 0, "a finished job leaves the board");
+    drop(executor);
+}
+
+#[test]
+fn dag_waiter_sleeps_through_no_offer() {
+    check("dag_waiter", dag_waiter_model);
 }

@@ -133,3 +133,11 @@ fn planted_dag_bug_is_caught() {
     // starts, and the waiter waits for ever.
     expect_deadlock("dag", "dag::dag_join_starts_once");
 }
+
+#[cfg(weir_loom_bug = "waiter")]
+#[test]
+fn planted_waiter_bug_is_caught() {
+    // The waiter sleeps without being counted: the offer of the job whose
+    // other step the worker holds wakes nobody.
+    expect_deadlock("waiter", "dag::dag_waiter_sleeps_through_no_offer");
+}

@@ -38,12 +38,13 @@ fn executor_with(split: (usize, usize)) -> PipelineExecutor {
         split: Some(split),
         queue_capacity: None,
         thread_name: "loom".to_owned(),
+        waiters_work: false,
     })
     .unwrap()
 }
 
 /// Step 0 waits for step 1: the job needs both workers at once.
-fn rendezvous_job() -> Job {
+pub(crate) fn rendezvous_job() -> Job {
     let signal = Arc::new((Mutex::new(false), Condvar::new()));
     let waiter = Arc::clone(&signal);
     Job::new("rendezvous")
