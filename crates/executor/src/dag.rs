@@ -1010,12 +1010,13 @@ impl DagHandle {
             run,
             interrupted: watch.map(|(_, interrupted)| interrupted),
         };
+        let worker = run.worker.as_ref().filter(|_| stack_for_steps());
         let mut waiting = run.waiting.lock().unwrap();
         loop {
             if let Some(outcome) = &waiting.outcome {
                 return Some(outcome.clone());
             }
-            if let Some(worker) = &run.worker
+            if let Some(worker) = worker
                 && let Some(job) = waiting.offered.last().cloned()
             {
                 drop(waiting);
@@ -1123,6 +1124,21 @@ impl DagHandle {
         let node = self.run.nodes.iter().find(|n| n.name == name)?;
         node.error.lock().unwrap().clone()
     }
+}
+
+/// The stack a waiter must have left to run steps: what a worker (a
+/// thread of the platform's default 2 MiB) has left when it starts one,
+/// give or take. Steps are written for workers, and a waiting thread may
+/// have a small stack (a thread spawned with 512 KiB): it then only waits.
+const WAITER_STACK: usize = 3 << 19;
+
+/// Whether this thread has the stack to run steps (see [`WAITER_STACK`]);
+/// not under loom, whose threads are not the platform's.
+fn stack_for_steps() -> bool {
+    #[cfg(weir_loom)]
+    return true;
+    #[cfg(not(weir_loom))]
+    stacker::remaining_stack().is_some_and(|left| left >= WAITER_STACK)
 }
 
 /// What a waiter lends the steps it runs: never other work (a waiter

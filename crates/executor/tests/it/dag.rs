@@ -617,3 +617,89 @@ fn an_interrupt_while_blocked_cancels_within_a_poll() {
     assert_eq!(polls.load(Ordering::Relaxed), 4);
     assert_eq!(handle.wait(), DagOutcome::Cancelled);
 }
+
+#[test]
+fn a_waiting_thread_with_a_small_stack_only_waits() {
+    let executor = working_waiter_executor();
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let (outcome, waiter) = {
+        let mut job = Job::new("two");
+        for i in 0..2 {
+            let ran_on = Arc::clone(&ran_on);
+            job.push_step(Box::new(step_fn(format!("step {i}"), move |_ctx| {
+                ran_on.lock().unwrap().push(std::thread::current().id());
+                Ok(())
+            })));
+        }
+        let dag = DagBuilder::new()
+            .node(Node::job("two", job))
+            .build()
+            .unwrap();
+        let handle = dag.run(&executor);
+        std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || (handle.wait(), std::thread::current().id()))
+            .unwrap()
+            .join()
+            .unwrap()
+    };
+    assert_eq!(outcome, DagOutcome::Completed);
+    let ran_on = ran_on.lock().unwrap();
+    assert_eq!(ran_on.len(), 2);
+    assert!(!ran_on.contains(&waiter), "{ran_on:?}");
+    assert_eq!(executor.shutdown().steps_run_waiting, 0);
+}
+
+#[test]
+fn many_working_waiters_run_every_step_of_their_dags_exactly_once() {
+    let executor = Arc::new(
+        weir_executor::PipelineExecutor::new(weir_executor::ExecutorConfig {
+            thread_name: "it-waiters".to_owned(),
+            waiters_work: true,
+            ..weir_executor::ExecutorConfig::with_threads(2)
+        })
+        .unwrap(),
+    );
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counting = |name: &str, steps: usize| {
+        let mut job = Job::new(name);
+        for i in 0..steps {
+            let runs = Arc::clone(&runs);
+            job.push_step(Box::new(step_fn(format!("{name} {i}"), move |_ctx| {
+                runs.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            })));
+        }
+        job
+    };
+    let (threads, dags) = (4, 50);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let executor = Arc::clone(&executor);
+            scope.spawn(move || {
+                for _ in 0..dags {
+                    // a diamond: 3 + 2 + 4 + 3 steps
+                    let dag = DagBuilder::new()
+                        .node(Node::job("top", counting("top", 3)))
+                        .node(Node::job("left", counting("left", 2)).after("top"))
+                        .node(Node::job("right", counting("right", 4)).after("top"))
+                        .node(
+                            Node::job("bottom", counting("bottom", 3))
+                                .after("left")
+                                .after("right"),
+                        )
+                        .build()
+                        .unwrap();
+                    assert_eq!(dag.run(&executor).wait(), DagOutcome::Completed);
+                }
+            });
+        }
+    });
+    assert_eq!(runs.load(Ordering::Relaxed), threads * dags * 12);
+    let stats = Arc::into_inner(executor).unwrap().shutdown();
+    assert_eq!(
+        stats.steps_run_main + stats.steps_run_reserve + stats.steps_run_waiting,
+        (threads * dags * 12) as u64
+    );
+    assert_eq!(stats.board_len, 0);
+}
