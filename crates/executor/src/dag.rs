@@ -1011,6 +1011,10 @@ impl DagHandle {
             interrupted: watch.map(|(_, interrupted)| interrupted),
         };
         let worker = run.worker.as_ref().filter(|_| stack_for_steps());
+        // where the waiter looks before it blocks: from the run's start,
+        // and a working waiter, like a worker, again after each step
+        #[cfg(not(weir_loom))]
+        let mut idle_from = run.started;
         let mut waiting = run.waiting.lock().unwrap();
         loop {
             if let Some(outcome) = &waiting.outcome {
@@ -1021,6 +1025,10 @@ impl DagHandle {
             {
                 drop(waiting);
                 let claim = worker.run_waiter_step(&job, &lender);
+                #[cfg(not(weir_loom))]
+                {
+                    idle_from = Instant::now();
+                }
                 waiting = run.waiting.lock().unwrap();
                 if claim == StepClaim::Exhausted {
                     waiting.offered.retain(|offered| *offered != job);
@@ -1040,9 +1048,9 @@ impl DagHandle {
                 return None;
             }
             #[cfg(not(weir_loom))]
-            if run.look && now.duration_since(run.started) < crate::executor::LOOK_FOR_WORK {
+            if run.look && now.duration_since(idle_from) < crate::executor::LOOK_FOR_WORK {
                 drop(waiting);
-                self.look(deadline);
+                self.look(idle_from + crate::executor::LOOK_FOR_WORK, deadline);
                 waiting = run.waiting.lock().unwrap();
                 continue;
             }
@@ -1067,11 +1075,13 @@ impl DagHandle {
         }
     }
 
-    /// While the run is younger than a worker looks for work before it
-    /// blocks, looks for the outcome or an offered job, yielding the core
-    /// between looks (and not past `deadline`): a short query's waiter
-    /// then sees its end at once instead of taking a wake-up through the
-    /// kernel, which costs tens of microseconds on an idle core. Only where
+    /// Until `until` (the run's start, or a working waiter's last step,
+    /// plus the time a worker looks for work before it blocks), looks for
+    /// the outcome or an offered job, yielding the core between looks (and
+    /// not past `deadline`): a short query's waiter then sees its end at
+    /// once instead of taking a wake-up through the kernel, which costs
+    /// tens of microseconds on an idle core, and a working waiter takes
+    /// the next pipeline's job at once. Only where
     /// the launcher leaves a core spare: with a worker on every core, a
     /// looking waiter keeps a core busy that the scheduler would otherwise
     /// hand to a worker waiting behind another, and a short query's lanes
@@ -1079,15 +1089,13 @@ impl DagHandle {
     /// 0.114 ms in half the runs). The lock and condition variable stay the
     /// protocol (not under loom, which checks them).
     #[cfg(not(weir_loom))]
-    fn look(&self, deadline: Option<Instant>) {
+    fn look(&self, until: Instant, deadline: Option<Instant>) {
         let run = &*self.run;
         let offers = run.offers.load(Ordering::Acquire);
         while !run.published.load(Ordering::Acquire) && run.offers.load(Ordering::Acquire) == offers
         {
             let now = Instant::now();
-            if now.duration_since(run.started) >= crate::executor::LOOK_FOR_WORK
-                || deadline.is_some_and(|d| now >= d)
-            {
+            if now >= until || deadline.is_some_and(|d| now >= d) {
                 return;
             }
             std::thread::yield_now();
