@@ -1138,6 +1138,7 @@ impl DagHandle {
 /// thread of the platform's default 2 MiB) has left when it starts one,
 /// give or take. Steps are written for workers, and a waiting thread may
 /// have a small stack (a thread spawned with 512 KiB): it then only waits.
+#[cfg(not(weir_loom))]
 const WAITER_STACK: usize = 3 << 19;
 
 /// Whether this thread has the stack to run steps (see [`WAITER_STACK`]);
