@@ -1682,6 +1682,66 @@ fn a_capped_decimal_product_is_exact_when_small_and_an_error_when_it_overflows()
 }
 
 #[test]
+fn a_capped_decimal_product_ignores_values_behind_nulls_and_broadcasts_constants() {
+    use arrow::buffer::{NullBuffer, ScalarBuffer};
+    // DECIMAL(15,2) * DECIMAL(15,2) (DECIMAL(18,4)): a NULL's slot holds a
+    // value whose product would overflow; it must neither fail nor show
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a", DataType::Decimal128(15, 2), true),
+        Field::new("b", DataType::Decimal128(15, 2), true),
+    ]));
+    let huge = 999_999_999_999_999_i128;
+    let column = |v: Vec<i128>, valid: Vec<bool>| -> arrow::array::ArrayRef {
+        Arc::new(
+            arrow::array::Decimal128Array::new(
+                ScalarBuffer::from(v),
+                Some(NullBuffer::from(valid)),
+            )
+            .with_precision_and_scale(15, 2)
+            .unwrap(),
+        )
+    };
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            column(vec![-12345, huge, 7, 1], vec![true, false, true, true]),
+            column(vec![200, huge, -3, 0], vec![true, true, true, true]),
+        ],
+    )
+    .unwrap();
+    let (a, b) = (|| Expr::column(0, "a"), || Expr::column(1, "b"));
+    check_on(
+        &batch,
+        &bin(a(), BinaryOp::Multiply, b()),
+        vec![
+            dec(-2_469_000, 18, 4),
+            null(),
+            dec(-21, 18, 4),
+            dec(0, 18, 4),
+        ],
+    );
+    // a constant on either side, as DECIMAL(15,2) too
+    let c = || lit(dec(-250, 15, 2));
+    let times_c = vec![
+        dec(3_086_250, 18, 4),
+        null(),
+        dec(-1750, 18, 4),
+        dec(-250, 18, 4),
+    ];
+    check_on(&batch, &bin(a(), BinaryOp::Multiply, c()), times_c.clone());
+    check_on(&batch, &bin(c(), BinaryOp::Multiply, a()), times_c);
+    // a constant that overflows with one row: the error names the values
+    let big = || lit(dec(huge, 15, 2));
+    let err = evaluate(&bin(b(), BinaryOp::Multiply, big()), &batch)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Overflow in multiplication of DECIMAL(18,4)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn decimal_sums_and_differences_rescale_only_the_side_that_needs_it() {
     // a has scale 1, b and c scale 2: a is multiplied by 10 in a + b,
     // b + a, a - b and b - a, nothing is in b + c, b - c and 1.00 - b
