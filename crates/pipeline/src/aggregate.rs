@@ -31,6 +31,7 @@ use weir_planner::{AggregateExpr, AggregateFunction, BinaryOp, Expr};
 use crate::error::{Error, Result};
 
 mod holistic;
+pub(crate) use holistic::sliding_quantile;
 mod ordered;
 mod pairs;
 use crate::eval::evaluate;

@@ -46,7 +46,7 @@ use weir_planner::{
     WindowExpr, WindowFunction,
 };
 
-use crate::aggregate::{AggregatePlan, GroupTable, conform};
+use crate::aggregate::{AggregatePlan, GroupTable, conform, sliding_quantile};
 use crate::error::{Error, Result};
 use crate::eval::evaluate;
 use crate::hash::{fold_word, hash_bytes, mix};
@@ -2330,6 +2330,20 @@ fn framed_aggregate(
     fe: &[usize],
     out: &DataType,
 ) -> Result<ArrayRef> {
+    // a median or continuous quantile over sliding frames keeps one sorted
+    // window instead
+    let column = |e: &Option<Expr>| match e {
+        Some(Expr::Column(c)) => args.get(c.index).map(Some),
+        None => Some(None),
+        Some(_) => None,
+    };
+    if !shape.distinct
+        && shape.order_by.is_empty()
+        && let (Some(Some(values)), Some(fraction)) = (column(&shape.arg), column(&shape.key))
+        && let Some(a) = sliding_quantile(shape.func, values, fraction, fs, fe)?
+    {
+        return conform(a, out);
+    }
     let n = fs.len();
     // each row's frame number; the rows each non-empty frame holds
     let mut frame_of = Vec::with_capacity(n);
