@@ -75,3 +75,9 @@ SELECT l_orderkey, count(DISTINCT l_partkey) OVER (PARTITION BY l_orderkey ORDER
 SELECT count(*) FROM lineitem WHERE l_comment LIKE l_shipmode || '%';
 -- LK2
 SELECT count(*) FROM lineitem WHERE l_comment ILIKE '%' || l_shipmode || '%';
+-- WA4 (a median over a moving frame keeps a sorted window, 2026-11-28)
+SELECT sum(m) FROM (SELECT median(l_extendedprice) OVER (ORDER BY l_orderkey, l_linenumber ROWS BETWEEN 10 PRECEDING AND 10 FOLLOWING) AS m FROM lineitem WHERE l_orderkey < 1000000);
+-- WA5
+SELECT sum(m) FROM (SELECT quantile_cont(l_quantity, 0.9) OVER (PARTITION BY l_suppkey ORDER BY l_shipdate ROWS BETWEEN 50 PRECEDING AND CURRENT ROW) AS m FROM lineitem);
+-- U32 (a decimal product of capped type, 2026-11-28)
+SELECT sum(l_extendedprice * (1 - l_discount)) AS rev FROM lineitem;
