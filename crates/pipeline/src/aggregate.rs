@@ -2108,13 +2108,39 @@ impl SumAcc {
         }
     }
 
+    /// Adds `array`'s values, made i128 by `widen`; `small`: every value
+    /// is below 2^120 in magnitude.
     fn add<T: ArrowPrimitiveType>(
         &mut self,
         array: &PrimitiveArray<T>,
         groups: Option<&[u32]>,
         widen: impl Fn(T::Native) -> i128,
+        small: bool,
     ) -> Result<()> {
         match groups {
+            // values below 2^120 in magnitude (any integer, a decimal of
+            // up to 36 digits): a chunk of 64 cannot overflow an i128, so
+            // each chunk adds up unchecked, in four independent sums, and
+            // only the chunks' totals are checked
+            None if array.null_count() == 0 && small => {
+                let mut sum = 0i128;
+                for chunk in array.values().chunks(64) {
+                    let mut parts = [0i128; 4];
+                    let mut quads = chunk.chunks_exact(4);
+                    for quad in &mut quads {
+                        for (part, v) in parts.iter_mut().zip(quad) {
+                            *part = part.wrapping_add(widen(*v));
+                        }
+                    }
+                    let rest = quads
+                        .remainder()
+                        .iter()
+                        .fold(0i128, |a, v| a.wrapping_add(widen(*v)));
+                    let total = parts.iter().fold(rest, |a, p| a.wrapping_add(*p));
+                    sum = sum.checked_add(total).ok_or_else(|| self.overflow())?;
+                }
+                self.add_i128(sum, array.len() as i64)
+            }
             None => {
                 let (mut sum, mut count) = (0i128, 0i64);
                 let mut failed = false;
@@ -2283,16 +2309,25 @@ impl Accumulator for SumAcc {
         }
         match values.data_type() {
             DataType::Null => Ok(()),
-            DataType::Decimal128(..) => {
+            DataType::Decimal128(p, _) => {
                 let a = values.as_primitive::<Decimal128Type>();
-                self.add(a, groups, |v| v)
+                self.add(a, groups, |v| v, *p <= 36)
             }
-            DataType::Int64 => self.add(values.as_primitive::<Int64Type>(), groups, i128::from),
-            DataType::Int32 => self.add(values.as_primitive::<Int32Type>(), groups, i128::from),
-            DataType::UInt64 => self.add(values.as_primitive::<UInt64Type>(), groups, i128::from),
+            DataType::Int64 => {
+                self.add(values.as_primitive::<Int64Type>(), groups, i128::from, true)
+            }
+            DataType::Int32 => {
+                self.add(values.as_primitive::<Int32Type>(), groups, i128::from, true)
+            }
+            DataType::UInt64 => self.add(
+                values.as_primitive::<UInt64Type>(),
+                groups,
+                i128::from,
+                true,
+            ),
             _ => {
                 let v = cast(values, &DataType::Int64).map_err(Error::arrow)?;
-                self.add(v.as_primitive::<Int64Type>(), groups, i128::from)
+                self.add(v.as_primitive::<Int64Type>(), groups, i128::from, true)
             }
         }
     }
@@ -3511,6 +3546,37 @@ mod tests {
                 .unwrap(),
         );
         assert!(dec.update(&huge, Some(&[1, 1])).is_err());
+    }
+
+    #[test]
+    fn a_sum_without_groups_adds_chunks_unchecked_and_checks_their_totals() {
+        // DECIMAL(36,0) values near the type's bound, of both signs, over
+        // a length no multiple of the chunk: the exact sum
+        let mut rng = StdRng::seed_from_u64(11);
+        let bound = 10i128.pow(36) - 1;
+        let values: Vec<i128> = (0..64 * 5 + 7)
+            .map(|_| rng.random_range(-bound..=bound))
+            .collect();
+        let want: i128 = values.iter().sum();
+        let mut acc = SumAcc::new(SumKind::Decimal(0), false, &DataType::Decimal128(38, 0));
+        acc.resize(1);
+        let array: ArrayRef = Arc::new(
+            Decimal128Array::from(values)
+                .with_precision_and_scale(36, 0)
+                .unwrap(),
+        );
+        acc.update(&array, None).unwrap();
+        assert_eq!(sums(&acc), [(want, 64 * 5 + 7)]);
+        // 200 values of 10^36 - 1 leave i128 only past 170 of them: the
+        // chunks' totals are checked, so it is the overflow error
+        let big: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![bound; 200])
+                .with_precision_and_scale(36, 0)
+                .unwrap(),
+        );
+        let mut acc = SumAcc::new(SumKind::Decimal(0), false, &DataType::Decimal128(38, 0));
+        acc.resize(1);
+        assert!(acc.update(&big, None).is_err());
     }
 
     #[test]
