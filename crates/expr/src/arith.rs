@@ -525,7 +525,7 @@ fn decimal_arith(op: BinaryOp, l: &Value, r: &Value, result: &DataType) -> Resul
     let narrow = op == BinaryOp::Multiply && s == s1 + s2 && p1 <= 18 && p2 <= 18;
     if narrow && !by_type {
         let limit = pow10(i32::from(p)).map_or(u128::MAX, |m| m as u128);
-        if let Some(out) = narrow_product(l, r, limit) {
+        if let Some(out) = narrow_product(l, r, limit)? {
             return out.map(|a| {
                 Ok(Arc::new(
                     a.as_primitive::<D>()
@@ -609,40 +609,14 @@ fn narrow_mul(a: i128, b: i128) -> i128 {
 /// the checked path, which tells the two apart and names the values. The
 /// products' magnitudes are OR-ed, an upper bound of the largest, without
 /// a branch.
-fn narrow_product(l: &Value, r: &Value, limit: u128) -> Option<Value> {
-    let la = l.array().as_primitive::<Decimal128Type>();
-    let ra = r.array().as_primitive::<Decimal128Type>();
-    let (ls, rs) = (l.is_scalar(), r.is_scalar());
-    if (ls && la.is_null(0)) || (rs && ra.is_null(0)) {
-        return None;
-    }
-    let scalar = ls && rs;
-    let nulls = NullBuffer::union(
-        if ls { None } else { la.nulls() },
-        if rs { None } else { ra.nulls() },
-    );
-    let (lv, rv) = (la.values(), ra.values());
-    let mut bits = 0u128;
-    let mut product = |a: &i128, b: &i128| {
-        let m = narrow_mul(*a, *b);
-        bits |= m.unsigned_abs();
+fn narrow_product(l: &Value, r: &Value, limit: u128) -> Result<Option<Value>> {
+    let bits = std::cell::Cell::new(0u128);
+    let out = infallible_kernel::<Decimal128Type>(l, r, |a, b| {
+        let m = narrow_mul(a, b);
+        bits.set(bits.get() | m.unsigned_abs());
         m
-    };
-    let out: Vec<i128> = match (ls && !scalar, rs && !scalar) {
-        (true, _) => rv.iter().map(|b| product(&lv[0], b)).collect(),
-        (_, true) => lv.iter().map(|a| product(a, &rv[0])).collect(),
-        _ => lv
-            .iter()
-            .zip(rv.iter())
-            .map(|(a, b)| product(a, b))
-            .collect(),
-    };
-    (bits < limit).then(|| {
-        Value::wrap(
-            Arc::new(PrimitiveArray::<Decimal128Type>::new(out.into(), nulls)),
-            scalar,
-        )
-    })
+    })?;
+    Ok((bits.get() < limit).then_some(out))
 }
 
 /// True when `l op r` cannot leave precision `p` at scale `s` for any of
