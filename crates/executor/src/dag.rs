@@ -1081,13 +1081,13 @@ impl DagHandle {
     /// not past `deadline`): a short query's waiter then sees its end at
     /// once instead of taking a wake-up through the kernel, which costs
     /// tens of microseconds on an idle core, and a working waiter takes
-    /// the next pipeline's job at once. Only where
-    /// the launcher leaves a core spare: with a worker on every core, a
-    /// looking waiter keeps a core busy that the scheduler would otherwise
-    /// hand to a worker waiting behind another, and a short query's lanes
-    /// ran one after the other (T10 on 2 workers and 2 cores: 0.083 ->
-    /// 0.114 ms in half the runs). The lock and condition variable stay the
-    /// protocol (not under loom, which checks them).
+    /// the next pipeline's job at once. Only where the launcher leaves a
+    /// core spare: with a worker on every core, a looking waiter keeps a
+    /// core busy that the scheduler would otherwise hand to a worker
+    /// waiting behind another, and a short query's lanes ran one after the
+    /// other (T10 on 2 workers and 2 cores: 0.083 -> 0.114 ms in half the
+    /// runs). The lock and condition variable stay the protocol (not under
+    /// loom, which checks them).
     #[cfg(not(weir_loom))]
     fn look(&self, until: Instant, deadline: Option<Instant>) {
         let run = &*self.run;

@@ -43,15 +43,18 @@
 //! Under `cfg(weir_loom)` every atomic, lock, channel and thread comes from
 //! `loom` (see `src/sync.rs`) and the board is a `Mutex<BTreeSet>`, so the
 //! whole executor runs inside loom models. `cfg(weir_loom_bug = "claim" |
-//! "pop" | "complete" | "wake" | "finished" | "fences" | "dag")` plants one known
-//! bug each, for checking that the models catch it.
+//! "pop" | "complete" | "wake" | "finished" | "fences" | "dag" | "waiter")` plants
+//! one known bug each, for checking that the models catch it.
 //!
 //! # DAGs
 //!
 //! [`DagBuilder`] describes nodes (each a [`Job`], or a closure making one)
 //! with dependencies, timeouts and mutex groups; [`Dag::run`] starts every
 //! node as soon as its dependencies allow and returns a [`DagHandle`]; the
-//! protocol is described on [`Dag`].
+//! protocol is described on [`Dag`]. With
+//! [`ExecutorConfig::waiters_work`], the thread waiting for a DAG runs
+//! steps of its jobs meanwhile (DuckDB's model of `threads`, which counts
+//! the caller).
 //!
 //! # Fairness
 //!
