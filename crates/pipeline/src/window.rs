@@ -2436,6 +2436,32 @@ fn framed_aggregate(
     interleave(&[values.as_ref(), none.as_ref()], &picks).map_err(Error::arrow)
 }
 
+const MICROS_PER_DAY: f64 = 86_400_000_000.0;
+
+/// A RANGE frame's order key as the DOUBLEs its offsets move it by: a
+/// number as itself, a DATE or TIMESTAMP in microseconds since the epoch
+/// (exact in a DOUBLE for 285 years either side).
+fn range_key(key: &ArrayRef) -> Result<ArrayRef> {
+    match key.data_type() {
+        DataType::Date32 => {
+            let days = key.as_primitive::<arrow::datatypes::Date32Type>();
+            Ok(Arc::new(
+                days.unary::<_, Float64Type>(|d| d as f64 * MICROS_PER_DAY),
+            ))
+        }
+        DataType::Timestamp(..) => {
+            let micros = cast(
+                key,
+                &DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, None),
+            )
+            .map_err(Error::arrow)?;
+            let micros = cast(&micros, &DataType::Int64).map_err(Error::arrow)?;
+            cast(&micros, &DataType::Float64).map_err(Error::arrow)
+        }
+        _ => cast(key, &DataType::Float64).map_err(Error::arrow),
+    }
+}
+
 /// Each row's frame as `[start, end)` row indices (empty where end <=
 /// start).
 fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
@@ -2474,7 +2500,7 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
             let (key, asc) = ctx.order_key.ok_or_else(|| {
                 Error::Internal("a RANGE offset frame without one order key".into())
             })?;
-            let k = cast(key, &DataType::Float64).map_err(Error::arrow)?;
+            let k = range_key(key)?;
             let k = k.as_primitive::<Float64Type>();
             let sign = if asc { 1.0 } else { -1.0 };
             Some((
@@ -2490,6 +2516,10 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
         match v {
             ScalarValue::Int64(x) => Ok(*x as f64),
             ScalarValue::Float64(x) => Ok(*x),
+            // over a DATE or TIMESTAMP key, in microseconds as the key is
+            ScalarValue::Interval(0, days, micros) => {
+                Ok(*days as f64 * MICROS_PER_DAY + *micros as f64)
+            }
             other => Err(Error::Internal(format!("a frame offset {other}"))),
         }
     };

@@ -642,23 +642,64 @@ fn bound(
                 )));
             };
             let kt = eb.type_of(&key.expr);
-            if !is_numeric(&kt) {
-                return Err(unsupported(format!(
-                    "RANGE frames with an offset need a numeric ORDER BY key, not {}{}",
-                    sql_type_name(&kt),
-                    at(n.span())
-                )));
-            }
-            let v = fold.value(&fold.cast(x, &t, &DataType::Float64))?;
-            match v {
-                Some(ScalarValue::Float64(v)) if is_numeric(&t) && v >= 0.0 && v.is_finite() => {
-                    ScalarValue::Float64(v)
+            if matches!(kt, DataType::Date32 | DataType::Timestamp(..)) {
+                // over a DATE or TIMESTAMP: a constant INTERVAL of days and
+                // smaller units (a month has no fixed length); over a DATE
+                // also a whole number of days, as DuckDB's `date - n`
+                let date = matches!(kt, DataType::Date32);
+                let days = date && t.is_integer();
+                let x = if days {
+                    fold.cast(x, &t, &DataType::Int64)
+                } else {
+                    x
+                };
+                match fold.value(&x)? {
+                    Some(ScalarValue::Int64(n)) if days && n >= 0 => {
+                        ScalarValue::Interval(0, i32::try_from(n).unwrap_or(i32::MAX), 0)
+                    }
+                    Some(ScalarValue::Interval(0, d, us)) if d >= 0 && us >= 0 => {
+                        ScalarValue::Interval(0, d, us)
+                    }
+                    Some(ScalarValue::Interval(months, ..)) if months != 0 => {
+                        return Err(unsupported(format!(
+                            "RANGE frame offsets of months over a {} key are not supported \
+                             (days, hours and smaller units are), found \"{n}\"{}",
+                            sql_type_name(&kt),
+                            at(n.span())
+                        )));
+                    }
+                    _ => {
+                        return Err(bind_err(format!(
+                            "RANGE frame offsets over a {} key must be non-negative constant \
+                             INTERVALs{}, found \"{n}\"{}",
+                            sql_type_name(&kt),
+                            if date { " or days" } else { "" },
+                            at(n.span())
+                        )));
+                    }
                 }
-                _ => {
-                    return Err(bind_err(format!(
-                        "RANGE frame offsets must be non-negative numeric constants, found \"{n}\"{}",
+            } else {
+                if !is_numeric(&kt) {
+                    return Err(unsupported(format!(
+                        "RANGE frames with an offset need a numeric, DATE or TIMESTAMP \
+                         ORDER BY key, not {}{}",
+                        sql_type_name(&kt),
                         at(n.span())
                     )));
+                }
+                let v = fold.value(&fold.cast(x, &t, &DataType::Float64))?;
+                match v {
+                    Some(ScalarValue::Float64(v))
+                        if is_numeric(&t) && v >= 0.0 && v.is_finite() =>
+                    {
+                        ScalarValue::Float64(v)
+                    }
+                    _ => {
+                        return Err(bind_err(format!(
+                            "RANGE frame offsets must be non-negative numeric constants, found \"{n}\"{}",
+                            at(n.span())
+                        )));
+                    }
                 }
             }
         }
