@@ -2438,6 +2438,31 @@ fn framed_aggregate(
 
 const MICROS_PER_DAY: f64 = 86_400_000_000.0;
 
+/// A RANGE bound an INTERVAL with months away from `key` (a DATE or
+/// TIMESTAMP in microseconds, times `sign`: -1 where the window orders it
+/// descending), in the same terms: the calendar moves the key's instant
+/// (2024-03-31 less a month is 2024-02-29, as DuckDB has it), back in the
+/// window's order for PRECEDING. Past the TIMESTAMP range, the bound is
+/// past every key.
+fn calendar_target(
+    key: f64,
+    sign: f64,
+    back: bool,
+    (months, days, micros): (i32, i32, i64),
+) -> f64 {
+    let dir: i32 = if back == (sign > 0.0) { -1 } else { 1 };
+    let instant = (key * sign) as i64;
+    match weir_planner::scalar::add_interval(
+        instant,
+        dir * months,
+        dir * days,
+        i64::from(dir) * micros,
+    ) {
+        Some(moved) => sign * moved as f64,
+        None => sign * f64::from(dir) * f64::INFINITY,
+    }
+}
+
 /// A RANGE frame's order key as the DOUBLEs its offsets move it by: a
 /// number as itself, a DATE or TIMESTAMP in microseconds since the epoch
 /// (exact in a DOUBLE for 285 years either side).
@@ -2551,23 +2576,35 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
                         FrameUnits::Range => peer_end(i),
                     },
                     FrameBound::Preceding(v) | FrameBound::Following(v) => {
-                        let d = offset(v)?;
-                        let d = if matches!(b, FrameBound::Preceding(_)) {
-                            -d
-                        } else {
-                            d
-                        };
+                        let back = matches!(b, FrameBound::Preceding(_));
                         match (frame.units, &range_keys) {
                             (FrameUnits::Rows, _) => {
+                                let d = offset(v)?;
+                                let d = if back { -d } else { d };
                                 let at = i as i64 + d as i64 + i64::from(!is_start);
                                 at.clamp(ps as i64, pe as i64) as usize
                             }
-                            (FrameUnits::Range, Some((k, _))) => match k[i] {
+                            (FrameUnits::Range, Some((k, sign))) => match k[i] {
                                 // NULL keys: the frame is the row's peers
                                 None if is_start => peer_start(i),
                                 None => peer_end(i),
-                                Some(v) => {
-                                    let target = v + d;
+                                Some(key) => {
+                                    let target = match v {
+                                        ScalarValue::Interval(months, days, micros)
+                                            if *months != 0 =>
+                                        {
+                                            calendar_target(
+                                                key,
+                                                *sign,
+                                                back,
+                                                (*months, *days, *micros),
+                                            )
+                                        }
+                                        _ => {
+                                            let d = offset(v)?;
+                                            key + if back { -d } else { d }
+                                        }
+                                    };
                                     let run = &k[vs..ve];
                                     vs + if is_start {
                                         run.partition_point(|x| x.is_some_and(|x| x < target))

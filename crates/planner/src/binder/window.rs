@@ -643,9 +643,9 @@ fn bound(
             };
             let kt = eb.type_of(&key.expr);
             if matches!(kt, DataType::Date32 | DataType::Timestamp(..)) {
-                // over a DATE or TIMESTAMP: a constant INTERVAL of days and
-                // smaller units (a month has no fixed length); over a DATE
-                // also a whole number of days, as DuckDB's `date - n`
+                // over a DATE or TIMESTAMP: a constant INTERVAL (months move
+                // each key by the calendar); over a DATE also a whole
+                // number of days, as DuckDB's `date - n`
                 let date = matches!(kt, DataType::Date32);
                 let days = date && t.is_integer();
                 let x = if days {
@@ -657,16 +657,8 @@ fn bound(
                     Some(ScalarValue::Int64(n)) if days && n >= 0 => {
                         ScalarValue::Interval(0, i32::try_from(n).unwrap_or(i32::MAX), 0)
                     }
-                    Some(ScalarValue::Interval(0, d, us)) if d >= 0 && us >= 0 => {
-                        ScalarValue::Interval(0, d, us)
-                    }
-                    Some(ScalarValue::Interval(months, ..)) if months != 0 => {
-                        return Err(unsupported(format!(
-                            "RANGE frame offsets of months over a {} key are not supported \
-                             (days, hours and smaller units are), found \"{n}\"{}",
-                            sql_type_name(&kt),
-                            at(n.span())
-                        )));
+                    Some(ScalarValue::Interval(m, d, us)) if m >= 0 && d >= 0 && us >= 0 => {
+                        ScalarValue::Interval(m, d, us)
                     }
                     _ => {
                         return Err(bind_err(format!(
