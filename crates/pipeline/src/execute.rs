@@ -1645,6 +1645,18 @@ fn window_work(
             task: Box::new(move |b| Ok(vec![window_plan(&shared)?.compute_batch(&batches, b)?])),
         });
     }
+    if let Some(per) = plan.range_rows(rows, shared.pipeline().morsel_rows) {
+        // rows in window order, frames of a bounded number of rows: one
+        // range of rows a task, each reading the rows its frames reach
+        let ranges = plan.ranges(lanes, per);
+        let tasks = ranges.len();
+        return Ok(MergeWork {
+            tasks,
+            cost: rows as u64 / 1000 + 1,
+            parallel: tasks > 1,
+            task: Box::new(move |r| Ok(vec![window_plan(&shared)?.compute_range(&ranges, r)?])),
+        });
+    }
     let tasks = plan.buckets();
     let memory = Arc::clone(memory);
     Ok(MergeWork {

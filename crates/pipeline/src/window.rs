@@ -110,6 +110,11 @@ pub(crate) struct WindowPlan {
     running: Vec<Option<Running>>,
     /// `by_batch` with a function that reads peer groups.
     reads_peers: bool,
+    /// A presorted window that is not `by_batch`, each of whose
+    /// functions reads at most this many rows before a row and after it
+    /// ([`reach`]): its rows are computed range by range, each range a
+    /// task ([`Ranges`]).
+    reach: Option<(usize, usize)>,
     /// Only the first rows of each partition are wanted ([`row_limit`]):
     /// a bucket gathers and computes no others.
     limit: Option<usize>,
@@ -537,6 +542,14 @@ impl WindowPlan {
                 && (functions.iter().any(|f| reads_peers(f.func))
                     || running.contains(&Some(Running::Peers))),
             running: if by_batch { running } else { Vec::new() },
+            reach: if presorted && !by_batch && limit.is_none() {
+                functions.iter().try_fold((0, 0), |(b, a), f| {
+                    let (fb, fa) = reach(f)?;
+                    Some((b.max(fb), a.max(fa)))
+                })
+            } else {
+                None
+            },
             limit,
             leaders,
         })
@@ -554,8 +567,14 @@ impl WindowPlan {
     pub(crate) fn describe(&self) -> String {
         let list = |v: Vec<String>| v.join(", ");
         if self.presorted {
+            let ranges;
             let how = if self.by_batch {
                 "computed batch by batch in parallel"
+            } else if let Some((back, ahead)) = self.reach {
+                ranges = format!(
+                    "computed by ranges of rows in parallel (frames reach {back} row(s) back, {ahead} ahead)"
+                );
+                &ranges
             } else {
                 "computed by one task"
             };
@@ -814,6 +833,12 @@ impl WindowPlan {
         let Some(sorted) = sorted else {
             return Ok(None);
         };
+        self.compute_sorted(sorted).map(Some)
+    }
+
+    /// The functions computed over `sorted` (`work` rows in window order,
+    /// as [`WindowPlan::compute`] gathers them).
+    fn compute_sorted(&self, sorted: RecordBatch) -> Result<RecordBatch> {
         let n_in = self.input.fields().len();
         let no = self.order_by.len();
         let n = sorted.num_rows();
@@ -858,9 +883,143 @@ impl WindowPlan {
             let t = self.output.field(n_in + j).data_type();
             columns.push(conform(compute_function(f, args, &ctx, t)?, t)?);
         }
-        RecordBatch::try_new(Arc::clone(&self.output), columns)
-            .map(Some)
-            .map_err(Error::arrow)
+        RecordBatch::try_new(Arc::clone(&self.output), columns).map_err(Error::arrow)
+    }
+}
+
+/// Rows per range of a window computed range by range ([`Ranges`]), at
+/// most (a morsel's rows where morsels are smaller), and at least four
+/// times the rows a frame spans.
+const RANGE_ROWS: usize = 1 << 16;
+
+/// A presorted window's rows, in window order, to be computed range by
+/// range ([`WindowPlan::compute_range`]): every function reads at most
+/// `back` rows before a row and `ahead` after it ([`WindowPlan::reach`]),
+/// so a range's rows are computed over the range and those rows around
+/// it alone, as if they were all rows. A partition that starts before
+/// them seems to start at their first row, which only the rows around the
+/// range (not kept) can tell.
+pub(crate) struct Ranges {
+    batches: Vec<RecordBatch>,
+    /// Where each batch's first row is among all rows, then their number.
+    offsets: Vec<usize>,
+    /// Rows per range (the last may have fewer).
+    rows: usize,
+}
+
+impl Ranges {
+    pub(crate) fn len(&self) -> usize {
+        self.offsets[self.offsets.len() - 1].div_ceil(self.rows)
+    }
+}
+
+impl WindowPlan {
+    /// Rows per range where a presorted window of `rows` rows is computed
+    /// range by range ([`Ranges`]), given `morsel_rows`: where its frames
+    /// are bounded and the rows make at least two ranges.
+    pub(crate) fn range_rows(&self, rows: usize, morsel_rows: usize) -> Option<usize> {
+        let (back, ahead) = self.reach?;
+        let per = morsel_rows.clamp(1, RANGE_ROWS).max(
+            back.saturating_add(ahead)
+                .saturating_add(1)
+                .saturating_mul(4),
+        );
+        (rows > per).then_some(per)
+    }
+
+    /// The lanes' rows (in morsel order: the window's) in ranges of
+    /// `rows` rows ([`WindowPlan::range_rows`]).
+    pub(crate) fn ranges(&self, lanes: Vec<WindowLane>, rows: usize) -> Ranges {
+        let mut parts: Vec<(usize, RecordBatch)> = lanes
+            .into_iter()
+            .filter_map(|l| l.parts.into_iter().next())
+            .flatten()
+            .filter(|(_, batch)| batch.num_rows() > 0)
+            .collect();
+        parts.sort_by_key(|(m, _)| *m);
+        let mut offsets = Vec::with_capacity(parts.len() + 1);
+        offsets.push(0);
+        let batches = parts
+            .into_iter()
+            .map(|(_, b)| {
+                offsets.push(offsets[offsets.len() - 1] + b.num_rows());
+                b
+            })
+            .collect();
+        Ranges {
+            batches,
+            offsets,
+            rows,
+        }
+    }
+
+    /// Range `r` of `all` with its functions computed: over the rows from
+    /// `back + 1` before the range (at least; aligned down to a power of
+    /// two at least as long as a frame, so a DOUBLE sum's tree adds the
+    /// same nodes in the same order as over all rows, see [`SumTree`]) to
+    /// `ahead` after it.
+    /// The extra row before makes a frame that starts at the range's
+    /// first row but not its partition's start no frame that seems to
+    /// start at the partition's.
+    pub(crate) fn compute_range(&self, all: &Ranges, r: usize) -> Result<RecordBatch> {
+        let (back, ahead) = self.reach.ok_or_else(|| {
+            Error::Internal("a window computed by ranges without a bounded reach".into())
+        })?;
+        let total = all.offsets[all.offsets.len() - 1];
+        let (start, end) = (r * all.rows, ((r + 1) * all.rows).min(total));
+        let align = (back + ahead + 1).next_power_of_two();
+        let lo = start.saturating_sub(back + 1) / align * align;
+        let hi = end.saturating_add(ahead).min(total);
+        let first = all.offsets.partition_point(|&o| o <= lo) - 1;
+        let mut pieces = Vec::new();
+        for (k, batch) in all.batches.iter().enumerate().skip(first) {
+            let o = all.offsets[k];
+            if o >= hi {
+                break;
+            }
+            let (s, e) = (lo.max(o) - o, hi.min(all.offsets[k + 1]) - o);
+            pieces.push(batch.slice(s, e - s));
+        }
+        let rows = arrow::compute::concat_batches(&self.work, &pieces).map_err(Error::arrow)?;
+        let out = self.compute_sorted(rows)?;
+        Ok(out.slice(start - lo, end - start))
+    }
+}
+
+/// How many rows before a row and after it `f` reads, where that is
+/// bounded ([`WindowPlan::reach`]): LAG and LEAD without IGNORE NULLS
+/// (their offset), and aggregates, FIRST_VALUE, LAST_VALUE and NTH_VALUE
+/// over ROWS frames both of whose ends are the current row or a
+/// constant number of rows from it. Ranks and row numbers read the
+/// partition's start, RANGE frames the order keys.
+fn reach(f: &WindowExpr) -> Option<(usize, usize)> {
+    match f.func {
+        WindowFunction::Lag | WindowFunction::Lead if !f.ignore_nulls => {
+            let d = usize::try_from(f.offset.unsigned_abs()).ok()?;
+            Some((d, d))
+        }
+        WindowFunction::FirstValue
+        | WindowFunction::LastValue
+        | WindowFunction::NthValue
+        | WindowFunction::Aggregate(_)
+            if f.frame.units == FrameUnits::Rows =>
+        {
+            let (mut back, mut ahead) = (0usize, 0usize);
+            for bound in [&f.frame.start, &f.frame.end] {
+                match bound {
+                    FrameBound::CurrentRow => {}
+                    FrameBound::Preceding(ScalarValue::Int64(d)) => {
+                        back = back.max(usize::try_from(*d).ok()?);
+                    }
+                    FrameBound::Following(ScalarValue::Int64(d)) => {
+                        ahead = ahead.max(usize::try_from(*d).ok()?);
+                    }
+                    _ => return None,
+                }
+            }
+            Some((back, ahead))
+        }
+        _ => None,
     }
 }
 
@@ -2088,20 +2247,40 @@ fn partition_aggregate(
     }
 }
 
-/// The values of `x` row-encoded, as MIN and MAX compare them.
-fn min_max_keys(x: &ArrayRef) -> Result<Rows> {
+/// The values of a column as MIN and MAX compare them: numbers, dates,
+/// times and decimals as the zones' `i128` keys (floats in IEEE total
+/// order, as the row format), others row-encoded.
+enum MinMaxKeys {
+    Native(Vec<i128>),
+    Rows(Rows),
+}
+
+impl MinMaxKeys {
+    fn cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        match self {
+            MinMaxKeys::Native(v) => v[a].cmp(&v[b]),
+            MinMaxKeys::Rows(r) => r.row(a).cmp(&r.row(b)),
+        }
+    }
+}
+
+fn min_max_keys(x: &ArrayRef) -> Result<MinMaxKeys> {
+    if let Some(keys) = crate::zones::keys_of(x) {
+        return Ok(MinMaxKeys::Native(keys));
+    }
     let converter =
         RowConverter::new(vec![SortField::new(x.data_type().clone())]).map_err(Error::arrow)?;
     converter
         .convert_columns(std::slice::from_ref(x))
+        .map(MinMaxKeys::Rows)
         .map_err(Error::arrow)
 }
 
 /// Whether row `new` of `keys` is less (`min`) or greater than row `old`:
 /// of equal values the one met first stays.
-fn beats(keys: &Rows, min: bool, new: usize, old: usize) -> bool {
-    let (new, old) = (keys.row(new), keys.row(old));
-    if min { new < old } else { new > old }
+fn beats(keys: &MinMaxKeys, min: bool, new: usize, old: usize) -> bool {
+    let o = keys.cmp(new, old);
+    if min { o.is_lt() } else { o.is_gt() }
 }
 
 /// Exact running sums (or averages) of `value` over `rows`' frames.
@@ -2519,9 +2698,60 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
         }
         return Ok((fs, fe));
     }
-    let range_keys = match (frame.units, &frame.start, &frame.end) {
-        (FrameUnits::Range, FrameBound::Preceding(_) | FrameBound::Following(_), _)
-        | (FrameUnits::Range, _, FrameBound::Preceding(_) | FrameBound::Following(_)) => {
+    let offset = |v: &ScalarValue| -> Result<f64> {
+        match v {
+            ScalarValue::Int64(x) => Ok(*x as f64),
+            ScalarValue::Float64(x) => Ok(*x),
+            // over a DATE or TIMESTAMP key, in microseconds as the key is
+            ScalarValue::Interval(0, days, micros) => {
+                Ok(*days as f64 * MICROS_PER_DAY + *micros as f64)
+            }
+            other => Err(Error::Internal(format!("a frame offset {other}"))),
+        }
+    };
+    if frame.units == FrameUnits::Rows {
+        // each bound the partition's start or end, or a shift from the
+        // row (an end one past the frame's last row)
+        enum RowBound {
+            Start,
+            End,
+            Shift(i64),
+        }
+        let resolve = |b: &FrameBound, is_start: bool| -> Result<RowBound> {
+            let past = i64::from(!is_start);
+            Ok(match b {
+                FrameBound::UnboundedPreceding => RowBound::Start,
+                FrameBound::UnboundedFollowing => RowBound::End,
+                FrameBound::CurrentRow => RowBound::Shift(past),
+                FrameBound::Preceding(v) => {
+                    RowBound::Shift((-offset(v)? as i64).saturating_add(past))
+                }
+                FrameBound::Following(v) => {
+                    RowBound::Shift((offset(v)? as i64).saturating_add(past))
+                }
+            })
+        };
+        let (start, end) = (resolve(&frame.start, true)?, resolve(&frame.end, false)?);
+        for (ps, pe) in ctx.parts() {
+            let at = |b: &RowBound, i: usize| match b {
+                RowBound::Start => ps,
+                RowBound::End => pe,
+                RowBound::Shift(d) => {
+                    (i as i64).saturating_add(*d).clamp(ps as i64, pe as i64) as usize
+                }
+            };
+            for i in ps..pe {
+                let s = at(&start, i);
+                fs.push(s);
+                fe.push(at(&end, i).max(s));
+            }
+        }
+        return Ok((fs, fe));
+    }
+    // a RANGE frame from here on
+    let range_keys = match (&frame.start, &frame.end) {
+        (FrameBound::Preceding(_) | FrameBound::Following(_), _)
+        | (_, FrameBound::Preceding(_) | FrameBound::Following(_)) => {
             let (key, asc) = ctx.order_key.ok_or_else(|| {
                 Error::Internal("a RANGE offset frame without one order key".into())
             })?;
@@ -2536,17 +2766,6 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
             ))
         }
         _ => None,
-    };
-    let offset = |v: &ScalarValue| -> Result<f64> {
-        match v {
-            ScalarValue::Int64(x) => Ok(*x as f64),
-            ScalarValue::Float64(x) => Ok(*x),
-            // over a DATE or TIMESTAMP key, in microseconds as the key is
-            ScalarValue::Interval(0, days, micros) => {
-                Ok(*days as f64 * MICROS_PER_DAY + *micros as f64)
-            }
-            other => Err(Error::Internal(format!("a frame offset {other}"))),
-        }
     };
     for (ps, pe) in ctx.parts() {
         // the non-NULL run of the order key (RANGE offsets search it)
@@ -2569,22 +2788,12 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
                 Ok(match b {
                     FrameBound::UnboundedPreceding => ps,
                     FrameBound::UnboundedFollowing => pe,
-                    FrameBound::CurrentRow => match frame.units {
-                        FrameUnits::Rows if is_start => i,
-                        FrameUnits::Rows => i + 1,
-                        FrameUnits::Range if is_start => peer_start(i),
-                        FrameUnits::Range => peer_end(i),
-                    },
+                    FrameBound::CurrentRow if is_start => peer_start(i),
+                    FrameBound::CurrentRow => peer_end(i),
                     FrameBound::Preceding(v) | FrameBound::Following(v) => {
                         let back = matches!(b, FrameBound::Preceding(_));
-                        match (frame.units, &range_keys) {
-                            (FrameUnits::Rows, _) => {
-                                let d = offset(v)?;
-                                let d = if back { -d } else { d };
-                                let at = i as i64 + d as i64 + i64::from(!is_start);
-                                at.clamp(ps as i64, pe as i64) as usize
-                            }
-                            (FrameUnits::Range, Some((k, sign))) => match k[i] {
+                        match &range_keys {
+                            Some((k, sign)) => match k[i] {
                                 // NULL keys: the frame is the row's peers
                                 None if is_start => peer_start(i),
                                 None => peer_end(i),
@@ -2613,7 +2822,7 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
                                     }
                                 }
                             },
-                            (FrameUnits::Range, None) => {
+                            None => {
                                 return Err(Error::Internal("RANGE offsets without keys".into()));
                             }
                         }
@@ -2707,28 +2916,33 @@ fn sum_or_avg(
         DataType::Float64 => {
             let v = x.as_primitive::<Float64Type>();
             let mut sums = vec![0.0f64; n];
+            // other frames: a tree over all rows, its leaves aligned on a
+            // power of two at least as long as every frame (a range of
+            // rows sums alike in any run of rows that holds it so aligned,
+            // `WindowPlan::compute_range`)
+            let tree = OnceCell::new();
+            let width = (0..n).map(|i| fe[i] - fs[i]).max().unwrap_or(0);
             for (ps, pe) in ctx.parts() {
-                let running = (ps..pe).all(|i| fs[i] == ps);
-                if running {
-                    // frames from the partition's start: one running sum
-                    let mut prefix = Vec::with_capacity(pe - ps + 1);
-                    let mut acc = 0.0;
-                    prefix.push(0.0);
-                    for i in ps..pe {
-                        if v.is_valid(i) {
-                            acc += v.value(i);
+                // frames from the partition's first row: one running sum
+                // (frame ends never move back)
+                let (mut acc, mut upto) = (0.0, ps);
+                for i in ps..pe {
+                    if fs[i] == ps {
+                        while upto < fe[i] {
+                            if v.is_valid(upto) {
+                                acc += v.value(upto);
+                            }
+                            upto += 1;
                         }
-                        prefix.push(acc);
-                    }
-                    for i in ps..pe {
-                        sums[i] = prefix[fe[i] - ps];
-                    }
-                } else {
-                    let tree = SumTree::new(
-                        (ps..pe).map(|i| if v.is_valid(i) { v.value(i) } else { 0.0 }),
-                    );
-                    for i in ps..pe {
-                        sums[i] = tree.sum(fs[i] - ps, fe[i] - ps);
+                        sums[i] = acc;
+                    } else {
+                        let tree = tree.get_or_init(|| {
+                            SumTree::new(
+                                (0..n).map(|i| if v.is_valid(i) { v.value(i) } else { 0.0 }),
+                                width.max(1).next_power_of_two(),
+                            )
+                        });
+                        sums[i] = tree.sum(fs[i], fe[i]);
                     }
                 }
             }
@@ -2833,15 +3047,21 @@ fn exact_sums(
     }
 }
 
-/// Sums of DOUBLE ranges in O(log n), adding in a fixed tree order.
+/// Sums of DOUBLE ranges in O(log n), adding in a fixed tree order. The
+/// leaves start at a multiple of `align` (a power of two), so a node
+/// narrower than `align` covers an aligned block of values and is a left
+/// or right child alike in any run of values that holds it at the same
+/// position modulo `align`: a range no longer than `align` adds the same
+/// nodes in the same order in every such run (a node `align` wide is the
+/// whole range, added to nothing else).
 struct SumTree {
     n: usize,
     tree: Vec<f64>,
 }
 
 impl SumTree {
-    fn new(values: impl ExactSizeIterator<Item = f64>) -> Self {
-        let n = values.len().max(1);
+    fn new(values: impl ExactSizeIterator<Item = f64>, align: usize) -> Self {
+        let n = values.len().max(1).next_multiple_of(align.max(1));
         let mut tree = vec![0.0; 2 * n];
         for (i, v) in values.enumerate() {
             tree[n + i] = v;
@@ -2882,11 +3102,11 @@ fn min_max(
     fs: &[usize],
     fe: &[usize],
 ) -> Result<UInt32Array> {
-    let rows = min_max_keys(x)?;
+    let keys = min_max_keys(x)?;
     // `a` is kept over `b` when it is better or equal
     let better = |a: usize, b: usize| {
-        let (a, b) = (rows.row(a), rows.row(b));
-        if min { a <= b } else { a >= b }
+        let o = keys.cmp(a, b);
+        if min { o.is_le() } else { o.is_ge() }
     };
     let mut out = Vec::with_capacity(x.len());
     for (ps, pe) in ctx.parts() {
@@ -3007,10 +3227,43 @@ mod tests {
     #[test]
     fn sum_tree_sums_every_range() {
         let v: Vec<f64> = (0..37).map(|i| i as f64).collect();
-        let t = SumTree::new(v.iter().copied());
+        let t = SumTree::new(v.iter().copied(), 1);
         for s in 0..=v.len() {
             for e in s..=v.len() {
                 assert_eq!(t.sum(s, e), v[s..e].iter().sum::<f64>(), "{s}..{e}");
+            }
+        }
+    }
+
+    /// A range sums to the same bits over any run of values that holds it
+    /// at the same position modulo the tree's alignment (a window computed
+    /// range by range sums as over all rows).
+    #[test]
+    fn sum_tree_sums_alike_in_aligned_runs() {
+        // values of mixed magnitudes, so that the order of additions shows
+        let v: Vec<f64> = (0..300u64)
+            .map(|i| {
+                let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
+                (x as f64 / (1u64 << 53) as f64 - 0.5) * 10f64.powi((i % 17) as i32 - 8)
+            })
+            .collect();
+        for width in [1, 3, 4, 7, 8, 13] {
+            let align = usize::next_power_of_two(width);
+            let whole = SumTree::new(v.iter().copied(), align);
+            for lo in (0..v.len()).step_by(align) {
+                for hi in [lo + width, lo + 2 * align + 5, v.len()] {
+                    let hi = hi.min(v.len());
+                    let run = SumTree::new(v[lo..hi].iter().copied(), align);
+                    for s in lo..hi {
+                        for e in s..(s + width).min(hi) + 1 {
+                            assert_eq!(
+                                run.sum(s - lo, e - lo).to_bits(),
+                                whole.sum(s, e).to_bits(),
+                                "width {width}, run {lo}..{hi}, range {s}..{e}"
+                            );
+                        }
+                    }
+                }
             }
         }
     }

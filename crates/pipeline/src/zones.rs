@@ -508,6 +508,13 @@ pub(crate) fn key_of(array: &ArrayRef, i: usize) -> Option<i128> {
     with_keys!(array, a, key => Some(key(a.value(i))), None)
 }
 
+/// Every value of `array` as a key (a NULL's is whatever its slot
+/// holds); `None` for VARCHAR (whose keys are heads only) and types
+/// without keys.
+pub(crate) fn keys_of(array: &ArrayRef) -> Option<Vec<i128>> {
+    with_keys!(array, a, key => Some(a.values().iter().map(|&v| key(v)).collect()), None)
+}
+
 /// The zone of rows `span` of `array`; `None` for a type without keys.
 fn zone_of(array: &ArrayRef, span: Range<usize>) -> Option<Zone> {
     if let Some(strings) = array.as_string_opt::<i32>() {
