@@ -404,7 +404,9 @@ impl WindowLane {
         self.parts
             .iter()
             .flatten()
-            .map(|(_, b)| b.get_array_memory_size())
+            // (a presorted window's parts are slices of the sort's
+            // result: their own rows' bytes, not the whole buffers)
+            .map(|(_, b)| crate::pipeline::batch_bytes(b))
             .sum::<usize>()
             + self.marks.iter().map(Marks::size).sum::<usize>()
             + leaders
