@@ -2785,8 +2785,11 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
             }
             None => (ps, pe),
         };
+        // where the last row's offset bounds fell: keys ascend (in the
+        // window's order), so the next row's are at or after them
+        let mut found = [vs, vs];
         for i in ps..pe {
-            let bound = |b: &FrameBound, is_start: bool| -> Result<usize> {
+            let mut bound = |b: &FrameBound, is_start: bool| -> Result<usize> {
                 Ok(match b {
                     FrameBound::UnboundedPreceding => ps,
                     FrameBound::UnboundedFollowing => pe,
@@ -2816,12 +2819,23 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
                                             key + if back { -d } else { d }
                                         }
                                     };
-                                    let run = &k[vs..ve];
-                                    vs + if is_start {
-                                        run.partition_point(|x| x.is_some_and(|x| x < target))
-                                    } else {
-                                        run.partition_point(|x| x.is_some_and(|x| x <= target))
+                                    // the first key past the bound (for a
+                                    // start, the first not before it)
+                                    let past = |x: &Option<f64>| {
+                                        x.is_some_and(|x| {
+                                            if is_start { x < target } else { x <= target }
+                                        })
+                                    };
+                                    let at = &mut found[usize::from(!is_start)];
+                                    if target.is_nan() {
+                                        // (a NaN key's bound: searched, the
+                                        // cursor left where it was)
+                                        return Ok(vs + k[vs..ve].partition_point(past));
                                     }
+                                    while *at < ve && past(&k[*at]) {
+                                        *at += 1;
+                                    }
+                                    *at
                                 }
                             },
                             None => {
