@@ -1645,10 +1645,11 @@ fn window_work(
             task: Box::new(move |b| Ok(vec![window_plan(&shared)?.compute_batch(&batches, b)?])),
         });
     }
-    if let Some(per) = plan.range_rows(rows, shared.pipeline().morsel_rows) {
-        // rows in window order, frames of a bounded number of rows: one
-        // range of rows a task, each reading the rows its frames reach
-        let ranges = plan.ranges(lanes, per);
+    if plan.by_range() {
+        // rows in window order, frames of a bounded reach: one range of
+        // rows a task, each reading the rows its frames reach
+        let p = shared.pipeline();
+        let ranges = plan.ranges(lanes, p.lanes, p.morsel_rows)?;
         let tasks = ranges.len();
         return Ok(MergeWork {
             tasks,

@@ -111,10 +111,10 @@ pub(crate) struct WindowPlan {
     /// `by_batch` with a function that reads peer groups.
     reads_peers: bool,
     /// A presorted window that is not `by_batch`, each of whose
-    /// functions reads at most this many rows before a row and after it
-    /// ([`reach`]): its rows are computed range by range, each range a
-    /// task ([`Ranges`]).
-    reach: Option<(usize, usize)>,
+    /// functions' frames reach a bounded number of rows or a bounded
+    /// distance in the order key from a row ([`Span::of`]): its rows are
+    /// computed range by range, each range a task ([`Ranges`]).
+    span: Option<Span>,
     /// Only the first rows of each partition are wanted ([`row_limit`]):
     /// a bucket gathers and computes no others.
     limit: Option<usize>,
@@ -524,6 +524,18 @@ impl WindowPlan {
             )?)),
             _ => None,
         };
+        let span = if presorted && !by_batch && limit.is_none() {
+            // RANGE offsets are searched among all rows: only over one
+            // partition, by one key of a type they move
+            let keyable = partition_by.is_empty()
+                && order_by.len() == 1
+                && range_keyable(&order_by[0].expr.data_type(&input));
+            functions.iter().try_fold(Span::default(), |span, f| {
+                Some(span.and(Span::of(f, keyable)?))
+            })
+        } else {
+            None
+        };
         Ok(WindowPlan {
             input,
             output,
@@ -544,14 +556,7 @@ impl WindowPlan {
                 && (functions.iter().any(|f| reads_peers(f.func))
                     || running.contains(&Some(Running::Peers))),
             running: if by_batch { running } else { Vec::new() },
-            reach: if presorted && !by_batch && limit.is_none() {
-                functions.iter().try_fold((0, 0), |(b, a), f| {
-                    let (fb, fa) = reach(f)?;
-                    Some((b.max(fb), a.max(fa)))
-                })
-            } else {
-                None
-            },
+            span,
             limit,
             leaders,
         })
@@ -572,10 +577,8 @@ impl WindowPlan {
             let ranges;
             let how = if self.by_batch {
                 "computed batch by batch in parallel"
-            } else if let Some((back, ahead)) = self.reach {
-                ranges = format!(
-                    "computed by ranges of rows in parallel (frames reach {back} row(s) back, {ahead} ahead)"
-                );
+            } else if let Some(span) = self.span {
+                ranges = format!("computed by ranges of rows in parallel (frames reach {span})");
                 &ranges
             } else {
                 "computed by one task"
@@ -835,12 +838,13 @@ impl WindowPlan {
         let Some(sorted) = sorted else {
             return Ok(None);
         };
-        self.compute_sorted(sorted).map(Some)
+        self.compute_sorted(sorted, 0).map(Some)
     }
 
     /// The functions computed over `sorted` (`work` rows in window order,
-    /// as [`WindowPlan::compute`] gathers them).
-    fn compute_sorted(&self, sorted: RecordBatch) -> Result<RecordBatch> {
+    /// as [`WindowPlan::compute`] gathers them, from position `base` among
+    /// all rows).
+    fn compute_sorted(&self, sorted: RecordBatch, base: usize) -> Result<RecordBatch> {
         let n_in = self.input.fields().len();
         let no = self.order_by.len();
         let n = sorted.num_rows();
@@ -872,6 +876,7 @@ impl WindowPlan {
         let order_keys = Self::columns_at(&sorted, &self.order_cols);
         let ctx = Ctx {
             n,
+            base,
             partitions: &partitions,
             same_partition: &same_partition,
             order_keys: &order_keys,
@@ -905,33 +910,41 @@ pub(crate) struct Ranges {
     batches: Vec<RecordBatch>,
     /// Where each batch's first row is among all rows, then their number.
     offsets: Vec<usize>,
-    /// Rows per range (the last may have fewer).
+    /// Rows per range (the last may have fewer; all rows in one where the
+    /// window runs on one lane).
     rows: usize,
+    /// Where the order key is not NULL (RANGE offsets are searched
+    /// there; NULLs sort first or last).
+    keyed: std::ops::Range<usize>,
 }
 
 impl Ranges {
+    /// The number of ranges (one where there are no rows).
     pub(crate) fn len(&self) -> usize {
-        self.offsets[self.offsets.len() - 1].div_ceil(self.rows)
+        self.offsets[self.offsets.len() - 1]
+            .div_ceil(self.rows)
+            .max(1)
     }
 }
 
 impl WindowPlan {
-    /// Rows per range where a presorted window of `rows` rows is computed
-    /// range by range ([`Ranges`]), given `morsel_rows`: where its frames
-    /// are bounded and the rows make at least two ranges.
-    pub(crate) fn range_rows(&self, rows: usize, morsel_rows: usize) -> Option<usize> {
-        let (back, ahead) = self.reach?;
-        let per = morsel_rows.clamp(1, RANGE_ROWS).max(
-            back.saturating_add(ahead)
-                .saturating_add(1)
-                .saturating_mul(4),
-        );
-        (rows > per).then_some(per)
+    /// The window is computed range by range ([`Ranges`]).
+    pub(crate) fn by_range(&self) -> bool {
+        self.span.is_some()
     }
 
-    /// The lanes' rows (in morsel order: the window's) in ranges of
-    /// `rows` rows ([`WindowPlan::range_rows`]).
-    pub(crate) fn ranges(&self, lanes: Vec<WindowLane>, rows: usize) -> Ranges {
+    /// The lanes' rows (in morsel order: the window's) cut into ranges
+    /// for `lanes` lanes of morsels of `morsel_rows` rows: one range for
+    /// one lane; else ranges of a morsel's rows (at most [`RANGE_ROWS`]),
+    /// or four times as many as a frame spans where that is more (RANGE
+    /// offsets' spans measured at three rows), so that the rows read
+    /// around each range add at most about a quarter.
+    pub(crate) fn ranges(
+        &self,
+        lanes: Vec<WindowLane>,
+        parallel: usize,
+        morsel_rows: usize,
+    ) -> Result<Ranges> {
         let mut parts: Vec<(usize, RecordBatch)> = lanes
             .into_iter()
             .filter_map(|l| l.parts.into_iter().next())
@@ -941,37 +954,74 @@ impl WindowPlan {
         parts.sort_by_key(|(m, _)| *m);
         let mut offsets = Vec::with_capacity(parts.len() + 1);
         offsets.push(0);
-        let batches = parts
+        let batches: Vec<RecordBatch> = parts
             .into_iter()
             .map(|(_, b)| {
                 offsets.push(offsets[offsets.len() - 1] + b.num_rows());
                 b
             })
             .collect();
-        Ranges {
+        let total = offsets[offsets.len() - 1];
+        let nulls: usize = match self.order_cols.first() {
+            Some(&c) if self.span.is_some_and(|s| s.keyed) => batches
+                .iter()
+                .map(|b: &RecordBatch| b.column(c).logical_null_count())
+                .sum(),
+            _ => 0,
+        };
+        let keyed = match self.order_by.first() {
+            Some(k) if k.nulls_first => nulls..total,
+            _ => 0..total - nulls,
+        };
+        let mut all = Ranges {
             batches,
             offsets,
-            rows,
+            rows: total.max(1),
+            keyed,
+        };
+        let Some(span) = self.span.filter(|_| parallel > 1) else {
+            return Ok(all);
+        };
+        let mut reach = span.back.saturating_add(span.ahead).saturating_add(1);
+        if span.keyed && total > 0 {
+            for i in [total / 4, total / 2, total * 3 / 4] {
+                let (first, last) = self.keyed_reach(&all, i, i + 1)?;
+                reach = reach.max(last - first);
+            }
         }
+        all.rows = morsel_rows
+            .clamp(1, RANGE_ROWS)
+            .max(reach.saturating_mul(4))
+            .min(all.rows);
+        Ok(all)
     }
 
     /// Range `r` of `all` with its functions computed: over the rows from
-    /// `back + 1` before the range (at least; aligned down to a power of
-    /// two at least as long as a frame, so a DOUBLE sum's tree adds the
-    /// same nodes in the same order as over all rows, see [`SumTree`]) to
-    /// `ahead` after it.
-    /// The extra row before makes a frame that starts at the range's
-    /// first row but not its partition's start no frame that seems to
-    /// start at the partition's.
+    /// one before the first any frame of the range's rows holds to the
+    /// last (a DOUBLE sum's tree adds the same nodes in the same order as
+    /// over all rows: its nodes are aligned on the rows' positions among
+    /// all, see [`SumTree`]). The extra row before makes a frame that
+    /// starts at the range's first row but not its partition's start no
+    /// frame that seems to start at the partition's.
     pub(crate) fn compute_range(&self, all: &Ranges, r: usize) -> Result<RecordBatch> {
-        let (back, ahead) = self.reach.ok_or_else(|| {
-            Error::Internal("a window computed by ranges without a bounded reach".into())
+        let span = self.span.ok_or_else(|| {
+            Error::Internal("a window computed by ranges without a bounded span".into())
         })?;
         let total = all.offsets[all.offsets.len() - 1];
+        if total == 0 {
+            return Ok(RecordBatch::new_empty(Arc::clone(&self.output)));
+        }
         let (start, end) = (r * all.rows, ((r + 1) * all.rows).min(total));
-        let align = (back + ahead + 1).next_power_of_two();
-        let lo = start.saturating_sub(back + 1) / align * align;
-        let hi = end.saturating_add(ahead).min(total);
+        let (mut lo, mut hi) = (
+            start.saturating_sub(span.back),
+            end.saturating_add(span.ahead),
+        );
+        if span.keyed {
+            let (first, last) = self.keyed_reach(all, start, end)?;
+            (lo, hi) = (lo.min(first), hi.max(last));
+        }
+        // (one row more before: see above)
+        let (lo, hi) = (lo.saturating_sub(1), hi.min(total));
         let first = all.offsets.partition_point(|&o| o <= lo) - 1;
         let mut pieces = Vec::new();
         for (k, batch) in all.batches.iter().enumerate().skip(first) {
@@ -983,46 +1033,175 @@ impl WindowPlan {
             pieces.push(batch.slice(s, e - s));
         }
         let rows = arrow::compute::concat_batches(&self.work, &pieces).map_err(Error::arrow)?;
-        let out = self.compute_sorted(rows)?;
+        let out = self.compute_sorted(rows, lo)?;
         Ok(out.slice(start - lo, end - start))
+    }
+
+    /// The first row the RANGE frames of rows `start..end` hold and one
+    /// past their last ([`Span::keyed`]), found among all rows of `all`
+    /// by binary search on the order key: a frame's bounds do not move
+    /// back from row to row, so those of the range's first row and of its
+    /// last bound them all. A NULL key's frame is its peers: every NULL.
+    fn keyed_reach(&self, all: &Ranges, start: usize, end: usize) -> Result<(usize, usize)> {
+        let col = self.order_cols[0];
+        let sign = if self.order_by[0].asc { 1.0 } else { -1.0 };
+        let total = all.offsets[all.offsets.len() - 1];
+        let key_at = |i: usize| -> Result<Option<f64>> {
+            let b = all.offsets.partition_point(|&o| o <= i) - 1;
+            let one = all.batches[b].column(col).slice(i - all.offsets[b], 1);
+            let k = range_key(&one)?;
+            let k = k.as_primitive::<Float64Type>();
+            Ok(k.is_valid(0).then(|| sign * k.value(0)))
+        };
+        // the first row of the keyed run whose key is past `target` (for
+        // a start, the first not before it), as `frames` finds it
+        let search = |target: f64, is_start: bool| -> Result<usize> {
+            let (mut l, mut r) = (all.keyed.start, all.keyed.end);
+            while l < r {
+                let m = l + (r - l) / 2;
+                let past =
+                    key_at(m)?.is_some_and(|x| if is_start { x < target } else { x <= target });
+                if past {
+                    l = m + 1;
+                } else {
+                    r = m;
+                }
+            }
+            Ok(l)
+        };
+        let bounds = |i: usize, is_first: bool| -> Result<usize> {
+            let Some(key) = key_at(i)? else {
+                // a NULL's peers: the NULLs before or after the keyed run
+                return Ok(match (is_first, all.keyed.start > 0) {
+                    (true, true) => 0,
+                    (true, false) => all.keyed.end,
+                    (false, true) => all.keyed.start,
+                    (false, false) => total,
+                });
+            };
+            let mut at = if is_first { usize::MAX } else { 0 };
+            for f in self
+                .functions
+                .iter()
+                .filter(|f| f.frame.units == FrameUnits::Range)
+            {
+                for (b, is_start) in [(&f.frame.start, true), (&f.frame.end, false)] {
+                    let target = match b {
+                        FrameBound::CurrentRow => key,
+                        FrameBound::Preceding(v) => range_target(v, key, sign, true)?,
+                        FrameBound::Following(v) => range_target(v, key, sign, false)?,
+                        _ => {
+                            return Err(Error::Internal(
+                                "an unbounded RANGE frame computed by ranges".into(),
+                            ));
+                        }
+                    };
+                    let row = search(target, is_start)?;
+                    at = if is_first { at.min(row) } else { at.max(row) };
+                }
+            }
+            Ok(at)
+        };
+        let first = bounds(start, true)?.min(start);
+        let last = bounds(end - 1, false)?.max(end);
+        Ok((first, last))
     }
 }
 
-/// How many rows before a row and after it `f` reads, where that is
-/// bounded ([`WindowPlan::reach`]): LAG and LEAD without IGNORE NULLS
-/// (their offset), and aggregates, FIRST_VALUE, LAST_VALUE and NTH_VALUE
-/// over ROWS frames both of whose ends are the current row or a
-/// constant number of rows from it. Ranks and row numbers read the
-/// partition's start, RANGE frames the order keys.
-fn reach(f: &WindowExpr) -> Option<(usize, usize)> {
-    match f.func {
-        WindowFunction::Lag | WindowFunction::Lead if !f.ignore_nulls => {
-            let d = usize::try_from(f.offset.unsigned_abs()).ok()?;
-            Some((d, d))
-        }
-        WindowFunction::FirstValue
-        | WindowFunction::LastValue
-        | WindowFunction::NthValue
-        | WindowFunction::Aggregate(_)
-            if f.frame.units == FrameUnits::Rows =>
-        {
-            let (mut back, mut ahead) = (0usize, 0usize);
-            for bound in [&f.frame.start, &f.frame.end] {
-                match bound {
-                    FrameBound::CurrentRow => {}
-                    FrameBound::Preceding(ScalarValue::Int64(d)) => {
-                        back = back.max(usize::try_from(*d).ok()?);
-                    }
-                    FrameBound::Following(ScalarValue::Int64(d)) => {
-                        ahead = ahead.max(usize::try_from(*d).ok()?);
-                    }
-                    _ => return None,
-                }
+/// How far the frames of a window's functions reach from a row, where
+/// that is bounded ([`WindowPlan::span`]): `back` rows before it and
+/// `ahead` after it, and where `keyed`, the rows RANGE offsets from its
+/// order key reach (searched among all rows).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+struct Span {
+    back: usize,
+    ahead: usize,
+    keyed: bool,
+}
+
+impl Span {
+    /// The span of `f`: LAG and LEAD without IGNORE NULLS (their offset),
+    /// and aggregates, FIRST_VALUE, LAST_VALUE and NTH_VALUE over ROWS
+    /// frames both of whose ends are the current row or a constant
+    /// number of rows from it, or (where `keyable`: one partition, one
+    /// order key that offsets move) over RANGE frames whose ends are the
+    /// current row's peers or an offset from its key. Ranks and row
+    /// numbers read the partition's start; unbounded frames reach it.
+    fn of(f: &WindowExpr, keyable: bool) -> Option<Span> {
+        let rows = |back, ahead| {
+            Some(Span {
+                back,
+                ahead,
+                keyed: false,
+            })
+        };
+        match f.func {
+            WindowFunction::Lag | WindowFunction::Lead if !f.ignore_nulls => {
+                let d = usize::try_from(f.offset.unsigned_abs()).ok()?;
+                rows(d, d)
             }
-            Some((back, ahead))
+            WindowFunction::FirstValue
+            | WindowFunction::LastValue
+            | WindowFunction::NthValue
+            | WindowFunction::Aggregate(_) => {
+                let bounds = [&f.frame.start, &f.frame.end];
+                if f.frame.units == FrameUnits::Range {
+                    let offsets = bounds.iter().all(|b| {
+                        matches!(
+                            b,
+                            FrameBound::CurrentRow
+                                | FrameBound::Preceding(_)
+                                | FrameBound::Following(_)
+                        )
+                    });
+                    return (keyable && offsets).then_some(Span {
+                        back: 0,
+                        ahead: 0,
+                        keyed: true,
+                    });
+                }
+                let (mut back, mut ahead) = (0usize, 0usize);
+                for bound in bounds {
+                    match bound {
+                        FrameBound::CurrentRow => {}
+                        FrameBound::Preceding(ScalarValue::Int64(d)) => {
+                            back = back.max(usize::try_from(*d).ok()?);
+                        }
+                        FrameBound::Following(ScalarValue::Int64(d)) => {
+                            ahead = ahead.max(usize::try_from(*d).ok()?);
+                        }
+                        _ => return None,
+                    }
+                }
+                rows(back, ahead)
+            }
+            _ => None,
         }
-        _ => None,
     }
+
+    /// The span of functions of spans `self` and `other`.
+    fn and(self, other: Span) -> Span {
+        Span {
+            back: self.back.max(other.back),
+            ahead: self.ahead.max(other.ahead),
+            keyed: self.keyed || other.keyed,
+        }
+    }
+}
+
+impl std::fmt::Display for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} row(s) back, {} ahead", self.back, self.ahead)?;
+        if self.keyed {
+            write!(f, ", and RANGE offsets searched by key")?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether RANGE offsets move keys of type `t` ([`range_key`]).
+fn range_keyable(t: &DataType) -> bool {
+    t.is_numeric() || matches!(t, DataType::Date32 | DataType::Timestamp(..))
 }
 
 /// Whether `f` can be computed batch by batch over rows in window order
@@ -1876,6 +2055,9 @@ fn same_as_previous(cols: &[ArrayRef], n: usize) -> Result<Vec<bool>> {
 /// ORDER BY key (for RANGE offsets).
 struct Ctx<'a> {
     n: usize,
+    /// The position of the first row among all rows (where a range of
+    /// them is computed, [`WindowPlan::compute_range`]).
+    base: usize,
     partitions: &'a [usize],
     /// Per row, whether it is in the partition of the row before.
     same_partition: &'a [bool],
@@ -2619,6 +2801,35 @@ fn framed_aggregate(
 
 const MICROS_PER_DAY: f64 = 86_400_000_000.0;
 
+/// A frame bound's offset: a number of rows, a RANGE offset in the
+/// order key's terms (an INTERVAL over a DATE or TIMESTAMP key in
+/// microseconds, as [`range_key`] has the key).
+fn frame_offset(v: &ScalarValue) -> Result<f64> {
+    match v {
+        ScalarValue::Int64(x) => Ok(*x as f64),
+        ScalarValue::Float64(x) => Ok(*x),
+        ScalarValue::Interval(0, days, micros) => {
+            Ok(*days as f64 * MICROS_PER_DAY + *micros as f64)
+        }
+        other => Err(Error::Internal(format!("a frame offset {other}"))),
+    }
+}
+
+/// Where a RANGE bound `v` PRECEDING (`back`) or FOLLOWING lies from
+/// `key` ([`range_key`]'s, times `sign`: -1 where the window orders it
+/// descending).
+fn range_target(v: &ScalarValue, key: f64, sign: f64, back: bool) -> Result<f64> {
+    Ok(match v {
+        ScalarValue::Interval(months, days, micros) if *months != 0 => {
+            calendar_target(key, sign, back, (*months, *days, *micros))
+        }
+        _ => {
+            let d = frame_offset(v)?;
+            key + if back { -d } else { d }
+        }
+    })
+}
+
 /// A RANGE bound an INTERVAL with months away from `key` (a DATE or
 /// TIMESTAMP in microseconds, times `sign`: -1 where the window orders it
 /// descending), in the same terms: the calendar moves the key's instant
@@ -2700,17 +2911,6 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
         }
         return Ok((fs, fe));
     }
-    let offset = |v: &ScalarValue| -> Result<f64> {
-        match v {
-            ScalarValue::Int64(x) => Ok(*x as f64),
-            ScalarValue::Float64(x) => Ok(*x),
-            // over a DATE or TIMESTAMP key, in microseconds as the key is
-            ScalarValue::Interval(0, days, micros) => {
-                Ok(*days as f64 * MICROS_PER_DAY + *micros as f64)
-            }
-            other => Err(Error::Internal(format!("a frame offset {other}"))),
-        }
-    };
     if frame.units == FrameUnits::Rows {
         // each bound the partition's start or end, or a shift from the
         // row (an end one past the frame's last row)
@@ -2726,10 +2926,10 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
                 FrameBound::UnboundedFollowing => RowBound::End,
                 FrameBound::CurrentRow => RowBound::Shift(past),
                 FrameBound::Preceding(v) => {
-                    RowBound::Shift((-offset(v)? as i64).saturating_add(past))
+                    RowBound::Shift((-frame_offset(v)? as i64).saturating_add(past))
                 }
                 FrameBound::Following(v) => {
-                    RowBound::Shift((offset(v)? as i64).saturating_add(past))
+                    RowBound::Shift((frame_offset(v)? as i64).saturating_add(past))
                 }
             })
         };
@@ -2803,22 +3003,7 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
                                 None if is_start => peer_start(i),
                                 None => peer_end(i),
                                 Some(key) => {
-                                    let target = match v {
-                                        ScalarValue::Interval(months, days, micros)
-                                            if *months != 0 =>
-                                        {
-                                            calendar_target(
-                                                key,
-                                                *sign,
-                                                back,
-                                                (*months, *days, *micros),
-                                            )
-                                        }
-                                        _ => {
-                                            let d = offset(v)?;
-                                            key + if back { -d } else { d }
-                                        }
-                                    };
+                                    let target = range_target(v, key, *sign, back)?;
                                     // the first key past the bound (for a
                                     // start, the first not before it)
                                     let past = |x: &Option<f64>| {
@@ -2932,12 +3117,9 @@ fn sum_or_avg(
         DataType::Float64 => {
             let v = x.as_primitive::<Float64Type>();
             let mut sums = vec![0.0f64; n];
-            // other frames: a tree over all rows, its leaves aligned on a
-            // power of two at least as long as every frame (a range of
-            // rows sums alike in any run of rows that holds it so aligned,
-            // `WindowPlan::compute_range`)
+            // other frames: a tree over all rows, its nodes aligned on
+            // the rows' positions among all (`ctx.base` on)
             let tree = OnceCell::new();
-            let width = (0..n).map(|i| fe[i] - fs[i]).max().unwrap_or(0);
             for (ps, pe) in ctx.parts() {
                 // frames from the partition's first row: one running sum
                 // (frame ends never move back)
@@ -2955,7 +3137,7 @@ fn sum_or_avg(
                         let tree = tree.get_or_init(|| {
                             SumTree::new(
                                 (0..n).map(|i| if v.is_valid(i) { v.value(i) } else { 0.0 }),
-                                width.max(1).next_power_of_two(),
+                                ctx.base,
                             )
                         });
                         sums[i] = tree.sum(fs[i], fe[i]);
@@ -3063,46 +3245,56 @@ fn exact_sums(
     }
 }
 
-/// Sums of DOUBLE ranges in O(log n), adding in a fixed tree order. The
-/// leaves start at a multiple of `align` (a power of two), so a node
-/// narrower than `align` covers an aligned block of values and is a left
-/// or right child alike in any run of values that holds it at the same
-/// position modulo `align`: a range no longer than `align` adds the same
-/// nodes in the same order in every such run (a node `align` wide is the
-/// whole range, added to nothing else).
+/// Sums of DOUBLE ranges in O(log n), adding in a fixed tree order: a
+/// node covers an aligned block of positions among all rows (the values
+/// are those from `base` on), so a range adds the same nodes in the same
+/// order over any run of rows that holds it (a window computed range by
+/// range sums as over all rows, [`WindowPlan::compute_range`]).
 struct SumTree {
-    n: usize,
-    tree: Vec<f64>,
+    base: usize,
+    /// Per level, the sums of its blocks of `2^level` positions that
+    /// reach the values, from block `base >> level` on (a block the
+    /// values hold only part of is never read).
+    levels: Vec<Vec<f64>>,
 }
 
 impl SumTree {
-    fn new(values: impl ExactSizeIterator<Item = f64>, align: usize) -> Self {
-        let n = values.len().max(1).next_multiple_of(align.max(1));
-        let mut tree = vec![0.0; 2 * n];
-        for (i, v) in values.enumerate() {
-            tree[n + i] = v;
+    fn new(values: impl ExactSizeIterator<Item = f64>, base: usize) -> Self {
+        let mut levels: Vec<Vec<f64>> = vec![values.collect()];
+        loop {
+            let below = &levels[levels.len() - 1];
+            if below.len() <= 1 {
+                break;
+            }
+            let first = base >> (levels.len() - 1);
+            let (from, to) = (first >> 1, (first + below.len() - 1) >> 1);
+            let at = |k: usize| k.checked_sub(first).and_then(|i| below.get(i)).copied();
+            let level = (from..=to)
+                .map(|k| at(2 * k).unwrap_or(0.0) + at(2 * k + 1).unwrap_or(0.0))
+                .collect();
+            levels.push(level);
         }
-        for i in (1..n).rev() {
-            tree[i] = tree[2 * i] + tree[2 * i + 1];
-        }
-        SumTree { n, tree }
+        SumTree { base, levels }
     }
 
-    /// The sum of `[s, e)`.
+    /// The sum of `[s, e)` (positions from `base`).
     fn sum(&self, s: usize, e: usize) -> f64 {
-        let (mut l, mut r) = (s + self.n, e + self.n);
+        let (mut l, mut r) = (self.base + s, self.base + e);
         let (mut left, mut right) = (0.0, 0.0);
+        let mut level = 0;
         while l < r {
+            let first = self.base >> level;
             if l & 1 == 1 {
-                left += self.tree[l];
+                left += self.levels[level][l - first];
                 l += 1;
             }
             if r & 1 == 1 {
                 r -= 1;
-                right += self.tree[r];
+                right += self.levels[level][r - first];
             }
             l /= 2;
             r /= 2;
+            level += 1;
         }
         left + right
     }
@@ -3243,7 +3435,7 @@ mod tests {
     #[test]
     fn sum_tree_sums_every_range() {
         let v: Vec<f64> = (0..37).map(|i| i as f64).collect();
-        let t = SumTree::new(v.iter().copied(), 1);
+        let t = SumTree::new(v.iter().copied(), 0);
         for s in 0..=v.len() {
             for e in s..=v.len() {
                 assert_eq!(t.sum(s, e), v[s..e].iter().sum::<f64>(), "{s}..{e}");
@@ -3252,10 +3444,9 @@ mod tests {
     }
 
     /// A range sums to the same bits over any run of values that holds it
-    /// at the same position modulo the tree's alignment (a window computed
-    /// range by range sums as over all rows).
+    /// (a window computed range by range sums as over all rows).
     #[test]
-    fn sum_tree_sums_alike_in_aligned_runs() {
+    fn sum_tree_sums_alike_in_any_run() {
         // values of mixed magnitudes, so that the order of additions shows
         let v: Vec<f64> = (0..300u64)
             .map(|i| {
@@ -3263,21 +3454,18 @@ mod tests {
                 (x as f64 / (1u64 << 53) as f64 - 0.5) * 10f64.powi((i % 17) as i32 - 8)
             })
             .collect();
-        for width in [1, 3, 4, 7, 8, 13] {
-            let align = usize::next_power_of_two(width);
-            let whole = SumTree::new(v.iter().copied(), align);
-            for lo in (0..v.len()).step_by(align) {
-                for hi in [lo + width, lo + 2 * align + 5, v.len()] {
-                    let hi = hi.min(v.len());
-                    let run = SumTree::new(v[lo..hi].iter().copied(), align);
-                    for s in lo..hi {
-                        for e in s..(s + width).min(hi) + 1 {
-                            assert_eq!(
-                                run.sum(s - lo, e - lo).to_bits(),
-                                whole.sum(s, e).to_bits(),
-                                "width {width}, run {lo}..{hi}, range {s}..{e}"
-                            );
-                        }
+        let whole = SumTree::new(v.iter().copied(), 0);
+        for lo in 0..v.len() {
+            for hi in [lo + 1, lo + 7, lo + 40, v.len()] {
+                let hi = hi.min(v.len());
+                let run = SumTree::new(v[lo..hi].iter().copied(), lo);
+                for s in lo..hi {
+                    for e in s..hi.min(s + 20) + 1 {
+                        assert_eq!(
+                            run.sum(s - lo, e - lo).to_bits(),
+                            whole.sum(s, e).to_bits(),
+                            "run {lo}..{hi}, range {s}..{e}"
+                        );
                     }
                 }
             }
