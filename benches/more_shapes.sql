@@ -81,3 +81,13 @@ SELECT sum(m) FROM (SELECT median(l_extendedprice) OVER (ORDER BY l_orderkey, l_
 SELECT sum(m) FROM (SELECT quantile_cont(l_quantity, 0.9) OVER (PARTITION BY l_suppkey ORDER BY l_shipdate ROWS BETWEEN 50 PRECEDING AND CURRENT ROW) AS m FROM lineitem);
 -- U32 (a decimal product of capped type, 2026-11-28)
 SELECT sum(l_extendedprice * (1 - l_discount)) AS rev FROM lineitem;
+-- WR1 (windows over bounded frames computed range by range, 2026-11-28)
+SELECT sum(m) FROM (SELECT max(l_extendedprice) OVER (ORDER BY l_shipdate ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) AS m FROM lineitem);
+-- WR2
+SELECT sum(m) FROM (SELECT avg(l_quantity) OVER (ORDER BY l_orderkey, l_linenumber ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) AS m FROM lineitem);
+-- WR3
+SELECT sum(m) FROM (SELECT avg(l_extendedprice) OVER (ORDER BY l_shipdate RANGE BETWEEN INTERVAL 3 DAYS PRECEDING AND CURRENT ROW) AS m FROM lineitem);
+-- WR4
+SELECT sum(m) FROM (SELECT count(*) OVER (ORDER BY l_shipdate RANGE BETWEEN 3 PRECEDING AND 3 FOLLOWING) AS m FROM lineitem);
+-- WR5
+SELECT sum(m) FROM (SELECT max(l_quantity) OVER (ORDER BY l_commitdate DESC RANGE BETWEEN INTERVAL 1 MONTH PRECEDING AND INTERVAL 2 DAYS FOLLOWING) AS m FROM lineitem);
