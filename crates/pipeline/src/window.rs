@@ -509,7 +509,6 @@ impl WindowPlan {
             && functions.iter().all(|f| {
                 // (without an ORDER BY every row of a partition is a peer)
                 matches!(f.func, WindowFunction::Aggregate(_))
-                    && f.aggregate.is_none()
                     && matches!(Reach::of(f), Some(Reach::Partition | Reach::Peers))
             });
         let limit = limit.filter(|_| !partition_by.is_empty());
@@ -783,10 +782,18 @@ impl WindowPlan {
         for (j, f) in self.functions.iter().enumerate() {
             let args = Self::columns_at(&batch, &self.arg_cols[j]);
             let t = self.output.field(n_in + j).data_type();
-            columns.push(conform(
-                partition_aggregate(f, args.first(), &ids, groups, t)?,
-                t,
-            )?);
+            let value = match &f.aggregate {
+                // any other aggregate: the GROUP BY aggregation's, each
+                // partition one group
+                Some(shape) => {
+                    let tags = ids.iter().map(|&g| i64::from(g)).collect();
+                    let (by_partition, _) = tagged_aggregate(shape, args, tags, groups, false, t)?;
+                    take(by_partition.as_ref(), &UInt32Array::from(ids.clone()), None)
+                        .map_err(Error::arrow)?
+                }
+                None => partition_aggregate(f, args.first(), &ids, groups, t)?,
+            };
+            columns.push(conform(value, t)?);
         }
         RecordBatch::try_new(Arc::clone(&self.output), columns)
             .map(Some)
@@ -2737,49 +2744,77 @@ fn framed_aggregate(
         frame_of.push(Some(frames));
         frames += 1;
     }
-    // the aggregation's input: the frame's number, then the arguments
-    let mut fields = vec![Field::new("__frame", DataType::Int64, false)];
+    let indices = UInt32Array::from(rows);
+    let taken = args
+        .iter()
+        .map(|a| take(a.as_ref(), &indices, None).map_err(Error::arrow))
+        .collect::<Result<Vec<_>>>()?;
+    let (values, none) = tagged_aggregate(shape, taken, tags, frames as usize, empty, out)?;
+    let picks: Vec<(usize, usize)> = frame_of
+        .iter()
+        .map(|f| match f {
+            Some(f) => (0, *f as usize),
+            None => (1, 0),
+        })
+        .collect();
+    interleave(&[values.as_ref(), none.as_ref()], &picks).map_err(Error::arrow)
+}
+
+/// `shape` (its columns standing for `args`) aggregated by the GROUP BY
+/// aggregation over the rows of `args`, grouped by `tags` (numbers
+/// `0..groups`, every one used): each group's value in number order and,
+/// where `empty`, the aggregate of no rows (else a NULL), both of type
+/// `out`.
+fn tagged_aggregate(
+    shape: &weir_planner::AggregateExpr,
+    args: Vec<ArrayRef>,
+    tags: Vec<i64>,
+    groups: usize,
+    empty: bool,
+    out: &DataType,
+) -> Result<(ArrayRef, ArrayRef)> {
+    // the aggregation's input: the group's number, then the arguments
+    let mut fields = vec![Field::new("__group", DataType::Int64, false)];
     fields.extend(
         args.iter()
             .enumerate()
             .map(|(i, a)| Field::new(format!("__a{i}"), a.data_type().clone(), true)),
     );
     let input = Arc::new(Schema::new(fields));
-    let indices = UInt32Array::from(rows);
     let mut columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(tags))];
-    for a in args {
-        columns.push(take(a.as_ref(), &indices, None).map_err(Error::arrow)?);
-    }
+    columns.extend(args);
     let batch = RecordBatch::try_new(Arc::clone(&input), columns).map_err(Error::arrow)?;
     let aggregate = [shape.clone().map_exprs(|e| match e {
         Expr::Column(c) => Expr::column(c.index + 1, c.name.clone()),
         other => other.clone(),
     })];
     let value = Field::new("__value", out.clone(), true);
-    let frame = Expr::column(0, "__frame");
+    let group = Expr::column(0, "__group");
     let grouped = AggregatePlan::new(
-        std::slice::from_ref(&frame),
+        std::slice::from_ref(&group),
         &aggregate,
         &input,
         Arc::new(Schema::new(vec![
-            Field::new("__frame", DataType::Int64, false),
+            Field::new("__group", DataType::Int64, false),
             value.clone(),
         ])),
     )?;
     let mut state = grouped.new_state()?;
     state.update(&grouped, &PipelineBatch::new(batch))?;
     let result = state.finish(&grouped)?;
-    let mut at = vec![0usize; frames as usize];
-    for (row, f) in result
+    // the result's row of each group, in number order
+    let mut at = vec![0u32; groups];
+    for (row, g) in result
         .column(0)
         .as_primitive::<Int64Type>()
         .values()
         .iter()
         .enumerate()
     {
-        at[*f as usize] = row;
+        at[*g as usize] = row as u32;
     }
-    // the aggregate of no rows, for the empty frames
+    let values =
+        take(result.column(1).as_ref(), &UInt32Array::from(at), None).map_err(Error::arrow)?;
     let none = if empty {
         let alone =
             AggregatePlan::new(&[], &aggregate, &input, Arc::new(Schema::new(vec![value])))?;
@@ -2787,16 +2822,7 @@ fn framed_aggregate(
     } else {
         new_null_array(out, 1)
     };
-    let picks: Vec<(usize, usize)> = frame_of
-        .iter()
-        .map(|f| match f {
-            Some(f) => (0, at[*f as usize]),
-            None => (1, 0),
-        })
-        .collect();
-    let values = conform(Arc::clone(result.column(1)), out)?;
-    let none = conform(none, out)?;
-    interleave(&[values.as_ref(), none.as_ref()], &picks).map_err(Error::arrow)
+    Ok((conform(values, out)?, conform(none, out)?))
 }
 
 const MICROS_PER_DAY: f64 = 86_400_000_000.0;
