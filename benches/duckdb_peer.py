@@ -19,7 +19,8 @@ def queries(path):
     label = None
     for line in open(path):
         if line.startswith("-- "):
-            label = line[3:].strip()
+            # the label is the first word; the rest says what it shows
+            label = (line[3:].split() or [""])[0]
             continue
         sql = line.strip().rstrip(";")
         if sql:

@@ -133,7 +133,8 @@ fn main() {
     let mut json = Vec::new();
     for line in text.lines() {
         if let Some(l) = line.strip_prefix("-- ") {
-            label = l.trim().to_string();
+            // the label is the first word; the rest says what it shows
+            label = l.split_whitespace().next().unwrap_or_default().to_string();
             continue;
         }
         let sql = line.trim().trim_end_matches(';');
