@@ -1152,6 +1152,10 @@ impl Span {
             | WindowFunction::NthValue
             | WindowFunction::Aggregate(_) => {
                 let bounds = [&f.frame.start, &f.frame.end];
+                if f.frame.units == FrameUnits::Groups {
+                    // (peer groups of any length)
+                    return None;
+                }
                 if f.frame.units == FrameUnits::Range {
                     let offsets = bounds.iter().all(|b| {
                         matches!(
@@ -1280,7 +1284,7 @@ impl Running {
         }
         match (&f.frame.end, f.frame.units) {
             (FrameBound::CurrentRow, FrameUnits::Rows) => Some(Self::Row),
-            (FrameBound::CurrentRow, FrameUnits::Range) => Some(Self::Peers),
+            (FrameBound::CurrentRow, FrameUnits::Range | FrameUnits::Groups) => Some(Self::Peers),
             (FrameBound::UnboundedFollowing, _) => Some(Self::All),
             _ => None,
         }
@@ -2158,9 +2162,11 @@ impl Reach {
             (FrameBound::UnboundedPreceding, FrameBound::CurrentRow, FrameUnits::Rows) => {
                 Some(Reach::Row)
             }
-            (FrameBound::UnboundedPreceding, FrameBound::CurrentRow, FrameUnits::Range) => {
-                Some(Reach::Peers)
-            }
+            (
+                FrameBound::UnboundedPreceding,
+                FrameBound::CurrentRow,
+                FrameUnits::Range | FrameUnits::Groups,
+            ) => Some(Reach::Peers),
             (FrameBound::UnboundedPreceding, FrameBound::UnboundedFollowing, _) => {
                 Some(Reach::Partition)
             }
@@ -2914,7 +2920,7 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
     let frame = &f.frame;
     // a RANGE frame's bounds are peer groups (ROWS frames never read them)
     let peers = match frame.units {
-        FrameUnits::Range => Some(ctx.peers()?),
+        FrameUnits::Range | FrameUnits::Groups => Some(ctx.peers()?),
         FrameUnits::Rows => None,
     };
     let peer_start = |i: usize| peers.map_or(i, |p| p.start[i]);
@@ -2972,6 +2978,50 @@ fn frames(f: &WindowExpr, ctx: &Ctx<'_>) -> Result<(Vec<usize>, Vec<usize>)> {
                 let s = at(&start, i);
                 fs.push(s);
                 fe.push(at(&end, i).max(s));
+            }
+        }
+        return Ok((fs, fe));
+    }
+    if frame.units == FrameUnits::Groups {
+        let peers = ctx.peers()?;
+        for (ps, pe) in ctx.parts() {
+            // the first row of each peer group of the partition
+            let mut starts = Vec::new();
+            let mut i = ps;
+            while i < pe {
+                starts.push(i);
+                i = peers.end[i];
+            }
+            let groups = starts.len();
+            let first = |g: usize| starts[g];
+            let past = |g: usize| starts.get(g + 1).copied().unwrap_or(pe);
+            // the row's group
+            let mut g = 0;
+            for i in ps..pe {
+                while g + 1 < groups && starts[g + 1] <= i {
+                    g += 1;
+                }
+                let at = |b: &FrameBound, is_start: bool| -> Result<usize> {
+                    let edge = |h: usize| if is_start { first(h) } else { past(h) };
+                    Ok(match b {
+                        FrameBound::UnboundedPreceding => ps,
+                        FrameBound::UnboundedFollowing => pe,
+                        FrameBound::CurrentRow => edge(g),
+                        FrameBound::Preceding(v) => {
+                            match g.checked_sub(frame_offset(v)? as usize) {
+                                Some(h) => edge(h),
+                                None => ps,
+                            }
+                        }
+                        FrameBound::Following(v) => {
+                            let h = g.saturating_add(frame_offset(v)? as usize);
+                            if h < groups { edge(h) } else { pe }
+                        }
+                    })
+                };
+                let s = at(&frame.start, true)?;
+                fs.push(s);
+                fe.push(at(&frame.end, false)?.max(s));
             }
         }
         return Ok((fs, fe));

@@ -585,6 +585,9 @@ pub enum FrameUnits {
     /// Bounds are values of the (one) ORDER BY key; CURRENT ROW means the
     /// row's peers.
     Range,
+    /// Bounds count peer groups (rows equal in the ORDER BY keys); CURRENT
+    /// ROW means the row's peers.
+    Groups,
 }
 
 /// One bound of a window frame. Offsets are non-negative: an integer
@@ -701,6 +704,7 @@ impl fmt::Display for WindowFrame {
         let units = match self.units {
             FrameUnits::Rows => "ROWS",
             FrameUnits::Range => "RANGE",
+            FrameUnits::Groups => "GROUPS",
         };
         write!(f, "{units} BETWEEN {} AND {}", self.start, self.end)
     }

@@ -907,8 +907,8 @@ fn unsupported_constructs_are_named() {
             "LEFT JOIN needs a join condition (ON, USING or NATURAL)",
         ),
         (
-            "SELECT row_number() OVER (ORDER BY i GROUPS 1 PRECEDING) FROM t",
-            "GROUPS window frames are not supported",
+            "SELECT sum(i) OVER (ORDER BY i GROUPS 1.5 PRECEDING) FROM t",
+            "GROUPS frame offsets must be non-negative integer constants, found \"1.5\"",
         ),
         (
             "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3 LIMIT 2) SELECT * FROM r",

@@ -568,9 +568,7 @@ fn frame(
     let units = match f.units {
         ast::WindowFrameUnits::Rows => FrameUnits::Rows,
         ast::WindowFrameUnits::Range => FrameUnits::Range,
-        ast::WindowFrameUnits::Groups => {
-            return Err(unsupported("GROUPS window frames are not supported"));
-        }
+        ast::WindowFrameUnits::Groups => FrameUnits::Groups,
     };
     let start = bound(eb, &f.start_bound, units, order_by)?;
     let end = match &f.end_bound {
@@ -622,13 +620,18 @@ fn bound(
     let t = eb.type_of(&x);
     let fold = eb.folder();
     let value = match units {
-        FrameUnits::Rows => {
+        FrameUnits::Rows | FrameUnits::Groups => {
             let v = fold.value(&fold.cast(x, &t, &DataType::Int64))?;
             match v {
                 Some(ScalarValue::Int64(v)) if t.is_integer() && v >= 0 => ScalarValue::Int64(v),
                 _ => {
                     return Err(bind_err(format!(
-                        "ROWS frame offsets must be non-negative integer constants, found \"{n}\"{}",
+                        "{} frame offsets must be non-negative integer constants, found \"{n}\"{}",
+                        if units == FrameUnits::Rows {
+                            "ROWS"
+                        } else {
+                            "GROUPS"
+                        },
                         at(n.span())
                     )));
                 }
