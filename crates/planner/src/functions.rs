@@ -23,6 +23,9 @@ pub enum FunctionKind {
     TypeOf,
     /// `count_if(c)`: bound as `sum(CAST(c AS INTEGER))`.
     CountIf,
+    /// `approx_count_distinct(x)`: bound as `count(DISTINCT x)`, the
+    /// exact count (DuckDB estimates it with a HyperLogLog).
+    ApproxCountDistinct,
     /// `bool_and(b)`: bound as `min(b)` over BOOLEAN.
     BoolAnd,
     /// `bool_or(b)`: bound as `max(b)` over BOOLEAN.
@@ -55,7 +58,11 @@ impl FunctionKind {
             | Self::IfNull
             | Self::Mod
             | Self::DateAdd => "scalar",
-            Self::Aggregate(_) | Self::CountIf | Self::BoolAnd | Self::BoolOr => "aggregate",
+            Self::Aggregate(_)
+            | Self::CountIf
+            | Self::ApproxCountDistinct
+            | Self::BoolAnd
+            | Self::BoolOr => "aggregate",
             Self::Table => "table",
         }
     }
@@ -1118,6 +1125,12 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         "quantile(ANY, DOUBLE) -> ANY",
         "alias of quantile_disc",
     ),
+    FunctionDef {
+        name: "approx_count_distinct",
+        kind: FunctionKind::ApproxCountDistinct,
+        signature: "approx_count_distinct(ANY) -> BIGINT",
+        description: "the number of distinct non-NULL values (counted exactly, as count(DISTINCT x))",
+    },
     FunctionDef {
         name: "count_if",
         kind: FunctionKind::CountIf,

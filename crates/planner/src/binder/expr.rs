@@ -1581,7 +1581,7 @@ impl<'s> ExprBinder<'s> {
             let call = AggregateCall {
                 name: &name,
                 args: &args,
-                distinct,
+                distinct: distinct || def.is_some_and(|d| counts_distinct(d.kind)),
                 filter: f.filter.as_deref(),
                 order_by,
                 rewrite,
@@ -1701,6 +1701,7 @@ impl<'s> ExprBinder<'s> {
             Some(
                 FunctionKind::Aggregate(_)
                 | FunctionKind::CountIf
+                | FunctionKind::ApproxCountDistinct
                 | FunctionKind::BoolAnd
                 | FunctionKind::BoolOr,
             )
@@ -1865,8 +1866,13 @@ impl<'s> ExprBinder<'s> {
         let star = matches!(args, [] | [FunctionArgExpr::Wildcard]);
         let agg = if func == AggregateFunction::Count && star && rewrite.is_none() {
             if distinct {
+                let call = if name == "count" {
+                    "count(DISTINCT *)"
+                } else {
+                    &format!("{name}(*)")
+                };
                 return Err(bind_err(format!(
-                    "count(DISTINCT *) is not supported{}",
+                    "{call} is not supported: name the column whose distinct values to count{}",
                     at(e.span())
                 )));
             }
@@ -2633,10 +2639,17 @@ pub(crate) fn aggregate_kind(
     match kind {
         FunctionKind::Aggregate(f) => Some((f, None)),
         k @ FunctionKind::CountIf => Some((AggregateFunction::Sum, Some(k))),
+        FunctionKind::ApproxCountDistinct => Some((AggregateFunction::Count, None)),
         k @ FunctionKind::BoolAnd => Some((AggregateFunction::Min, Some(k))),
         k @ FunctionKind::BoolOr => Some((AggregateFunction::Max, Some(k))),
         _ => None,
     }
+}
+
+/// Whether the registry's function counts distinct values whether or
+/// not the call says DISTINCT (`approx_count_distinct`).
+pub(crate) fn counts_distinct(kind: FunctionKind) -> bool {
+    kind == FunctionKind::ApproxCountDistinct
 }
 
 /// Why a window function may not stand inside another's arguments.

@@ -4,7 +4,7 @@
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned};
 
-use super::expr::{AggregateCall, ExprBinder, aggregate_kind};
+use super::expr::{AggregateCall, ExprBinder, aggregate_kind, counts_distinct};
 use super::query::sort_options;
 use super::{at, bind_err, unsupported};
 use crate::error::Result;
@@ -196,7 +196,10 @@ pub(crate) fn bind_window(
     };
     let aggregate = match window_only(name) {
         Some(_) => None,
-        None => functions::lookup(name).and_then(|d| aggregate_kind(d.kind)),
+        None => functions::lookup(name).and_then(|d| {
+            distinct |= counts_distinct(d.kind);
+            aggregate_kind(d.kind)
+        }),
     };
     // an aggregate the window's kernels do not compute: bound as in a
     // GROUP BY, computed by the aggregation over each frame
