@@ -1212,11 +1212,15 @@ impl Span {
 
 impl std::fmt::Display for Span {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} row(s) back, {} ahead", self.back, self.ahead)?;
-        if self.keyed {
-            write!(f, ", and RANGE offsets searched by key")?;
+        let rows = self.back > 0 || self.ahead > 0 || !self.keyed;
+        if rows {
+            write!(f, "{} row(s) back, {} ahead", self.back, self.ahead)?;
         }
-        Ok(())
+        match (self.keyed, rows) {
+            (true, true) => write!(f, ", and as far as their RANGE offsets (searched by key)"),
+            (true, false) => write!(f, "as far as their RANGE offsets (searched by key)"),
+            (false, _) => Ok(()),
+        }
     }
 }
 

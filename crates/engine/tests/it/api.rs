@@ -333,6 +333,14 @@ fn a_window_over_sorted_rows_runs_by_ranges_and_counts_its_rows_once() {
         ),
         "{plan}"
     );
+    let keyed = db
+        .execute("EXPLAIN SELECT count(*) OVER (ORDER BY v RANGE BETWEEN 3 PRECEDING AND CURRENT ROW) FROM t")
+        .unwrap()
+        .to_string();
+    assert!(
+        keyed.contains("frames reach as far as their RANGE offsets (searched by key)"),
+        "{keyed}"
+    );
     // the four values around each row: v of i and its neighbours, by i
     let v = |i: i64| (i * 7) % 1000;
     let want: i64 = (0..100_000i64)
