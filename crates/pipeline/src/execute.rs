@@ -1633,30 +1633,31 @@ fn window_work(
     }
     let rows: usize = lanes.iter().map(|l| l.rows()).sum();
     let shared = Arc::clone(shared);
+    // one task per part of rows in window order, each computing its own
+    let per_part = |tasks: usize, task: TaskFn| MergeWork {
+        tasks,
+        cost: rows as u64 / 1000 + 1,
+        parallel: tasks > 1,
+        task,
+    };
     if plan.by_batch() {
         // rows already in window order, one batch a task: each batch
         // knows what it needs of the others from one pass over them
         let batches = plan.batches(lanes)?;
-        let tasks = batches.len();
-        return Ok(MergeWork {
-            tasks,
-            cost: rows as u64 / 1000 + 1,
-            parallel: tasks > 1,
-            task: Box::new(move |b| Ok(vec![window_plan(&shared)?.compute_batch(&batches, b)?])),
-        });
+        return Ok(per_part(
+            batches.len(),
+            Box::new(move |b| Ok(vec![window_plan(&shared)?.compute_batch(&batches, b)?])),
+        ));
     }
     if plan.by_range() {
         // rows in window order, frames of a bounded reach: one range of
         // rows a task, each reading the rows its frames reach
         let p = shared.pipeline();
         let ranges = plan.ranges(lanes, p.lanes, p.morsel_rows)?;
-        let tasks = ranges.len();
-        return Ok(MergeWork {
-            tasks,
-            cost: rows as u64 / 1000 + 1,
-            parallel: tasks > 1,
-            task: Box::new(move |r| Ok(vec![window_plan(&shared)?.compute_range(&ranges, r)?])),
-        });
+        return Ok(per_part(
+            ranges.len(),
+            Box::new(move |r| Ok(vec![window_plan(&shared)?.compute_range(&ranges, r)?])),
+        ));
     }
     let tasks = plan.buckets();
     let memory = Arc::clone(memory);
