@@ -546,8 +546,8 @@ struct Spill {
     bytes: usize,
 }
 
-/// Rows sorted by radix bucket: bucket `b`'s are `offsets[b]..offsets[b
-/// + 1]`, in the order they came.
+/// Rows sorted by radix bucket: bucket `b`'s are
+/// `offsets[b]..offsets[b + 1]`, in the order they came.
 struct SpillChunk {
     batch: RecordBatch,
     offsets: Vec<usize>,

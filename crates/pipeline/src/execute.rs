@@ -1701,7 +1701,7 @@ fn aggregate_partitions(groups: usize, workers: Workers) -> usize {
         .min(RADIX_BUCKETS)
 }
 
-/// State the workers of a [`Run::tasks`] job share.
+/// State the workers of a `Run::tasks` job share.
 struct TaskShared<T, F> {
     cursor: AtomicUsize,
     results: Mutex<Vec<Option<T>>>,

@@ -54,7 +54,7 @@ impl ExecOptions {
 
 /// How far a running query is: morsels scheduled and finished.
 ///
-/// [`execute`](crate::execute) sets the total when it submits the query's
+/// [`execute`](crate::execute()) sets the total when it submits the query's
 /// job and bumps the done count as each morsel finishes, so another thread
 /// may poll it. A morsel that a `LIMIT` made unnecessary is never done.
 #[derive(Debug, Default)]

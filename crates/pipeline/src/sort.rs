@@ -862,7 +862,7 @@ enum FixedKind {
     /// Decimals of at most 18 digits: their unscaled values fit in i64.
     Decimal64,
     /// Strings (`VARCHAR`), in the full sort only: a value is its rank
-    /// among the distinct strings of every lane ([`radix::StrDict`]),
+    /// among the distinct strings of every lane (`radix::StrDict`),
     /// known once every lane finished. A sort whose strings are too many
     /// and too varied for that merges runs of encoded rows instead.
     Str,
@@ -989,7 +989,7 @@ struct KeyValues {
     values: Vec<u64>,
     nulls: Option<arrow::buffer::NullBuffer>,
     /// A string key's values are ids in its lane's dictionary; once every
-    /// lane finished, the rank of each id ([`radix::StrDict`]), which
+    /// lane finished, the rank of each id (`radix::StrDict`), which
     /// [`Self::resolve`] puts in their place.
     ranks: Option<Arc<[u64]>>,
 }

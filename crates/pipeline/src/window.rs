@@ -907,10 +907,10 @@ impl WindowPlan {
 const RANGE_ROWS: usize = 1 << 16;
 
 /// A presorted window's rows, in window order, to be computed range by
-/// range ([`WindowPlan::compute_range`]): every function reads at most
-/// `back` rows before a row and `ahead` after it ([`WindowPlan::reach`]),
-/// so a range's rows are computed over the range and those rows around
-/// it alone, as if they were all rows. A partition that starts before
+/// range ([`WindowPlan::compute_range`]): every function's frames reach a
+/// bounded span from their row ([`Span`]), so a range's rows are computed
+/// over the range and the rows its frames reach alone, as if they were
+/// all rows. A partition that starts before
 /// them seems to start at their first row, which only the rows around the
 /// range (not kept) can tell.
 pub(crate) struct Ranges {
@@ -1126,7 +1126,7 @@ impl WindowPlan {
 }
 
 /// How far the frames of a window's functions reach from a row, where
-/// that is bounded ([`WindowPlan::span`]): `back` rows before it and
+/// that is bounded (`WindowPlan::span`): `back` rows before it and
 /// `ahead` after it, and where `keyed`, the rows RANGE offsets from its
 /// order key reach (searched among all rows).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
