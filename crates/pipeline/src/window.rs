@@ -856,10 +856,11 @@ impl WindowPlan {
         let no = self.order_by.len();
         let n = sorted.num_rows();
         // partitions and peer groups, as runs of equal keys (of the
-        // partitions' numbers, where the bucket numbered them)
+        // partitions' numbers, where the bucket numbered them: never rows
+        // already in window order)
         let partition_keys = match self.numbered {
-            Some(_) => vec![Arc::clone(sorted.column(self.work.fields().len()))],
-            None => Self::columns_at(&sorted, &self.partition_cols),
+            Some(_) if !self.presorted => vec![Arc::clone(sorted.column(self.work.fields().len()))],
+            _ => Self::columns_at(&sorted, &self.partition_cols),
         };
         let mut same_partition = same_as_previous(&partition_keys, n)?;
         let mut partitions = partition_bounds(&same_partition);
