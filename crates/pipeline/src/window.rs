@@ -779,6 +779,9 @@ impl WindowPlan {
         let groups = table.len();
         let n_in = self.input.fields().len();
         let mut columns: Vec<ArrayRef> = batch.columns()[..n_in].to_vec();
+        // each row's partition as the aggregation's group, and as the row
+        // of its value (made once, for the functions that need them)
+        let tagged: OnceCell<(ArrayRef, UInt32Array)> = OnceCell::new();
         for (j, f) in self.functions.iter().enumerate() {
             let args = Self::columns_at(&batch, &self.arg_cols[j]);
             let t = self.output.field(n_in + j).data_type();
@@ -786,10 +789,13 @@ impl WindowPlan {
                 // any other aggregate: the GROUP BY aggregation's, each
                 // partition one group
                 Some(shape) => {
-                    let tags = ids.iter().map(|&g| i64::from(g)).collect();
-                    let (by_partition, _) = tagged_aggregate(shape, args, tags, groups, false, t)?;
-                    take(by_partition.as_ref(), &UInt32Array::from(ids.clone()), None)
-                        .map_err(Error::arrow)?
+                    let (tags, picks) = tagged.get_or_init(|| {
+                        let tags = Int64Array::from_iter_values(ids.iter().map(|&g| i64::from(g)));
+                        (Arc::new(tags), UInt32Array::from(ids.clone()))
+                    });
+                    let (by_partition, _) =
+                        tagged_aggregate(shape, args, Arc::clone(tags), groups, false, t)?;
+                    take(by_partition.as_ref(), picks, None).map_err(Error::arrow)?
                 }
                 None => partition_aggregate(f, args.first(), &ids, groups, t)?,
             };
@@ -2770,6 +2776,7 @@ fn framed_aggregate(
         .iter()
         .map(|a| take(a.as_ref(), &indices, None).map_err(Error::arrow))
         .collect::<Result<Vec<_>>>()?;
+    let tags = Arc::new(Int64Array::from(tags));
     let (values, none) = tagged_aggregate(shape, taken, tags, frames as usize, empty, out)?;
     let picks: Vec<(usize, usize)> = frame_of
         .iter()
@@ -2782,14 +2789,14 @@ fn framed_aggregate(
 }
 
 /// `shape` (its columns standing for `args`) aggregated by the GROUP BY
-/// aggregation over the rows of `args`, grouped by `tags` (numbers
+/// aggregation over the rows of `args`, grouped by `tags` (a BIGINT column of numbers
 /// `0..groups`, every one used): each group's value in number order and,
 /// where `empty`, the aggregate of no rows (else a NULL), both of type
 /// `out`.
 fn tagged_aggregate(
     shape: &weir_planner::AggregateExpr,
     args: Vec<ArrayRef>,
-    tags: Vec<i64>,
+    tags: ArrayRef,
     groups: usize,
     empty: bool,
     out: &DataType,
@@ -2802,7 +2809,7 @@ fn tagged_aggregate(
             .map(|(i, a)| Field::new(format!("__a{i}"), a.data_type().clone(), true)),
     );
     let input = Arc::new(Schema::new(fields));
-    let mut columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(tags))];
+    let mut columns: Vec<ArrayRef> = vec![tags];
     columns.extend(args);
     let batch = RecordBatch::try_new(Arc::clone(&input), columns).map_err(Error::arrow)?;
     let aggregate = [shape.clone().map_exprs(|e| match e {
